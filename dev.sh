@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# dev.sh: the two commands of the README.
+#
+#   ./dev.sh run     start errata on a throwaway PostgreSQL with demo data
+#   ./dev.sh test    run every test (go vet, go test -race ./...)
+#
+# Both use DATABASE_URL when it is set. Otherwise they start a throwaway
+# PostgreSQL cluster in a temporary folder (installing PostgreSQL with
+# apt-get when it is missing) and remove it on exit.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+log() { echo "dev.sh: $*" >&2; }
+
+as_postgres() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_bindir() {
+	local d
+	if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+		dirname "$(readlink -f "$(command -v initdb)")"
+		return
+	fi
+	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$d" ] && [ -x "$d/initdb" ] && echo "$d"
+}
+
+install_postgres() {
+	log "PostgreSQL is not installed; installing it with apt-get"
+	local sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+}
+
+# start_postgres starts a throwaway cluster and exports DATABASE_URL.
+start_postgres() {
+	local bindir
+	bindir=$(pg_bindir || true)
+	if [ -z "$bindir" ]; then
+		install_postgres
+		bindir=$(pg_bindir)
+	fi
+	PGTMP=$(mktemp -d /tmp/errata-pg.XXXXXX)
+	chmod 755 "$PGTMP"
+	[ "$(id -u)" = 0 ] && chown postgres: "$PGTMP"
+	trap stop_postgres EXIT
+	as_postgres "$bindir/initdb" -D "$PGTMP/data" -U postgres -A trust -E UTF8 --no-sync >"$PGTMP/initdb.log" 2>&1 ||
+		{ cat "$PGTMP/initdb.log" >&2; exit 1; }
+	# A throwaway cluster: durability settings off for speed, a Unix socket
+	# in the folder and no TCP port, so parallel runs never collide.
+	as_postgres "$bindir/pg_ctl" -D "$PGTMP/data" -l "$PGTMP/postgres.log" -w -s start \
+		-o "-c listen_addresses='' -k $PGTMP -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" ||
+		{ cat "$PGTMP/postgres.log" >&2; exit 1; }
+	PG_BINDIR=$bindir
+	export DATABASE_URL="postgres://postgres@/postgres?host=$PGTMP&sslmode=disable"
+	log "throwaway PostgreSQL in $PGTMP"
+}
+
+stop_postgres() {
+	if [ -n "${PGTMP:-}" ] && [ -d "$PGTMP/data" ]; then
+		as_postgres "$PG_BINDIR/pg_ctl" -D "$PGTMP/data" -m immediate -s stop >/dev/null 2>&1 || true
+		rm -rf "$PGTMP"
+	fi
+}
+
+cmd=${1:-}
+case "$cmd" in
+run)
+	shift
+	[ -n "${DATABASE_URL:-}" ] || start_postgres
+	go build -o "${TMPDIR:-/tmp}/errata-dev" .
+	ADDR=${ADDR:-127.0.0.1:8000} "${TMPDIR:-/tmp}/errata-dev" dev "$@"
+	;;
+test)
+	shift
+	[ -n "${DATABASE_URL:-}" ] || start_postgres
+	go vet ./...
+	go test -race -count=1 "$@" ./...
+	;;
+*)
+	echo "usage: ./dev.sh run | ./dev.sh test [go test flags]" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,9 @@
+// Package handlers owns errata's HTTP surface: routes.go lists every route
+// with the scopes it accepts, and each handler reads top to bottom:
+// authorize, decode and validate, one store call, encode.
+//
+// Handlers return errors; one adapter (errors.go) turns them into the JSON
+// error bodies of the contract, so no handler writes an error status itself.
+// The package must not hold SQL (that is the store's) nor globals: every
+// dependency arrives through Deps.
+package handlers

@@ -1,0 +1,166 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// maxBodyBytes is the largest JSON body a route reads.
+const maxBodyBytes = 1 << 20
+
+// writeJSON encodes v into a buffer and only then writes status and body, so
+// an encoding failure can still become a 500.
+func writeJSON(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		log.ErrorContext(r.Context(), "encode response", "err", err)
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"detail":"Internal Server Error"}` + "\n")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes()) //nolint:errcheck // the client went away
+}
+
+// noContent answers 204 with no body.
+func noContent(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// decodeJSON reads a JSON object of at most maxBodyBytes into dst. Keys may
+// be camelCase or snake_case; unknown keys are ignored. It answers 413 for a
+// body over the limit, 400 for one that does not parse and 422 for values
+// of the wrong type.
+func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return errTooLarge
+		}
+		return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
+	}
+	return unmarshalObject(body, dst, "body")
+}
+
+// unmarshalObject decodes the JSON object data into dst after renaming its
+// snake_case keys to camelCase. Only the keys of this object are renamed:
+// nested free-form objects (a release's data) stay as they were sent. loc is
+// where data sits, for validation errors.
+func unmarshalObject(data []byte, dst any, loc ...any) error {
+	if !json.Valid(data) {
+		return errCannotParse
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return invalid(typeError, "Input should be an object", loc...)
+	}
+	if fields == nil { // the JSON null
+		return invalid(typeError, "Input should be an object", loc...)
+	}
+	canon := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		c := camelCase(k)
+		if _, taken := canon[c]; taken && c != k {
+			continue // the camelCase spelling wins over its snake_case twin
+		}
+		canon[c] = v
+	}
+	data, err := json.Marshal(canon)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			at := append([]any{}, loc...)
+			for _, f := range strings.Split(te.Field, ".") {
+				if f != "" {
+					at = append(at, f)
+				}
+			}
+			return invalid(typeError, "Input should be of type "+te.Value+" not allowed; expected "+te.Type.String(), at...)
+		}
+		var ve validationError
+		if errors.As(err, &ve) {
+			return ve
+		}
+		return invalid(typeError, "Input has the wrong type", loc...)
+	}
+	return nil
+}
+
+// camelCase turns snake_case into camelCase; other keys come back as they are.
+func camelCase(s string) string {
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	var b strings.Builder
+	up := false
+	for i, r := range s {
+		switch {
+		case r == '_' && i > 0:
+			up = true
+		case up:
+			b.WriteRune(unicode.ToUpper(r))
+			up = false
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// opt is a JSON field that remembers whether it was present and whether it
+// was null, for inputs where only the keys sent are assigned.
+type opt[T any] struct {
+	Set  bool
+	Null bool
+	V    T
+}
+
+func (o *opt[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.V)
+}
+
+// ptr returns the value as a pointer: nil when it was null or absent.
+func (o opt[T]) ptr() *T {
+	if !o.Set || o.Null {
+		return nil
+	}
+	v := o.V
+	return &v
+}
+
+// jsonTime is a timestamp as the API writes it: RFC 3339 in UTC with
+// milliseconds, "2026-11-21T21:10:14.724Z".
+type jsonTime time.Time
+
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func (t jsonTime) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(t).UTC().Format(timeLayout) + `"`), nil
+}
+
+// timeOrNil converts an optional timestamp for output.
+func timeOrNil(t *time.Time) *jsonTime {
+	if t == nil {
+		return nil
+	}
+	jt := jsonTime(*t)
+	return &jt
+}

@@ -1,0 +1,49 @@
+package handlers
+
+// route is one entry of the API: a method-and-path pattern of net/http, who
+// may call it, and its handler.
+type route struct {
+	pattern string
+	access  access
+	handler apiFunc
+}
+
+// access is a route's rule for callers.
+type access struct {
+	open   bool     // no credential is read at all
+	token  bool     // a valid token is required
+	scopes []string // with token: the caller needs at least one of them; none means any token
+}
+
+var (
+	// open routes ignore credentials: probes and links that carry their own proof.
+	open = access{open: true}
+	// optionalToken routes answer anyone but read a token when one is sent;
+	// an invalid one is still 401.
+	optionalToken = access{}
+	// anyToken routes need a valid token and no particular scope.
+	anyToken = access{token: true}
+)
+
+// scopes is the rule "a valid token with at least one of s".
+func scopes(s ...string) access { return access{token: true, scopes: s} }
+
+// Scope sets of the specification's table.
+var (
+	orgRead          = scopes("org:read", "org:write", "org:admin")
+	projectRead      = scopes("project:read", "project:write", "project:admin")
+	projectWrite     = scopes("project:write", "project:admin")
+	projectReleases  = scopes("project:releases")
+	releaseAssembler = scopes("project:releases", "project:write", "project:admin")
+)
+
+// routes lists every route of errata. Each pattern is exact (it ends in
+// {$}), so no route serves paths below it.
+func routes(d Deps) []route {
+	return []route{
+		// Probes and the API root.
+		{"GET /healthz", open, handleHealth()},
+		{"GET /readyz", open, handleReady(d.Store)},
+		{"GET /api/0/{$}", optionalToken, handleIndex(d)},
+	}
+}

@@ -1,0 +1,169 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"errata/authn"
+	"errata/store"
+)
+
+// Deps is everything the handlers use, built once in run().
+type Deps struct {
+	Store     *store.Store
+	Auth      *authn.Authenticator
+	Log       *slog.Logger
+	PublicURL string           // scheme://host of links the server writes; "" derives it from the request
+	Now       func() time.Time // the clock
+}
+
+// apiFunc is a handler that returns its error instead of writing it.
+type apiFunc func(w http.ResponseWriter, r *http.Request) error
+
+// New returns the whole HTTP surface: every route of routes.go behind
+// authentication, scope checks, request logging and JSON 404/405 answers.
+func New(d Deps) http.Handler {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	mux := http.NewServeMux()
+	for _, rt := range routes(d) {
+		mux.Handle(rt.pattern, adapt(d, rt))
+	}
+	return logRequests(d.Log, mux)
+}
+
+// adapt wraps a route's handler with its access rule and the error adapter.
+func adapt(d Deps, rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, err := authorize(d, rt.access, r)
+		if err != nil {
+			writeError(w, r, d.Log, err)
+			return
+		}
+		r = r.WithContext(ctx)
+		if err := rt.handler(w, r); err != nil {
+			writeError(w, r, d.Log, err)
+		}
+	})
+}
+
+// authorize applies a route's access rule: authentication, then scopes. On
+// success it returns r's context, carrying the caller when there is one.
+func authorize(d Deps, a access, r *http.Request) (context.Context, error) {
+	ctx := r.Context()
+	if a.open {
+		return ctx, nil
+	}
+	c, err := d.Auth.Authenticate(r)
+	switch {
+	case errors.Is(err, authn.ErrNoCredential) && !a.token:
+		return ctx, nil
+	case errors.Is(err, authn.ErrNoCredential), errors.Is(err, authn.ErrBadCredential):
+		return nil, errUnauthorized
+	case err != nil:
+		return nil, err
+	}
+	if len(a.scopes) > 0 && !c.HasAny(a.scopes) {
+		return nil, errPermissionDenied
+	}
+	return authn.WithCaller(ctx, c), nil
+}
+
+// caller returns the authenticated caller of r; routes that need a token
+// always have one.
+func caller(r *http.Request) authn.Caller {
+	c, _ := authn.CallerFrom(r.Context())
+	return c
+}
+
+// statusWriter records the status of a response and turns the mux's own
+// text/plain 404 and 405 answers into the contract's JSON ones.
+type statusWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	status  int
+	swallow bool // the mux's text body is being discarded
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status != 0 {
+		return
+	}
+	w.status = code
+	if w.r.Pattern == "" && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) {
+		body := `{"detail":"Not Found"}` + "\n"
+		if code == http.StatusMethodNotAllowed {
+			body = `{"detail":"Method Not Allowed"}` + "\n"
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		h.Del("X-Content-Type-Options")
+		w.ResponseWriter.WriteHeader(code)
+		w.ResponseWriter.Write([]byte(body)) //nolint:errcheck // the client went away
+		w.swallow = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.swallow {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// logRequests gives each request an id, recovers panics into 500 answers
+// and writes one JSON log line per request. It logs the route pattern, never
+// the path, which may carry a confirmation key.
+func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDPattern.MatchString(id) {
+			b := make([]byte, 8)
+			rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		w.Header().Set("X-Request-Id", id)
+		sw := &statusWriter{ResponseWriter: w, r: r}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("panic", "request_id", id, "panic", p)
+				if sw.status == 0 {
+					writeJSON(sw, r, log, http.StatusInternalServerError, detail{"Internal Server Error"})
+				}
+			}
+			pattern := r.Pattern
+			if pattern == "" {
+				pattern = "unmatched"
+			}
+			log.Info("request", "request_id", id, "method", r.Method, "route", pattern,
+				"status", sw.status, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		}()
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+	})
+}

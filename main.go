@@ -1,0 +1,395 @@
+// Command errata is a Sentry-compatible management API server.
+//
+//	errata [serve]            serve the API (the default)
+//	errata migrate            apply schema.sql to DATABASE_URL
+//	errata dev                migrate, create demo data, print a token, serve
+//	errata admin <command>    bootstrap users, organizations, projects, tokens
+//
+// Configuration comes from the environment; the flags of serve mirror it.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"errata/authn"
+	"errata/handlers"
+	"errata/store"
+	"errata/worker"
+)
+
+//go:embed schema.sql
+var schema string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "errata:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program; main only supplies the process's context,
+// arguments, environment and output.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return runServe(ctx, args, getenv, stdout, stderr, false)
+	case "dev":
+		return runServe(ctx, args, getenv, stdout, stderr, true)
+	case "migrate":
+		cfg, err := loadConfig("migrate", args, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		st, err := openStore(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if err := st.Migrate(ctx, schema); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		fmt.Fprintln(stdout, "migrated to schema version", store.SchemaVersion)
+		return nil
+	case "admin":
+		return runAdmin(ctx, args, getenv, stdout, stderr)
+	}
+	return fmt.Errorf("unknown command %q (want serve, migrate, dev or admin)", cmd)
+}
+
+// config is errata's configuration; every field has an environment variable
+// and a flag of the same meaning.
+type config struct {
+	databaseURL      string
+	addr             string
+	publicURL        string
+	secretKey        string
+	emailURL         string
+	defaultFromEmail string
+	logLevel         string
+	maxConns         int
+	statementTimeout time.Duration
+	shutdownTimeout  time.Duration
+}
+
+func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	env := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	envDuration := func(key string, def time.Duration) time.Duration {
+		if d, err := time.ParseDuration(getenv(key)); err == nil {
+			return d
+		}
+		return def
+	}
+	var c config
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.databaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL (DATABASE_URL)")
+	fs.StringVar(&c.addr, "addr", env("ADDR", ":8000"), "listen address (ADDR)")
+	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "scheme://host[:port] of links the server writes (PUBLIC_URL)")
+	fs.StringVar(&c.secretKey, "secret-key", env("SECRET_KEY", ""), "secret for signed keys and encryption at rest (SECRET_KEY)")
+	fs.StringVar(&c.emailURL, "email-url", env("EMAIL_URL", ""), "smtp://user:pass@host:port; empty logs mail instead (EMAIL_URL)")
+	fs.StringVar(&c.defaultFromEmail, "default-from-email", env("DEFAULT_FROM_EMAIL", "errata@localhost"), "sender of mail (DEFAULT_FROM_EMAIL)")
+	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	fs.IntVar(&c.maxConns, "max-conns", 0, "database pool size; 0: 4 per CPU, at least 4 (MAX_CONNS)")
+	fs.DurationVar(&c.statementTimeout, "statement-timeout", envDuration("STATEMENT_TIMEOUT", 30*time.Second), "PostgreSQL statement_timeout (STATEMENT_TIMEOUT)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
+	if v := getenv("MAX_CONNS"); v != "" {
+		if _, err := fmt.Sscan(v, &c.maxConns); err != nil {
+			return c, fmt.Errorf("MAX_CONNS: %q is not a number", v)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
+	}
+	if c.databaseURL == "" {
+		return c, errors.New("DATABASE_URL is not set")
+	}
+	return c, nil
+}
+
+func openStore(ctx context.Context, c config) (*store.Store, error) {
+	return store.Open(ctx, store.Config{
+		URL:              c.databaseURL,
+		MaxConns:         int32(c.maxConns),
+		StatementTimeout: c.statementTimeout,
+	})
+}
+
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// runServe serves the API until ctx ends. In dev mode it first migrates and
+// creates the demo organization, project, user and token, and prints how to
+// try them.
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, dev bool) error {
+	cfg, err := loadConfig("serve", args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.secretKey == "" {
+		if !dev {
+			return errors.New("SECRET_KEY is not set (it signs confirmation links and encrypts recovery codes)")
+		}
+		cfg.secretKey = "errata-dev-secret-not-for-production"
+	}
+	log, err := newLogger(cfg.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if dev {
+		if err := st.Migrate(ctx, schema); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	if err := st.CheckMigrated(ctx); err != nil {
+		if errors.Is(err, store.ErrNotMigrated) {
+			return errors.New("the database is not migrated: run `errata migrate` first")
+		}
+		return fmt.Errorf("database: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	if dev {
+		if err := seedDemo(ctx, st, ln.Addr(), &cfg, stdout); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+
+	jobs := worker.New(st, log, worker.Config{})
+	jobs.Start()
+
+	srv := &http.Server{
+		Handler: handlers.New(handlers.Deps{
+			Store:     st,
+			Auth:      &authn.Authenticator{Store: st},
+			Log:       log,
+			PublicURL: cfg.publicURL,
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving", "addr", ln.Addr().String())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	// Shutdown order: stop accepting and drain requests, then stop the
+	// worker (it finishes its running job), then close the pool (deferred).
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	httpErr := srv.Shutdown(sctx)
+	workErr := jobs.Shutdown(sctx)
+	return errors.Join(httpErr, workErr)
+}
+
+// seedDemo creates (or finds again) the demo data of `errata dev` and
+// prints a fresh token with a curl line to try it.
+func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, stdout io.Writer) error {
+	const email, org, project = "demo@errata.localhost", "demo", "demo-app"
+	if _, err := st.CreateUser(ctx, email, "Demo User"); err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("demo user: %w", err)
+	}
+	if _, err := st.CreateOrganization(ctx, org, "Demo", email); err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("demo organization: %w", err)
+	}
+	if _, err := st.CreateProject(ctx, org, project, "Demo App"); err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("demo project: %w", err)
+	}
+	if _, err := st.CreateEnvironment(ctx, org, "production", project, false); err != nil {
+		return fmt.Errorf("demo environment: %w", err)
+	}
+	token, hash := authn.NewToken()
+	if _, err := st.CreateToken(ctx, email, hash, authn.Scopes, "dev"); err != nil {
+		return fmt.Errorf("demo token: %w", err)
+	}
+	port := addr.(*net.TCPAddr).Port
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if cfg.publicURL == "" {
+		cfg.publicURL = base
+	}
+	fmt.Fprintf(stdout, "errata is serving on %s (organization %q, project %q, user %s)\n", base, org, project, email)
+	fmt.Fprintf(stdout, "token: %s\n", token)
+	fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/api/0/\n", token, base)
+	return nil
+}
+
+// runAdmin runs the bootstrap commands of the admin CLI.
+func runAdmin(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("admin: want create-user, create-org, create-project, add-member, create-environment or create-token")
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	str := func(name, usage string) *string { return fs.String(name, "", usage) }
+	var exec func(st *store.Store) error
+	required := []string{}
+	switch sub {
+	case "create-user":
+		email, name := str("email", "email address"), str("name", "display name")
+		required = []string{"email"}
+		exec = func(st *store.Store) error {
+			id, err := st.CreateUser(ctx, *email, *name)
+			if errors.Is(err, store.ErrConflict) {
+				return fmt.Errorf("a user with email %q already exists", *email)
+			}
+			if err == nil {
+				fmt.Fprintln(stdout, id)
+			}
+			return err
+		}
+	case "create-org":
+		slug, name, owner := str("slug", "organization slug"), str("name", "display name"), str("owner", "owner's email")
+		required = []string{"slug", "owner"}
+		exec = func(st *store.Store) error {
+			if *name == "" {
+				*name = *slug
+			}
+			id, err := st.CreateOrganization(ctx, *slug, *name, *owner)
+			if errors.Is(err, store.ErrConflict) {
+				return fmt.Errorf("an organization with slug %q already exists", *slug)
+			}
+			if err == nil {
+				fmt.Fprintln(stdout, id)
+			}
+			return err
+		}
+	case "create-project":
+		org, slug, name := str("org", "organization slug"), str("slug", "project slug"), str("name", "display name")
+		required = []string{"org", "slug"}
+		exec = func(st *store.Store) error {
+			if *name == "" {
+				*name = *slug
+			}
+			id, err := st.CreateProject(ctx, *org, *slug, *name)
+			if errors.Is(err, store.ErrConflict) {
+				return fmt.Errorf("organization %q already has a project %q", *org, *slug)
+			}
+			if err == nil {
+				fmt.Fprintln(stdout, id)
+			}
+			return err
+		}
+	case "add-member":
+		org, email, role := str("org", "organization slug"), str("email", "user's email"), fs.String("role", "member", "member, admin, manager or owner")
+		required = []string{"org", "email"}
+		exec = func(st *store.Store) error {
+			if !slices.Contains(store.Roles, *role) {
+				return fmt.Errorf("unknown role %q (want one of %s)", *role, strings.Join(store.Roles, ", "))
+			}
+			return st.AddMember(ctx, *org, *email, *role)
+		}
+	case "create-environment":
+		org, name, project := str("org", "organization slug"), str("name", "environment name"), str("project", "project to link it to")
+		hidden := fs.Bool("hidden", false, "hide it in the project")
+		required = []string{"org", "name"}
+		exec = func(st *store.Store) error {
+			id, err := st.CreateEnvironment(ctx, *org, *name, *project, *hidden)
+			if err == nil {
+				fmt.Fprintln(stdout, id)
+			}
+			return err
+		}
+	case "create-token":
+		email, scopeList := str("email", "user's email"), str("scopes", "comma-separated scope names")
+		label := str("label", "what the token is for")
+		required = []string{"email", "scopes"}
+		exec = func(st *store.Store) error {
+			scopes := strings.Split(*scopeList, ",")
+			if err := authn.CheckScopes(scopes); err != nil {
+				return err
+			}
+			token, hash := authn.NewToken()
+			if _, err := st.CreateToken(ctx, *email, hash, scopes, *label); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, token)
+			return nil
+		}
+	default:
+		return fmt.Errorf("admin: unknown command %q", sub)
+	}
+	dbURL := fs.String("database-url", getenv("DATABASE_URL"), "PostgreSQL URL (DATABASE_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("admin %s: unexpected argument %q", sub, fs.Arg(0))
+	}
+	for _, name := range required {
+		if fs.Lookup(name).Value.String() == "" {
+			return fmt.Errorf("admin %s: --%s is required", sub, name)
+		}
+	}
+	if *dbURL == "" {
+		return errors.New("DATABASE_URL is not set")
+	}
+	st, err := store.Open(ctx, store.Config{URL: *dbURL})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.CheckMigrated(ctx); err != nil {
+		if errors.Is(err, store.ErrNotMigrated) {
+			return errors.New("the database is not migrated: run `errata migrate` first")
+		}
+		return err
+	}
+	if err := exec(st); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			what, _, _ := strings.Cut(err.Error(), ": "+store.ErrNotFound.Error())
+			return fmt.Errorf("admin %s: %s does not exist", sub, what)
+		}
+		return fmt.Errorf("admin %s: %w", sub, err)
+	}
+	return nil
+}

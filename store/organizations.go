@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Roles a member can have in an organization.
+var Roles = []string{"member", "admin", "manager", "owner"}
+
+// CreateOrganization creates an organization owned by the user with
+// ownerEmail and returns its id. A taken slug is ErrConflict, an unknown
+// owner ErrNotFound.
+func (s *Store) CreateOrganization(ctx context.Context, slug, name, ownerEmail string) (int64, error) {
+	var id int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		owner, err := userIDByEmail(ctx, tx, ownerEmail)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `
+			INSERT INTO organizations (slug, name) VALUES ($1, $2) RETURNING id`,
+			slug, name).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("organization %q: %w", slug, wrap(err))
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, 'owner')`,
+			id, owner)
+		return err
+	})
+	return id, err
+}
+
+// organizationID finds an organization by slug.
+func organizationID(ctx context.Context, q querier, slug string) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, `SELECT id FROM organizations WHERE slug = $1`, slug).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("organization %q: %w", slug, wrap(err))
+	}
+	return id, nil
+}
+
+// CreateProject creates a project in the organization orgSlug and returns
+// its id.
+func (s *Store) CreateProject(ctx context.Context, orgSlug, slug, name string) (int64, error) {
+	var id int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		org, err := organizationID(ctx, tx, orgSlug)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `
+			INSERT INTO projects (organization_id, slug, name) VALUES ($1, $2, $3) RETURNING id`,
+			org, slug, name).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("project %q: %w", slug, wrap(err))
+		}
+		return nil
+	})
+	return id, err
+}
+
+// AddMember makes the user with email a member of orgSlug with role, or
+// changes the role of an existing member.
+func (s *Store) AddMember(ctx context.Context, orgSlug, email, role string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		org, err := organizationID(ctx, tx, orgSlug)
+		if err != nil {
+			return err
+		}
+		user, err := userIDByEmail(ctx, tx, email)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO memberships (organization_id, user_id, role) VALUES ($1, $2, $3)
+			ON CONFLICT (organization_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+			org, user, role)
+		return err
+	})
+}
+
+// CreateEnvironment creates the environment name in orgSlug when missing and,
+// when projectSlug is not empty, links it to that project with the given
+// visibility. It returns the environment's id.
+func (s *Store) CreateEnvironment(ctx context.Context, orgSlug, name, projectSlug string, hidden bool) (int64, error) {
+	var id int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		org, err := organizationID(ctx, tx, orgSlug)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `
+			INSERT INTO environments (organization_id, name) VALUES ($1, $2)
+			ON CONFLICT (organization_id, name) DO UPDATE SET name = EXCLUDED.name
+			RETURNING id`, org, name).Scan(&id)
+		if err != nil || projectSlug == "" {
+			return err
+		}
+		var project int64
+		err = tx.QueryRow(ctx, `
+			SELECT id FROM projects WHERE organization_id = $1 AND slug = $2`,
+			org, projectSlug).Scan(&project)
+		if err != nil {
+			return fmt.Errorf("project %q: %w", projectSlug, wrap(err))
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO environment_projects (environment_id, project_id, is_hidden)
+			VALUES ($1, $2, $3)
+			ON CONFLICT (project_id, environment_id) DO UPDATE SET is_hidden = EXCLUDED.is_hidden`,
+			id, project, hidden)
+		return err
+	})
+	return id, err
+}

@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// MaxHits caps the total that lists count for X-Hits.
+const MaxHits = 1000
+
+// Key is the position of a row in a list ordered newest first: its creation
+// time and, to break ties, its id.
+type Key struct {
+	Created time.Time
+	ID      int64
+}
+
+// Page asks for one page of a list ordered newest first (created desc, id
+// desc). At most one of After and Before is set: After asks for the rows
+// that follow a key, Before for the rows that precede it.
+type Page struct {
+	Limit  int
+	After  *Key
+	Before *Key
+}
+
+// PageInfo describes the page that a list returned.
+type PageInfo struct {
+	HasPrev, HasNext bool
+	First, Last      Key // keys of the first and last rows; zero when empty
+	Hits             int // total rows of the list, capped at MaxHits
+}
+
+// listQuery is one keyset-paginated statement: cols are selected from from,
+// which ends in a WHERE clause whose placeholders take args; createdCol and
+// idCol name the sort key.
+type listQuery struct {
+	cols       string
+	from       string
+	args       []any
+	createdCol string
+	idCol      string
+}
+
+// list runs lq for page, scanning rows with scan, and counts the hits.
+func list[T any](ctx context.Context, q querier, lq listQuery, page Page, scan func(pgx.Rows) (T, Key, error)) ([]T, PageInfo, error) {
+	limit := max(page.Limit, 1)
+	args := slices.Clone(lq.args)
+	n := len(args)
+	sql := "SELECT " + lq.cols + " " + lq.from
+	backwards := false
+	switch {
+	case page.After != nil:
+		sql += fmt.Sprintf(" AND (%s, %s) < ($%d, $%d)", lq.createdCol, lq.idCol, n+1, n+2)
+		args = append(args, page.After.Created, page.After.ID)
+	case page.Before != nil:
+		sql += fmt.Sprintf(" AND (%s, %s) > ($%d, $%d)", lq.createdCol, lq.idCol, n+1, n+2)
+		args = append(args, page.Before.Created, page.Before.ID)
+		backwards = true
+	}
+	if backwards {
+		sql += fmt.Sprintf(" ORDER BY %s ASC, %s ASC", lq.createdCol, lq.idCol)
+	} else {
+		sql += fmt.Sprintf(" ORDER BY %s DESC, %s DESC", lq.createdCol, lq.idCol)
+	}
+	sql += fmt.Sprintf(" LIMIT %d", limit+1)
+
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, PageInfo{}, wrap(err)
+	}
+	items := make([]T, 0, limit)
+	keys := make([]Key, 0, limit)
+	for rows.Next() {
+		item, key, err := scan(rows)
+		if err != nil {
+			rows.Close()
+			return nil, PageInfo{}, wrap(err)
+		}
+		items = append(items, item)
+		keys = append(keys, key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, PageInfo{}, wrap(err)
+	}
+	more := len(items) > limit
+	if more {
+		items, keys = items[:limit], keys[:limit]
+	}
+	var info PageInfo
+	if backwards {
+		slices.Reverse(items)
+		slices.Reverse(keys)
+		info.HasPrev, info.HasNext = more, true
+	} else {
+		info.HasPrev, info.HasNext = page.After != nil, more
+	}
+	if len(keys) > 0 {
+		info.First, info.Last = keys[0], keys[len(keys)-1]
+	}
+	err = q.QueryRow(ctx,
+		fmt.Sprintf("SELECT count(*) FROM (SELECT 1 %s LIMIT %d) hits", lq.from, MaxHits),
+		lq.args...).Scan(&info.Hits)
+	if err != nil {
+		return nil, PageInfo{}, wrap(err)
+	}
+	return items, info, nil
+}

@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Errors returned by the store. Callers test them with errors.Is.
+var (
+	ErrNotFound    = errors.New("store: not found")
+	ErrConflict    = errors.New("store: conflict")
+	ErrUnavailable = errors.New("store: database unavailable")
+	ErrNotMigrated = errors.New("store: database is not migrated")
+)
+
+// SchemaVersion is the version that schema.sql records in errata_schema.
+const SchemaVersion = 1
+
+// Store is errata's PostgreSQL storage.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// querier is what both a pool and a transaction can do; unexported helpers
+// take it so that exported methods can compose them inside one transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Config tunes the connection pool.
+type Config struct {
+	URL              string
+	MaxConns         int32         // 0: pgxpool's default
+	StatementTimeout time.Duration // 0: 30s
+	ConnectTimeout   time.Duration // 0: 3s
+}
+
+// Open creates a pool for cfg.URL. It does not wait for the database; call
+// Ping for that.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	if cfg.StatementTimeout == 0 {
+		cfg.StatementTimeout = 30 * time.Second
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 3 * time.Second
+	}
+	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	pc.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(cfg.StatementTimeout.Milliseconds())
+	pc.ConnConfig.RuntimeParams["application_name"] = "errata"
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("store: open pool: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close waits for borrowed connections and closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return wrap(s.pool.Ping(ctx))
+}
+
+// PoolStat reports the pool's statistics.
+func (s *Store) PoolStat() *pgxpool.Stat { return s.pool.Stat() }
+
+// Migrate applies schema inside one transaction under an advisory lock, so
+// that two processes migrating at once apply it one after the other.
+func (s *Store) Migrate(ctx context.Context, schema string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		// The lock key is arbitrary but fixed: "errata" in ASCII.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(111542219666529)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, schema)
+		return err
+	})
+}
+
+// CheckMigrated returns ErrNotMigrated unless the schema of this build is
+// applied.
+func (s *Store) CheckMigrated(ctx context.Context) error {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT to_regclass('errata_schema') IS NOT NULL`).Scan(&ok)
+	if err != nil {
+		return wrap(err)
+	}
+	if !ok {
+		return ErrNotMigrated
+	}
+	err = s.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM errata_schema WHERE version = $1)`, SchemaVersion).Scan(&ok)
+	if err != nil {
+		return wrap(err)
+	}
+	if !ok {
+		return ErrNotMigrated
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction and commits when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return wrap(err)
+	}
+	return wrap(tx.Commit(ctx))
+}
+
+// wrap turns pgx errors into the store's errors, keeping the cause.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) ||
+		errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotMigrated) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "23505": // unique_violation
+			return fmt.Errorf("%w: %w", ErrConflict, err)
+		case pgErr.Code == "57014", // query_canceled (statement_timeout)
+			pgErr.Code == "53300",     // too_many_connections
+			pgErr.Code == "57P01",     // admin_shutdown
+			pgErr.Code == "57P02",     // crash_shutdown
+			pgErr.Code == "57P03",     // cannot_connect_now
+			pgErr.Code[:2] == "08":    // connection exceptions
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return err
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	if errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.Timeout(err) ||
+		errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
+}

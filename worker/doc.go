@@ -1,0 +1,16 @@
+// Package worker runs errata's background jobs (artifact assembly, mail).
+//
+// Guarantees: a job is a row in PostgreSQL, written before the request that
+// asked for it is answered, so an accepted job is never lost. The channel of
+// a Worker only wakes it early; a worker that was asleep, stopped or crashed
+// finds the job on its next poll. A job is claimed with FOR UPDATE SKIP
+// LOCKED under a lease that the running worker renews, so several processes
+// on one database never run the same job at once, and a job whose worker
+// died runs again once its lease runs out. Failed runs are retried with
+// exponential backoff until max attempts, then the job ends in state error
+// with the last error as its detail.
+//
+// Because a job can run again after a crash, every job function must be
+// idempotent. The package must not know what jobs do: functions are
+// registered by kind.
+package worker
