@@ -148,11 +148,11 @@ func wrap(err error) error {
 		case pgErr.Code == "23505": // unique_violation
 			return fmt.Errorf("%w: %w", ErrConflict, err)
 		case pgErr.Code == "57014", // query_canceled (statement_timeout)
-			pgErr.Code == "53300",     // too_many_connections
-			pgErr.Code == "57P01",     // admin_shutdown
-			pgErr.Code == "57P02",     // crash_shutdown
-			pgErr.Code == "57P03",     // cannot_connect_now
-			pgErr.Code[:2] == "08":    // connection exceptions
+			pgErr.Code == "53300",  // too_many_connections
+			pgErr.Code == "57P01",  // admin_shutdown
+			pgErr.Code == "57P02",  // crash_shutdown
+			pgErr.Code == "57P03",  // cannot_connect_now
+			pgErr.Code[:2] == "08": // connection exceptions
 			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		return err
