@@ -65,6 +65,40 @@ stop_postgres() {
 	fi
 }
 
+apt_install() {
+	local sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	if [ -z "${APT_UPDATED:-}" ]; then
+		$sudo apt-get update -qq
+		APT_UPDATED=1
+	fi
+	log "installing $* with apt-get"
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+# install_test_tools brings the real peers the end-to-end tests drive and
+# tells the tests where they are: sentry-cli 2.x and 3.x from npm, an SMTP
+# server (Debian's python3-aiosmtpd) and headless Chromium.
+install_test_tools() {
+	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v bin
+	for v in 2.58.6 3.8.0; do
+		bin=$tools/sentry-cli-$v/node_modules/@sentry/cli-linux-x64/bin/sentry-cli
+		if [ ! -x "$bin" ]; then
+			command -v npm >/dev/null 2>&1 || apt_install npm
+			log "installing sentry-cli $v from npm"
+			mkdir -p "$tools/sentry-cli-$v"
+			(cd "$tools/sentry-cli-$v" && npm install --no-audit --no-fund --silent "@sentry/cli@$v" >/dev/null)
+		fi
+		case $v in 2.*) export SENTRY_CLI_2=$bin ;; 3.*) export SENTRY_CLI_3=$bin ;; esac
+	done
+	# Debian's own python3, whatever python3 comes first on PATH.
+	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
+	export SMTP_PYTHON=/usr/bin/python3
+	command -v chromium >/dev/null 2>&1 || apt_install chromium
+	CHROMIUM=$(command -v chromium)
+	export CHROMIUM
+}
+
 cmd=${1:-}
 case "$cmd" in
 run)
@@ -76,6 +110,7 @@ run)
 test)
 	shift
 	[ -n "${DATABASE_URL:-}" ] || start_postgres
+	install_test_tools
 	go vet ./...
 	go test -race -count=1 "$@" ./...
 	;;
