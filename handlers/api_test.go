@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -29,20 +30,29 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 type testAPI struct {
 	t   *testing.T
 	st  *store.Store
+	db  string // the database's URL
 	srv *httptest.Server
+	lg  *slog.Logger
 }
 
-func newTestAPI(t *testing.T) *testAPI {
+func newTestAPI(t *testing.T, extra ...route) *testAPI {
 	t.Helper()
-	st := storetest.New(t)
+	st, db := storetest.NewWithURL(t)
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	h := New(Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log})
+	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, Now: time.Now}
+	h := serve(d, append(routes(d), extra...))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &testAPI{t: t, st: st, srv: srv}
+	return &testAPI{t: t, st: st, db: db, srv: srv, lg: log}
+}
+
+// exec runs SQL on the test's database.
+func (a *testAPI) exec(sql string, args ...any) {
+	a.t.Helper()
+	storetest.Exec(a.t, a.db, sql, args...)
 }
 
 // user creates a user and returns its id.

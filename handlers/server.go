@@ -33,8 +33,13 @@ func New(d Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	return serve(d, routes(d))
+}
+
+// serve builds the handler for rts.
+func serve(d Deps, rts []route) http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range routes(d) {
+	for _, rt := range rts {
 		mux.Handle(rt.pattern, adapt(d, rt))
 	}
 	return logRequests(d.Log, mux)

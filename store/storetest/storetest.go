@@ -106,7 +106,7 @@ func newDatabase(t testing.TB, migrated bool) string {
 			t.Logf("drop %s: %v", name, err)
 		}
 	})
-	return withDatabase(t, admin, name)
+	return withDatabaseURL(admin, name)
 }
 
 // makeTemplate creates and migrates the template database tmpl unless
@@ -143,11 +143,6 @@ func makeTemplate(ctx context.Context, conn *pgx.Conn, admin, tmpl, schema strin
 	return err
 }
 
-func withDatabase(t testing.TB, admin, name string) string {
-	t.Helper()
-	return withDatabaseURL(admin, name)
-}
-
 // withDatabaseURL returns admin with its database replaced by name.
 func withDatabaseURL(admin, name string) string {
 	u, err := url.Parse(admin)
@@ -162,10 +157,34 @@ func withDatabaseURL(admin, name string) string {
 // New returns a Store on a fresh migrated database of t's own.
 func New(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{URL: NewDatabase(t)})
+	st, _ := NewWithURL(t)
+	return st
+}
+
+// NewWithURL is New that also returns the database's URL, for tests that
+// reach the database directly.
+func NewWithURL(t testing.TB) (*store.Store, string) {
+	t.Helper()
+	u := NewDatabase(t)
+	st, err := store.Open(context.Background(), store.Config{URL: u})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(st.Close)
-	return st
+	return st, u
+}
+
+// Exec runs one SQL statement on the database at url, for test set-ups that
+// no store method offers (ties in timestamps, an inactive user).
+func Exec(t testing.TB, url, sql string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("exec %q: %v", sql, err)
+	}
 }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"errata/store/storetest"
+)
+
+// cli runs errata with args against the database at dbURL and returns its
+// output and error.
+func cli(t *testing.T, dbURL string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := map[string]string{"DATABASE_URL": dbURL}
+	err = run(t.Context(), args, func(k string) string { return env[k] }, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// mustCLI is cli that fails the test on an error.
+func mustCLI(t *testing.T, dbURL string, args ...string) string {
+	t.Helper()
+	out, errOut, err := cli(t, dbURL, args...)
+	if err != nil {
+		t.Fatalf("errata %s: %v\n%s", strings.Join(args, " "), err, errOut)
+	}
+	return strings.TrimSpace(out)
+}
+
+func TestMigrateIsIdempotentAndSerialized(t *testing.T) {
+	db := storetest.NewEmptyDatabase(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, errs[i] = cli(t, db, "migrate")
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("concurrent migrate %d: %v", i, err)
+		}
+	}
+	if out := mustCLI(t, db, "migrate"); out != "migrated to schema version 1" {
+		t.Errorf("migrate again said %q", out)
+	}
+}
+
+func TestServeRefusesUnmigratedDatabase(t *testing.T) {
+	db := storetest.NewEmptyDatabase(t)
+	env := map[string]string{"DATABASE_URL": db, "SECRET_KEY": "k", "ADDR": "127.0.0.1:0"}
+	err := run(t.Context(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "errata migrate") {
+		t.Fatalf("serve on an unmigrated database: %v, want an error naming errata migrate", err)
+	}
+	_, _, err = cli(t, db, "admin", "create-user", "--email", "a@example.com")
+	if err == nil || !strings.Contains(err.Error(), "not migrated") {
+		t.Fatalf("admin on an unmigrated database: %v", err)
+	}
+}
+
+func TestServeNeedsSecretKey(t *testing.T) {
+	db := storetest.NewDatabase(t)
+	_, _, err := cli(t, db, "serve", "--addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(err.Error(), "SECRET_KEY") {
+		t.Fatalf("serve without SECRET_KEY: %v", err)
+	}
+}
+
+func TestAdminCommands(t *testing.T) {
+	db := storetest.NewDatabase(t)
+	if id := mustCLI(t, db, "admin", "create-user", "--email", "ann@example.com", "--name", "Ann"); id != "1" {
+		t.Errorf("create-user printed %q, want the id 1", id)
+	}
+	mustCLI(t, db, "admin", "create-user", "--email", "bob@example.com")
+	if id := mustCLI(t, db, "admin", "create-org", "--slug", "acme", "--owner", "ann@example.com"); id != "1" {
+		t.Errorf("create-org printed %q", id)
+	}
+	mustCLI(t, db, "admin", "create-project", "--org", "acme", "--slug", "web", "--name", "Web")
+	mustCLI(t, db, "admin", "add-member", "--org", "acme", "--email", "bob@example.com", "--role", "admin")
+	mustCLI(t, db, "admin", "create-environment", "--org", "acme", "--name", "production", "--project", "web", "--hidden")
+	tok := mustCLI(t, db, "admin", "create-token", "--email", "bob@example.com", "--scopes", "org:read,project:releases")
+	if !regexp.MustCompile(`^sntryu_[0-9a-f]{64}$`).MatchString(tok) {
+		t.Errorf("create-token printed %q, want only the token", tok)
+	}
+
+	errorsTests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"duplicate email", []string{"create-user", "--email", "ANN@example.com"}, `a user with email "ANN@example.com" already exists`},
+		{"duplicate slug", []string{"create-org", "--slug", "acme", "--owner", "ann@example.com"}, `an organization with slug "acme" already exists`},
+		{"unknown owner", []string{"create-org", "--slug", "new", "--owner", "nobody@example.com"}, `user "nobody@example.com" does not exist`},
+		{"unknown org for a project", []string{"create-project", "--org", "nope", "--slug", "web"}, `organization "nope" does not exist`},
+		{"duplicate project", []string{"create-project", "--org", "acme", "--slug", "web"}, `organization "acme" already has a project "web"`},
+		{"unknown org for a member", []string{"add-member", "--org", "nope", "--email", "bob@example.com"}, `organization "nope" does not exist`},
+		{"unknown role", []string{"add-member", "--org", "acme", "--email", "bob@example.com", "--role", "king"}, `unknown role "king"`},
+		{"unknown project for an environment", []string{"create-environment", "--org", "acme", "--name", "x", "--project", "nope"}, `project "nope" does not exist`},
+		{"unknown scope name", []string{"create-token", "--email", "bob@example.com", "--scopes", "org:read,org:everything"}, `unknown scope "org:everything"`},
+		{"token for an unknown user", []string{"create-token", "--email", "nobody@example.com", "--scopes", "org:read"}, `user "nobody@example.com" does not exist`},
+		{"missing flag", []string{"create-project", "--org", "acme"}, `--slug is required`},
+		{"unknown command", []string{"drop-everything"}, `unknown command "drop-everything"`},
+	}
+	for _, tc := range errorsTests {
+		t.Run(tc.name+" fails", func(t *testing.T) {
+			out, _, err := cli(t, db, append([]string{"admin"}, tc.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want nothing on failure", out)
+			}
+		})
+	}
+}
+
+// startServer runs `errata <cmd>` on a free loopback port until the test
+// ends, and returns its base URL and what it printed.
+func startServer(t *testing.T, cmd string, env map[string]string) (base string, stdout *syncBuffer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	env["ADDR"] = addr
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{cmd}, func(k string) string { return env[k] }, stdout, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server exited: %v", err)
+		}
+	})
+	base = "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := http.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return base, stdout
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("server stopped: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
+	db := storetest.NewEmptyDatabase(t)
+	base, out := startServer(t, "dev", map[string]string{"DATABASE_URL": db})
+	m := regexp.MustCompile(`curl -H 'Authorization: Bearer (sntryu_[0-9a-f]{64})' (http://\S+)/api/0/`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("dev printed no curl line:\n%s", out.String())
+	}
+	if m[2] != base {
+		t.Errorf("curl line points at %s, server is at %s", m[2], base)
+	}
+	req, _ := http.NewRequest("GET", m[2]+"/api/0/", nil)
+	req.Header.Set("Authorization", "Bearer "+m[1])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || !strings.Contains(string(body), `"email":"demo@errata.localhost"`) ||
+		!strings.Contains(string(body), `"project:releases"`) {
+		t.Fatalf("GET /api/0/ with the printed token: %d %s", res.StatusCode, body)
+	}
+}

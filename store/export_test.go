@@ -1,0 +1,35 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SetEnvironmentCreatedForTest gives environment i (in id order) the time
+// base + (i mod 5) seconds, so that lists have ties in their sort key.
+func (s *Store) SetEnvironmentCreatedForTest(ctx context.Context, base time.Time) error {
+	_, err := s.pool.Exec(ctx, `
+		UPDATE environments e SET date_created = $1::timestamptz + make_interval(secs => ((r.n - 1) % 5))
+		FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM environments) r
+		WHERE r.id = e.id`, base)
+	return err
+}
+
+// EnvironmentNamesForTest pages through the environment names of an
+// organization with the generic list helper.
+func (s *Store) EnvironmentNamesForTest(ctx context.Context, orgSlug string, page Page) ([]string, PageInfo, error) {
+	return list(ctx, s.pool, listQuery{
+		cols:       "e.name, e.date_created, e.id",
+		from:       "FROM environments e JOIN organizations o ON o.id = e.organization_id WHERE o.slug = $1",
+		args:       []any{orgSlug},
+		createdCol: "e.date_created",
+		idCol:      "e.id",
+	}, page, func(rows pgx.Rows) (string, Key, error) {
+		var name string
+		var k Key
+		err := rows.Scan(&name, &k.Created, &k.ID)
+		return name, k, err
+	})
+}
