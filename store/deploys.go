@@ -80,11 +80,13 @@ func (s *Store) CreateDeploy(ctx context.Context, userID int64, orgSlug, version
 			_, err = tx.Exec(ctx, `
 				INSERT INTO environment_projects (environment_id, project_id)
 				SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND p.slug = ANY($3)
+				ORDER BY p.id
 				ON CONFLICT (project_id, environment_id) DO NOTHING`, env, org, in.Projects)
 		} else {
 			_, err = tx.Exec(ctx, `
 				INSERT INTO environment_projects (environment_id, project_id)
 				SELECT $1, rp.project_id FROM release_projects rp WHERE rp.release_id = $2
+				ORDER BY rp.project_id
 				ON CONFLICT (project_id, environment_id) DO NOTHING`, env, release)
 		}
 		if err != nil {
