@@ -433,12 +433,9 @@ func TestReleaseDelete(t *testing.T) {
 func TestReleaseScopes(t *testing.T) {
 	f := newRelFixture(t)
 	f.release(t, "1.0.0", "web")
-	var others []string
-	for _, s := range strings.Fields(`project:read project:write project:admin team:read team:write team:admin
-		event:read event:write event:admin org:read org:write org:admin member:read member:write member:admin`) {
-		others = append(others, s)
-	}
-	without := f.token("owner@acme.io", others...)
+	without := f.token("owner@acme.io", strings.Fields(`project:read project:write project:admin
+		team:read team:write team:admin event:read event:write event:admin
+		org:read org:write org:admin member:read member:write member:admin`)...)
 	only := f.token("owner@acme.io", "project:releases")
 	for _, rt := range []struct{ method, path, body string }{
 		{"POST", "/api/0/organizations/acme/releases/", `{"version": "2", "projects": ["web"]}`},
