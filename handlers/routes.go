@@ -45,5 +45,22 @@ func routes(d Deps) []route {
 		{"GET /healthz", open, handleHealth()},
 		{"GET /readyz", open, handleReady(d.Store)},
 		{"GET /api/0/{$}", optionalToken, handleIndex(d)},
+
+		// Environments, releases and deploys.
+		{"GET /api/0/organizations/{organization_slug}/environments/{$}", orgRead, handleEnvironments(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{$}", projectRead, handleProjectEnvironments(d)},
+		{"PUT /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}", projectWrite, handleProjectEnvironmentUpdate(d)},
+		{"POST /api/0/organizations/{organization_slug}/releases/{$}", projectReleases, handleReleaseCreate(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{$}", projectReleases, handleReleases(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/{$}", projectReleases, handleRelease(d)},
+		{"PUT /api/0/organizations/{organization_slug}/releases/{version}/{$}", projectReleases, handleReleaseUpdate(d)},
+		{"DELETE /api/0/organizations/{organization_slug}/releases/{version}/{$}", projectReleases, handleReleaseDelete(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{$}", projectReleases, handleProjectReleaseCreate(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{$}", projectReleases, handleReleases(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}", projectReleases, handleRelease(d)},
+		{"PUT /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}", projectReleases, handleReleaseUpdate(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}", projectReleases, handleReleaseDelete(d)},
+		{"POST /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}", projectReleases, handleDeployCreate(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}", projectReleases, handleDeploys(d)},
 	}
 }

@@ -1,0 +1,392 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"errata/store"
+)
+
+// releaseOut is a release as the API writes it. Events and commits are not
+// tracked, so their fields are always empty.
+type releaseOut struct {
+	ID           int64               `json:"id"`
+	Version      string              `json:"version"`
+	ShortVersion string              `json:"shortVersion"`
+	Ref          *string             `json:"ref"`
+	URL          *string             `json:"url"`
+	DateCreated  jsonTime            `json:"dateCreated"`
+	DateReleased *jsonTime           `json:"dateReleased"`
+	DateStarted  *jsonTime           `json:"dateStarted"`
+	Data         json.RawMessage     `json:"data"`
+	NewGroups    int                 `json:"newGroups"`
+	CommitCount  int                 `json:"commitCount"`
+	DeployCount  int                 `json:"deployCount"`
+	LastDeploy   *deployOut          `json:"lastDeploy"`
+	FirstEvent   *jsonTime           `json:"firstEvent"`
+	LastEvent    *jsonTime           `json:"lastEvent"`
+	Projects     []releaseProjectOut `json:"projects"`
+}
+
+// releaseProjectOut is a project a release is linked to.
+type releaseProjectOut struct {
+	ID   int64  `json:"id"`
+	Slug string `json:"slug"`
+	Name string `json:"name"`
+}
+
+// newReleaseOut converts a stored release. Like Sentry, shortVersion is the
+// version itself.
+func newReleaseOut(rel store.Release) releaseOut {
+	out := releaseOut{
+		ID:           rel.ID,
+		Version:      rel.Version,
+		ShortVersion: rel.Version,
+		Ref:          rel.Ref,
+		URL:          rel.URL,
+		DateCreated:  jsonTime(rel.DateCreated),
+		DateReleased: timeOrNil(rel.DateReleased),
+		DateStarted:  timeOrNil(rel.DateStarted),
+		Data:         rel.Data,
+		DeployCount:  rel.DeployCount,
+		Projects:     make([]releaseProjectOut, len(rel.Projects)),
+	}
+	if rel.LastDeploy != nil {
+		d := newDeployOut(*rel.LastDeploy)
+		out.LastDeploy = &d
+	}
+	for i, p := range rel.Projects {
+		out.Projects[i] = releaseProjectOut{ID: p.ID, Slug: p.Slug, Name: p.Name}
+	}
+	return out
+}
+
+// maxVersionLength is the longest release version, in characters.
+const maxVersionLength = 200
+
+// validVersion applies Sentry's rules for release versions: 1 to 200
+// characters, no line breaks, tabs or slashes, and not ".", ".." or
+// "latest" in any case, nor blank.
+func validVersion(v string) bool {
+	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > maxVersionLength {
+		return false
+	}
+	if strings.ContainsAny(v, "\r\n\f\t/\\\x00") {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", ".", "..", "latest":
+		return false
+	}
+	return true
+}
+
+// pathVersion returns the version path value, decoded, or a 422 when no
+// release can have it.
+func pathVersion(r *http.Request) (string, error) {
+	v := r.PathValue("version")
+	if !validVersion(v) {
+		return "", invalid(valueErr, "Invalid release version", "path", "version")
+	}
+	return v, nil
+}
+
+// releaseBaseIn is the body of a release created on a project route; the
+// organization route adds projects.
+type releaseBaseIn struct {
+	Version      opt[string]         `json:"version"`
+	Ref          opt[string]         `json:"ref"`
+	URL          opt[string]         `json:"url"`
+	DateReleased opt[string]         `json:"dateReleased"`
+	DateStarted  opt[string]         `json:"dateStarted"`
+	Data         opt[map[string]any] `json:"data"`
+}
+
+// releaseIn is the body of a release created on the organization route.
+type releaseIn struct {
+	releaseBaseIn
+	Projects opt[[]string] `json:"projects"`
+}
+
+// releaseUpdateIn is the body of a release update; only the keys present
+// are assigned.
+type releaseUpdateIn struct {
+	Ref          opt[string]         `json:"ref"`
+	URL          opt[string]         `json:"url"`
+	DateReleased opt[string]         `json:"dateReleased"`
+	DateStarted  opt[string]         `json:"dateStarted"`
+	Data         opt[map[string]any] `json:"data"`
+}
+
+// checkText rejects a string field that the database cannot store.
+func checkText(o opt[string], field string) error {
+	if o.Set && !o.Null && strings.ContainsRune(o.V, 0) {
+		return invalid(valueErr, "Input should not contain NUL characters", "body", field)
+	}
+	return nil
+}
+
+// parseTime reads an optional RFC 3339 timestamp field.
+func parseTime(o opt[string], field string) (*time.Time, error) {
+	if !o.Set || o.Null {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, o.V)
+	if err != nil {
+		return nil, invalid(typeError, "Input should be a valid datetime", "body", field)
+	}
+	return &t, nil
+}
+
+// encodeData encodes a data object; nil stays nil (the empty object).
+func encodeData(o opt[map[string]any]) (json.RawMessage, error) {
+	if !o.Set || o.Null {
+		return nil, nil
+	}
+	b, err := json.Marshal(o.V)
+	if err != nil {
+		return nil, err
+	}
+	// PostgreSQL's jsonb cannot hold the NUL character.
+	if bytes.Contains(b, []byte(`\u0000`)) {
+		return nil, invalid(valueErr, "Input should not contain NUL characters", "body", "data")
+	}
+	return b, nil
+}
+
+// releaseInput validates a create body.
+func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
+	var ri store.ReleaseInput
+	switch {
+	case !in.Version.Set:
+		return ri, invalid(missing, "Field required", "body", "version")
+	case in.Version.Null:
+		return ri, invalid(typeError, "Input should be a valid string", "body", "version")
+	case !validVersion(in.Version.V):
+		return ri, invalid(valueErr, "Invalid release version", "body", "version")
+	}
+	ri.Version = in.Version.V
+	if err := errors.Join(checkText(in.Ref, "ref"), checkText(in.URL, "url")); err != nil {
+		return ri, err
+	}
+	ri.Ref, ri.URL = in.Ref.ptr(), in.URL.ptr()
+	var err error
+	if ri.DateReleased, err = parseTime(in.DateReleased, "dateReleased"); err != nil {
+		return ri, err
+	}
+	if ri.DateStarted, err = parseTime(in.DateStarted, "dateStarted"); err != nil {
+		return ri, err
+	}
+	ri.Data, err = encodeData(in.Data)
+	return ri, err
+}
+
+// releaseUpdate validates an update body.
+func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
+	u := store.ReleaseUpdate{
+		SetRef: in.Ref.Set, Ref: in.Ref.ptr(),
+		SetURL: in.URL.Set, URL: in.URL.ptr(),
+		SetData:         in.Data.Set,
+		SetDateReleased: in.DateReleased.Set,
+		SetDateStarted:  in.DateStarted.Set,
+	}
+	if err := errors.Join(checkText(in.Ref, "ref"), checkText(in.URL, "url")); err != nil {
+		return u, err
+	}
+	var err error
+	if u.DateReleased, err = parseTime(in.DateReleased, "dateReleased"); err != nil {
+		return u, err
+	}
+	if u.DateStarted, err = parseTime(in.DateStarted, "dateStarted"); err != nil {
+		return u, err
+	}
+	u.Data, err = encodeData(in.Data)
+	return u, err
+}
+
+// errNoValidProject is the contract's answer to a release that would
+// belong to no project.
+var errNoValidProject = invalid(valueErr, "Require at least one valid project", "body", "projects")
+
+// handleReleaseCreate serves POST
+// /api/0/organizations/{organization_slug}/releases/: it creates the
+// release (201) or links an existing one to the projects (208).
+func handleReleaseCreate(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, err := pathSlug(r, "organization_slug")
+		if err != nil {
+			return err
+		}
+		var in releaseIn
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		ri, err := in.releaseInput()
+		if err != nil {
+			return err
+		}
+		switch {
+		case !in.Projects.Set:
+			return invalid(missing, "Field required", "body", "projects")
+		case in.Projects.Null:
+			return invalid(typeError, "Input should be a valid list", "body", "projects")
+		}
+		rel, created, err := d.Store.CreateRelease(r.Context(), caller(r).UserID, org, ri, in.Projects.V)
+		if errors.Is(err, store.ErrNoValidProject) {
+			return errNoValidProject
+		}
+		if err != nil {
+			return err
+		}
+		status := http.StatusCreated
+		if !created {
+			status = http.StatusAlreadyReported
+		}
+		writeJSON(w, r, d.Log, status, newReleaseOut(rel))
+		return nil
+	}
+}
+
+// handleProjectReleaseCreate serves POST
+// /api/0/projects/{organization_slug}/{project_slug}/releases/: it creates
+// the release unless it exists and links it to the project; 201 either way.
+func handleProjectReleaseCreate(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, project, err := orgProjectSlugs(r)
+		if err != nil {
+			return err
+		}
+		var in releaseBaseIn
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		ri, err := in.releaseInput()
+		if err != nil {
+			return err
+		}
+		rel, err := d.Store.CreateProjectRelease(r.Context(), caller(r).UserID, org, project, ri)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusCreated, newReleaseOut(rel))
+		return nil
+	}
+}
+
+// releaseSlugs returns the organization slug of a release route and, on a
+// project route, the project slug ("" on an organization route).
+func releaseSlugs(r *http.Request) (org, project string, err error) {
+	if strings.Contains(r.Pattern, "{project_slug}") {
+		return orgProjectSlugs(r)
+	}
+	org, err = pathSlug(r, "organization_slug")
+	return org, "", err
+}
+
+// handleReleases serves GET /api/0/organizations/{organization_slug}/releases/
+// and GET /api/0/projects/{organization_slug}/{project_slug}/releases/: the
+// releases, newest first, of the organization or linked to the project.
+func handleReleases(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, project, err := releaseSlugs(r)
+		if err != nil {
+			return err
+		}
+		page, err := readPage(r)
+		if err != nil {
+			return err
+		}
+		rels, info, err := d.Store.Releases(r.Context(), caller(r).UserID, org, project, page)
+		if err != nil {
+			return err
+		}
+		out := make([]releaseOut, len(rels))
+		for i, rel := range rels {
+			out[i] = newReleaseOut(rel)
+		}
+		setPageHeaders(w, r, d.PublicURL, info)
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
+// handleRelease serves GET
+// /api/0/organizations/{organization_slug}/releases/{version}/ and GET
+// /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/.
+func handleRelease(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, project, err := releaseSlugs(r)
+		if err != nil {
+			return err
+		}
+		version, err := pathVersion(r)
+		if err != nil {
+			return err
+		}
+		rel, err := d.Store.Release(r.Context(), caller(r).UserID, org, project, version)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, newReleaseOut(rel))
+		return nil
+	}
+}
+
+// handleReleaseUpdate serves PUT
+// /api/0/organizations/{organization_slug}/releases/{version}/ and PUT
+// /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/:
+// it assigns the keys present in the body.
+func handleReleaseUpdate(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, project, err := releaseSlugs(r)
+		if err != nil {
+			return err
+		}
+		version, err := pathVersion(r)
+		if err != nil {
+			return err
+		}
+		var in releaseUpdateIn
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		upd, err := in.releaseUpdate()
+		if err != nil {
+			return err
+		}
+		rel, err := d.Store.UpdateRelease(r.Context(), caller(r).UserID, org, project, version, upd)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, newReleaseOut(rel))
+		return nil
+	}
+}
+
+// handleReleaseDelete serves DELETE
+// /api/0/organizations/{organization_slug}/releases/{version}/ and DELETE
+// /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/:
+// it removes the release (on the project route, the release linked to the
+// project), with its files and deploys.
+func handleReleaseDelete(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, project, err := releaseSlugs(r)
+		if err != nil {
+			return err
+		}
+		version, err := pathVersion(r)
+		if err != nil {
+			return err
+		}
+		if err := d.Store.DeleteRelease(r.Context(), caller(r).UserID, org, project, version); err != nil {
+			return err
+		}
+		noContent(w)
+		return nil
+	}
+}

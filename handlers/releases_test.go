@@ -1,0 +1,487 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// relFixture is an organization acme with projects web and api, and an
+// organization other with project site whose owner is not a member of
+// acme.
+type relFixture struct {
+	*testAPI
+	tok     string // owner of acme, every scope
+	outside string // owner of other, every scope
+}
+
+func newRelFixture(t *testing.T) relFixture {
+	t.Helper()
+	a := newTestAPI(t)
+	a.user("owner@acme.io")
+	a.org("acme", "owner@acme.io")
+	a.project("acme", "web")
+	a.project("acme", "api")
+	a.user("owner@other.io")
+	a.org("other", "owner@other.io")
+	a.project("other", "site")
+	return relFixture{testAPI: a, tok: a.token("owner@acme.io"), outside: a.token("owner@other.io")}
+}
+
+// release creates version in acme linked to projects through the
+// organization route.
+func (f relFixture) release(t *testing.T, version string, projects ...string) {
+	t.Helper()
+	f.do("POST", "/api/0/organizations/acme/releases/", f.tok,
+		map[string]any{"version": version, "projects": projects}).expect(t, http.StatusCreated, nil)
+}
+
+// field decodes the body and returns its top-level key.
+func (r response) field(t *testing.T, key string) any {
+	t.Helper()
+	m, ok := r.json(t).(map[string]any)
+	if !ok {
+		t.Fatalf("body is not an object: %s", r.body)
+	}
+	return m[key]
+}
+
+func invalidBody(typ string, loc []string, msg string) string {
+	l, _ := json.Marshal(loc)
+	return `{"detail": [{"type": "` + typ + `", "loc": ` + string(l) + `, "msg": "` + msg + `"}]}`
+}
+
+const noValidProjectBody = `{"detail":[{"type":"value_error","loc":["body","projects"],"msg":"Require at least one valid project"}]}`
+
+func TestReleaseCreateOrganization(t *testing.T) {
+	const path = "/api/0/organizations/acme/releases/"
+	t.Run("creates with 201, ignoring unknown projects; then 208 links and keeps fields", func(t *testing.T) {
+		f := newRelFixture(t)
+		res := f.do("POST", path, f.tok, `{"version": "1.0.0", "ref": "abc123", "url": "https://example.com/1.0.0",
+			"dateStarted": "2026-01-02T03:04:05.123456Z", "data": {"snake_key": {"x": 1}},
+			"projects": ["web", "nope", "site"]}`)
+		res.expect(t, http.StatusCreated, nil)
+		res.golden(t, "release_org_created")
+		if got := res.field(t, "dateStarted"); got != "2026-01-02T03:04:05.123Z" {
+			t.Errorf("dateStarted = %v", got)
+		}
+		res = f.do("POST", path, f.tok, `{"version": "1.0.0", "ref": "other", "url": null, "data": {},
+			"dateReleased": "2026-01-03T00:00:00Z", "projects": ["api"]}`)
+		res.expect(t, http.StatusAlreadyReported, nil)
+		res.golden(t, "release_org_existing")
+	})
+	t.Run("dateReleased is null until set; snake_case keys are accepted", func(t *testing.T) {
+		f := newRelFixture(t)
+		res := f.do("POST", path, f.tok, `{"version": "2.0", "projects": ["web"], "date_started": null}`)
+		res.expect(t, http.StatusCreated, nil)
+		res.golden(t, "release_org_minimal")
+	})
+	t.Run("a 200-character version is valid", func(t *testing.T) {
+		f := newRelFixture(t)
+		v := strings.Repeat("é", 200)
+		res := f.do("POST", path, f.tok, map[string]any{"version": v, "projects": []string{"web"}})
+		res.expect(t, http.StatusCreated, nil)
+		if got := res.field(t, "version"); got != v {
+			t.Errorf("version = %v", got)
+		}
+	})
+	f := newRelFixture(t)
+	badVersion := func(v string) string {
+		b, _ := json.Marshal(map[string]any{"version": v, "projects": []string{"web"}})
+		return string(b)
+	}
+	versionError := invalidBody("value_error", []string{"body", "version"}, "Invalid release version")
+	for _, tc := range []struct {
+		name, token, body string
+		status            int
+		want              string
+	}{
+		{"no valid project is 422", f.tok, `{"version": "1", "projects": ["nope", "site"]}`, 422, noValidProjectBody},
+		{"an empty project list is 422", f.tok, `{"version": "1", "projects": []}`, 422, noValidProjectBody},
+		{"missing projects is 422", f.tok, `{"version": "1"}`, 422,
+			invalidBody("missing", []string{"body", "projects"}, "Field required")},
+		{"missing version is 422", f.tok, `{"projects": ["web"]}`, 422,
+			invalidBody("missing", []string{"body", "version"}, "Field required")},
+		{"null version is 422", f.tok, `{"version": null, "projects": ["web"]}`, 422,
+			invalidBody("type_error", []string{"body", "version"}, "Input should be a valid string")},
+		{"empty version is 422", f.tok, badVersion(""), 422, versionError},
+		{"blank version is 422", f.tok, badVersion("   "), 422, versionError},
+		{"version . is 422", f.tok, badVersion("."), 422, versionError},
+		{"version .. is 422", f.tok, badVersion(".."), 422, versionError},
+		{"version latest is 422", f.tok, badVersion("latest"), 422, versionError},
+		{"version LaTeSt is 422", f.tok, badVersion(" LaTeSt "), 422, versionError},
+		{"version with a slash is 422", f.tok, badVersion("a/b"), 422, versionError},
+		{"version with a backslash is 422", f.tok, badVersion(`a\b`), 422, versionError},
+		{"version with a newline is 422", f.tok, badVersion("a\nb"), 422, versionError},
+		{"version with a carriage return is 422", f.tok, badVersion("a\rb"), 422, versionError},
+		{"version with a form feed is 422", f.tok, badVersion("a\fb"), 422, versionError},
+		{"version with a tab is 422", f.tok, badVersion("a\tb"), 422, versionError},
+		{"version with NUL is 422", f.tok, badVersion("a\x00b"), 422, versionError},
+		{"version of 201 characters is 422", f.tok, badVersion(strings.Repeat("v", 201)), 422, versionError},
+		{"bad dateStarted is 422", f.tok, `{"version": "1", "projects": ["web"], "dateStarted": "yesterday"}`, 422,
+			invalidBody("type_error", []string{"body", "dateStarted"}, "Input should be a valid datetime")},
+		{"data that is not an object is 422", f.tok, `{"version": "1", "projects": ["web"], "data": [1]}`, 422, ""},
+		{"data with NUL is 422", f.tok, `{"version": "1", "projects": ["web"], "data": {"a": "\u0000"}}`, 422,
+			invalidBody("value_error", []string{"body", "data"}, "Input should not contain NUL characters")},
+		{"ref with NUL is 422", f.tok, `{"version": "1", "projects": ["web"], "ref": "\u0000"}`, 422,
+			invalidBody("value_error", []string{"body", "ref"}, "Input should not contain NUL characters")},
+		{"projects of the wrong type is 422", f.tok, `{"version": "1", "projects": "web"}`, 422, ""},
+		{"a body that does not parse is 400", f.tok, `{"version"`, 400, `{"detail": "Cannot parse request body"}`},
+		{"a body over 1 MiB is 413", f.tok, `{"version": "1", "data": {"a": "` + strings.Repeat("x", 1<<20) + `"}}`, 413,
+			`{"detail": "Request body too large"}`},
+		{"foreign organization is 404", f.outside, `{"version": "1", "projects": ["web"]}`, 404, notFoundBody},
+		{"no token is 401", "", `{"version": "1", "projects": ["web"]}`, 401, `{"detail": "Unauthorized"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want any
+			if tc.want != "" {
+				want = tc.want
+			}
+			f.do("POST", path, tc.token, tc.body).expect(t, tc.status, want)
+		})
+	}
+	t.Run("unknown organization is 404 even without a valid project", func(t *testing.T) {
+		f.do("POST", "/api/0/organizations/nope/releases/", f.tok, `{"version": "1", "projects": ["x"]}`).
+			expect(t, 404, notFoundBody)
+	})
+	t.Run("foreign organization is 404 even with its own project", func(t *testing.T) {
+		f.do("POST", "/api/0/organizations/other/releases/", f.tok, `{"version": "1", "projects": ["site"]}`).
+			expect(t, 404, notFoundBody)
+	})
+	t.Run("nothing was created", func(t *testing.T) {
+		f.do("GET", path, f.tok, nil).expect(t, http.StatusOK, `[]`)
+	})
+}
+
+func TestReleaseCreateProject(t *testing.T) {
+	t.Run("creates with 201, then links an existing release unchanged with 201", func(t *testing.T) {
+		f := newRelFixture(t)
+		res := f.do("POST", "/api/0/projects/acme/web/releases/", f.tok,
+			`{"version": "my.app@1.2.3+build.7", "ref": "abc", "projects": ["ignored"], "dateReleased": "2026-02-03T04:05:06Z"}`)
+		res.expect(t, http.StatusCreated, nil)
+		res.golden(t, "release_project_created")
+		res = f.do("POST", "/api/0/projects/acme/api/releases/", f.tok,
+			`{"version": "my.app@1.2.3+build.7", "ref": "changed", "url": "https://x", "dateReleased": null}`)
+		res.expect(t, http.StatusCreated, nil)
+		res.golden(t, "release_project_existing")
+		res = f.do("POST", "/api/0/projects/acme/api/releases/", f.tok, `{"version": "my.app@1.2.3+build.7"}`)
+		res.expect(t, http.StatusCreated, nil)
+		res.golden(t, "release_project_existing")
+	})
+	f := newRelFixture(t)
+	for _, tc := range []struct {
+		name, path, token, body string
+		status                  int
+		want                    string
+	}{
+		{"unknown project is 404", "/api/0/projects/acme/nope/releases/", f.tok, `{"version": "1"}`, 404, notFoundBody},
+		{"unknown organization is 404", "/api/0/projects/nope/web/releases/", f.tok, `{"version": "1"}`, 404, notFoundBody},
+		{"foreign organization is 404", "/api/0/projects/acme/web/releases/", f.outside, `{"version": "1"}`, 404, notFoundBody},
+		{"foreign project is 404", "/api/0/projects/other/site/releases/", f.tok, `{"version": "1"}`, 404, notFoundBody},
+		{"missing version is 422", "/api/0/projects/acme/web/releases/", f.tok, `{}`, 422,
+			invalidBody("missing", []string{"body", "version"}, "Field required")},
+		{"invalid version is 422", "/api/0/projects/acme/web/releases/", f.tok, `{"version": ".."}`, 422,
+			invalidBody("value_error", []string{"body", "version"}, "Invalid release version")},
+		{"a body that is not an object is 422", "/api/0/projects/acme/web/releases/", f.tok, `["1"]`, 422,
+			invalidBody("type_error", []string{"body"}, "Input should be an object")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.do("POST", tc.path, tc.token, tc.body).expect(t, tc.status, tc.want)
+		})
+	}
+}
+
+func TestReleaseGet(t *testing.T) {
+	f := newRelFixture(t)
+	f.release(t, "1.0.0", "web")
+	f.release(t, "my.app@1.2.3+build.7", "web", "api")
+	for _, tc := range []struct {
+		name, path, golden string
+	}{
+		{"organization route", "/api/0/organizations/acme/releases/1.0.0/", "release_get"},
+		{"project route of a linked project", "/api/0/projects/acme/web/releases/1.0.0/", "release_get"},
+		{"a version with @ and an encoded +", "/api/0/organizations/acme/releases/my.app@1.2.3%2Bbuild.7/", "release_get_semver"},
+		{"a version with an encoded @ and +", "/api/0/projects/acme/api/releases/my.app%401.2.3%2Bbuild.7/", "release_get_semver"},
+		{"a raw + in the path is a plus", "/api/0/organizations/acme/releases/my.app@1.2.3+build.7/", "release_get_semver"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := f.do("GET", tc.path, f.tok, nil)
+			res.expect(t, http.StatusOK, nil)
+			res.golden(t, tc.golden)
+		})
+	}
+	pathError := invalidBody("value_error", []string{"path", "version"}, "Invalid release version")
+	for _, tc := range []struct {
+		name, path, token string
+		status            int
+		want              string
+	}{
+		{"unknown version is 404", "/api/0/organizations/acme/releases/9.9.9/", f.tok, 404, notFoundBody},
+		{"versions compare byte for byte", "/api/0/organizations/acme/releases/1.0.0%20/", f.tok, 404, notFoundBody},
+		{"versions compare case-sensitively", "/api/0/organizations/acme/releases/MY.APP@1.2.3%2Bbuild.7/", f.tok, 404, notFoundBody},
+		{"a space is not a plus", "/api/0/organizations/acme/releases/my.app@1.2.3%20build.7/", f.tok, 404, notFoundBody},
+		{"release not linked to the project is 404", "/api/0/projects/acme/api/releases/1.0.0/", f.tok, 404, notFoundBody},
+		{"unknown project is 404", "/api/0/projects/acme/nope/releases/1.0.0/", f.tok, 404, notFoundBody},
+		{"unknown organization is 404", "/api/0/organizations/nope/releases/1.0.0/", f.tok, 404, notFoundBody},
+		{"foreign organization is 404", "/api/0/organizations/acme/releases/1.0.0/", f.outside, 404, notFoundBody},
+		{"foreign organization on the project route is 404", "/api/0/projects/acme/web/releases/1.0.0/", f.outside, 404, notFoundBody},
+		{"an encoded slash is 422", "/api/0/organizations/acme/releases/a%2Fb/", f.tok, 422, pathError},
+		{"latest is 422", "/api/0/organizations/acme/releases/latest/", f.tok, 422, pathError},
+		{"an encoded newline is 422", "/api/0/organizations/acme/releases/a%0Ab/", f.tok, 422, pathError},
+		{"invalid UTF-8 is 422", "/api/0/organizations/acme/releases/a%FFb/", f.tok, 422, pathError},
+		{"201 characters is 422", "/api/0/organizations/acme/releases/" + strings.Repeat("v", 201) + "/", f.tok, 422, pathError},
+		{"no project:releases is 403", "/api/0/organizations/acme/releases/1.0.0/",
+			f.token("owner@acme.io", "project:read", "project:write", "project:admin", "org:admin"), 403, `{"detail": "Permission denied"}`},
+		{"no token is 401", "/api/0/organizations/acme/releases/1.0.0/", "", 401, `{"detail": "Unauthorized"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.do("GET", tc.path, tc.token, nil).expect(t, tc.status, tc.want)
+		})
+	}
+}
+
+func TestReleaseList(t *testing.T) {
+	f := newRelFixture(t)
+	f.release(t, "1", "web")
+	f.release(t, "2", "api")
+	f.release(t, "3", "web", "api")
+	versions := func(t *testing.T, res response) []any {
+		t.Helper()
+		var got []any
+		for _, r := range res.json(t).([]any) {
+			got = append(got, r.(map[string]any)["version"])
+		}
+		return got
+	}
+	t.Run("organization list, newest first", func(t *testing.T) {
+		res := f.do("GET", "/api/0/organizations/acme/releases/", f.tok, nil)
+		res.expect(t, http.StatusOK, nil)
+		res.golden(t, "release_list_org")
+		if got := res.header.Get("X-Hits"); got != "3" {
+			t.Errorf("X-Hits = %q", got)
+		}
+	})
+	t.Run("project list has only the releases linked to the project", func(t *testing.T) {
+		res := f.do("GET", "/api/0/projects/acme/web/releases/", f.tok, nil)
+		res.expect(t, http.StatusOK, nil)
+		if diff := cmp.Diff([]any{"3", "1"}, versions(t, res)); diff != "" {
+			t.Errorf("versions (-want +got):\n%s", diff)
+		}
+		if got := res.header.Get("X-Hits"); got != "2" {
+			t.Errorf("X-Hits = %q", got)
+		}
+	})
+	t.Run("pages follow the Link cursors", func(t *testing.T) {
+		var got []any
+		path := "/api/0/organizations/acme/releases/?limit=2"
+		for range 3 {
+			res := f.do("GET", path, f.tok, nil)
+			res.expect(t, http.StatusOK, nil)
+			got = append(got, versions(t, res)...)
+			link := res.header.Get("Link")
+			if !strings.Contains(link, `rel="next"; results="true"`) {
+				break
+			}
+			next := link[strings.LastIndex(link, `cursor="`)+len(`cursor="`) : len(link)-1]
+			path = "/api/0/organizations/acme/releases/?limit=2&cursor=" + next
+		}
+		if diff := cmp.Diff([]any{"3", "2", "1"}, got); diff != "" {
+			t.Errorf("versions (-want +got):\n%s", diff)
+		}
+	})
+	for _, tc := range []struct {
+		name, path, token string
+		status            int
+		want              string
+	}{
+		{"unknown organization is 404", "/api/0/organizations/nope/releases/", f.tok, 404, notFoundBody},
+		{"foreign organization is 404", "/api/0/organizations/acme/releases/", f.outside, 404, notFoundBody},
+		{"unknown project is 404", "/api/0/projects/acme/nope/releases/", f.tok, 404, notFoundBody},
+		{"foreign project is 404", "/api/0/projects/other/site/releases/", f.tok, 404, notFoundBody},
+		{"bad limit is 422", "/api/0/organizations/acme/releases/?limit=x", f.tok, 422,
+			invalidBody("type_error", []string{"query", "limit"}, "Input should be a valid integer")},
+		{"no project:releases is 403", "/api/0/projects/acme/web/releases/", f.token("owner@acme.io", "project:admin"), 403,
+			`{"detail": "Permission denied"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.do("GET", tc.path, tc.token, nil).expect(t, tc.status, tc.want)
+		})
+	}
+	t.Run("the other organization sees only its own", func(t *testing.T) {
+		f.do("POST", "/api/0/organizations/other/releases/", f.outside, `{"version": "1", "projects": ["site"]}`).
+			expect(t, http.StatusCreated, nil)
+		res := f.do("GET", "/api/0/organizations/other/releases/", f.outside, nil)
+		res.expect(t, http.StatusOK, nil)
+		if diff := cmp.Diff([]any{"1"}, versions(t, res)); diff != "" {
+			t.Errorf("versions (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestReleaseUpdate(t *testing.T) {
+	t.Run("assigns only the keys present", func(t *testing.T) {
+		f := newRelFixture(t)
+		f.do("POST", "/api/0/organizations/acme/releases/", f.tok,
+			`{"version": "1.0.0", "projects": ["web"], "ref": "r1", "url": "https://u1", "data": {"a": 1},
+			"dateStarted": "2026-01-01T00:00:00Z"}`).expect(t, http.StatusCreated, nil)
+		const path = "/api/0/organizations/acme/releases/1.0.0/"
+		res := f.do("PUT", path, f.tok, `{"ref": "r2", "projects": ["api"], "version": "ignored"}`)
+		res.expect(t, http.StatusOK, nil)
+		res.golden(t, "release_update_ref")
+		res = f.do("PUT", path, f.tok, `{"date_released": "2026-03-04T05:06:07.891Z", "url": null, "data": {"b": [true]}}`)
+		res.expect(t, http.StatusOK, nil)
+		res.golden(t, "release_update_released")
+		res = f.do("PUT", "/api/0/projects/acme/web/releases/1.0.0/", f.tok, `{}`)
+		res.expect(t, http.StatusOK, nil)
+		res.golden(t, "release_update_released")
+		res = f.do("PUT", "/api/0/projects/acme/web/releases/1.0.0/", f.tok, `{"dateReleased": null, "dateStarted": null, "ref": null, "data": null}`)
+		res.expect(t, http.StatusOK, nil)
+		res.golden(t, "release_update_cleared")
+		f.do("GET", path, f.tok, nil).golden(t, "release_update_cleared")
+	})
+	f := newRelFixture(t)
+	f.release(t, "1.0.0", "web")
+	for _, tc := range []struct {
+		name, path, token, body string
+		status                  int
+		want                    string
+	}{
+		{"unknown version is 404", "/api/0/organizations/acme/releases/2.0.0/", f.tok, `{"ref": "x"}`, 404, notFoundBody},
+		{"unknown organization is 404", "/api/0/organizations/nope/releases/1.0.0/", f.tok, `{"ref": "x"}`, 404, notFoundBody},
+		{"foreign organization is 404", "/api/0/organizations/acme/releases/1.0.0/", f.outside, `{"ref": "x"}`, 404, notFoundBody},
+		{"unknown project is 404", "/api/0/projects/acme/nope/releases/1.0.0/", f.tok, `{"ref": "x"}`, 404, notFoundBody},
+		{"unlinked project is 404", "/api/0/projects/acme/api/releases/1.0.0/", f.tok, `{"ref": "x"}`, 404, notFoundBody},
+		{"invalid version is 422", "/api/0/organizations/acme/releases/..%2F/", f.tok, `{"ref": "x"}`, 422,
+			invalidBody("value_error", []string{"path", "version"}, "Invalid release version")},
+		{"bad dateReleased is 422", "/api/0/organizations/acme/releases/1.0.0/", f.tok, `{"dateReleased": 5}`, 422, ""},
+		{"unparsable dateReleased is 422", "/api/0/organizations/acme/releases/1.0.0/", f.tok, `{"dateReleased": "2026-13-01"}`, 422,
+			invalidBody("type_error", []string{"body", "dateReleased"}, "Input should be a valid datetime")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want any
+			if tc.want != "" {
+				want = tc.want
+			}
+			f.do("PUT", tc.path, tc.token, tc.body).expect(t, tc.status, want)
+		})
+	}
+	t.Run("failed updates changed nothing", func(t *testing.T) {
+		res := f.do("GET", "/api/0/organizations/acme/releases/1.0.0/", f.tok, nil)
+		res.expect(t, http.StatusOK, nil)
+		if got := res.field(t, "ref"); got != nil {
+			t.Errorf("ref = %v, want null", got)
+		}
+	})
+}
+
+func TestReleaseDelete(t *testing.T) {
+	t.Run("organization route deletes, then 404", func(t *testing.T) {
+		f := newRelFixture(t)
+		f.release(t, "1.0.0", "web")
+		const path = "/api/0/organizations/acme/releases/1.0.0/"
+		res := f.do("DELETE", path, f.tok, nil)
+		res.expect(t, http.StatusNoContent, nil)
+		if len(res.body) != 0 {
+			t.Errorf("204 with body %q", res.body)
+		}
+		f.do("DELETE", path, f.tok, nil).expect(t, 404, notFoundBody)
+		f.do("GET", path, f.tok, nil).expect(t, 404, notFoundBody)
+	})
+	t.Run("project route deletes the release itself", func(t *testing.T) {
+		f := newRelFixture(t)
+		f.release(t, "my.app@1.2.3+build.7", "web", "api")
+		f.do("DELETE", "/api/0/projects/acme/web/releases/my.app@1.2.3%2Bbuild.7/", f.tok, nil).
+			expect(t, http.StatusNoContent, nil)
+		f.do("GET", "/api/0/organizations/acme/releases/my.app@1.2.3%2Bbuild.7/", f.tok, nil).expect(t, 404, notFoundBody)
+		f.do("GET", "/api/0/projects/acme/api/releases/", f.tok, nil).expect(t, http.StatusOK, `[]`)
+		f.do("DELETE", "/api/0/projects/acme/web/releases/my.app@1.2.3%2Bbuild.7/", f.tok, nil).expect(t, 404, notFoundBody)
+	})
+	f := newRelFixture(t)
+	f.release(t, "1.0.0", "web")
+	for _, tc := range []struct {
+		name, path, token string
+		status            int
+		want              string
+	}{
+		{"unknown version is 404", "/api/0/organizations/acme/releases/2.0.0/", f.tok, 404, notFoundBody},
+		{"unknown organization is 404", "/api/0/organizations/nope/releases/1.0.0/", f.tok, 404, notFoundBody},
+		{"foreign organization is 404", "/api/0/organizations/acme/releases/1.0.0/", f.outside, 404, notFoundBody},
+		{"foreign organization on the project route is 404", "/api/0/projects/acme/web/releases/1.0.0/", f.outside, 404, notFoundBody},
+		{"unknown project is 404", "/api/0/projects/acme/nope/releases/1.0.0/", f.tok, 404, notFoundBody},
+		{"unlinked project is 404", "/api/0/projects/acme/api/releases/1.0.0/", f.tok, 404, notFoundBody},
+		{"invalid version is 422", "/api/0/organizations/acme/releases/%2E/", f.tok, 422,
+			invalidBody("value_error", []string{"path", "version"}, "Invalid release version")},
+		{"no project:releases is 403", "/api/0/organizations/acme/releases/1.0.0/", f.token("owner@acme.io", "org:admin", "project:admin"), 403,
+			`{"detail": "Permission denied"}`},
+		{"no token is 401", "/api/0/organizations/acme/releases/1.0.0/", "", 401, `{"detail": "Unauthorized"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.do("DELETE", tc.path, tc.token, nil).expect(t, tc.status, tc.want)
+		})
+	}
+	t.Run("failed deletes removed nothing", func(t *testing.T) {
+		f.do("GET", "/api/0/organizations/acme/releases/1.0.0/", f.tok, nil).expect(t, http.StatusOK, nil)
+	})
+}
+
+// TestReleaseScopes checks every release and deploy route against a token
+// that has every scope but project:releases, and one that has only it.
+func TestReleaseScopes(t *testing.T) {
+	f := newRelFixture(t)
+	f.release(t, "1.0.0", "web")
+	without := f.token("owner@acme.io", strings.Fields(`project:read project:write project:admin
+		team:read team:write team:admin event:read event:write event:admin
+		org:read org:write org:admin member:read member:write member:admin`)...)
+	only := f.token("owner@acme.io", "project:releases")
+	for _, rt := range []struct{ method, path, body string }{
+		{"POST", "/api/0/organizations/acme/releases/", `{"version": "2", "projects": ["web"]}`},
+		{"GET", "/api/0/organizations/acme/releases/", ""},
+		{"GET", "/api/0/organizations/acme/releases/1.0.0/", ""},
+		{"PUT", "/api/0/organizations/acme/releases/1.0.0/", `{}`},
+		{"POST", "/api/0/projects/acme/web/releases/", `{"version": "3"}`},
+		{"GET", "/api/0/projects/acme/web/releases/", ""},
+		{"GET", "/api/0/projects/acme/web/releases/1.0.0/", ""},
+		{"PUT", "/api/0/projects/acme/web/releases/1.0.0/", `{}`},
+		{"POST", "/api/0/organizations/acme/releases/1.0.0/deploys/", `{"environment": "prod"}`},
+		{"GET", "/api/0/organizations/acme/releases/1.0.0/deploys/", ""},
+		{"DELETE", "/api/0/projects/acme/web/releases/1.0.0/", ""},
+	} {
+		var body any
+		if rt.body != "" {
+			body = rt.body
+		}
+		t.Run(rt.method+" "+rt.path+" without project:releases is 403", func(t *testing.T) {
+			f.do(rt.method, rt.path, without, body).expect(t, http.StatusForbidden, `{"detail": "Permission denied"}`)
+		})
+		t.Run(rt.method+" "+rt.path+" with project:releases succeeds", func(t *testing.T) {
+			res := f.do(rt.method, rt.path, only, body)
+			if res.status >= 300 && res.status != http.StatusAlreadyReported {
+				t.Fatalf("status %d: %s", res.status, res.body)
+			}
+		})
+	}
+	t.Run("scope is checked before input", func(t *testing.T) {
+		f.do("POST", "/api/0/organizations/acme/releases/", without, `{"version": ".."}`).
+			expect(t, http.StatusForbidden, `{"detail": "Permission denied"}`)
+	})
+}
+
+// TestReleaseDates checks that timestamps are written in UTC with
+// milliseconds, whatever zone they were sent in.
+func TestReleaseDates(t *testing.T) {
+	f := newRelFixture(t)
+	res := f.do("POST", "/api/0/organizations/acme/releases/", f.tok,
+		`{"version": "1", "projects": ["web"], "dateReleased": "2026-05-06T09:08:07.5+02:00"}`)
+	res.expect(t, http.StatusCreated, nil)
+	if got := res.field(t, "dateReleased"); got != "2026-05-06T07:08:07.500Z" {
+		t.Errorf("dateReleased = %v", got)
+	}
+	created, err := time.Parse(time.RFC3339, res.field(t, "dateCreated").(string))
+	if err != nil || time.Since(created) > time.Minute || time.Since(created) < -time.Minute {
+		t.Errorf("dateCreated = %v (%v), want about now", created, err)
+	}
+}

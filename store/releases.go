@@ -1,0 +1,363 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrNoValidProject is returned when a release would be linked to no
+// project because none of the slugs names a project of the organization.
+var ErrNoValidProject = errors.New("store: no valid project")
+
+// Release is a version of an organization's code, with its links and
+// deploys summarised.
+type Release struct {
+	ID           int64
+	Version      string
+	Ref          *string
+	URL          *string
+	Data         json.RawMessage // a JSON object
+	DateCreated  time.Time
+	DateReleased *time.Time
+	DateStarted  *time.Time
+	DeployCount  int
+	LastDeploy   *Deploy
+	Projects     []ReleaseProject // ordered by slug
+}
+
+// ReleaseProject is a project a release is linked to.
+type ReleaseProject struct {
+	ID   int64
+	Slug string
+	Name string
+}
+
+// ReleaseInput is what a new release starts with. A nil Data is {}.
+type ReleaseInput struct {
+	Version      string
+	Ref          *string
+	URL          *string
+	Data         json.RawMessage
+	DateReleased *time.Time
+	DateStarted  *time.Time
+}
+
+// ReleaseUpdate lists the fields an update assigns: each SetX says whether
+// X is assigned (nil clears it); fields not set keep their value.
+type ReleaseUpdate struct {
+	SetRef          bool
+	Ref             *string
+	SetURL          bool
+	URL             *string
+	SetData         bool
+	Data            json.RawMessage // nil is {}
+	SetDateReleased bool
+	DateReleased    *time.Time
+	SetDateStarted  bool
+	DateStarted     *time.Time
+}
+
+const releaseCols = `r.id, r.version, r.ref, r.url, r.data, r.date_created,
+	r.date_released, r.date_started`
+
+func scanRelease(row pgx.Row) (Release, error) {
+	var r Release
+	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, &r.Data, &r.DateCreated,
+		&r.DateReleased, &r.DateStarted)
+	return r, err
+}
+
+// objectOrEmpty returns data, or the empty JSON object when data is nil.
+func objectOrEmpty(data json.RawMessage) json.RawMessage {
+	if data == nil {
+		return json.RawMessage(`{}`)
+	}
+	return data
+}
+
+// CreateRelease creates the release in.Version in the organization orgSlug,
+// of which userID must be a member, and links it to the projects among
+// projectSlugs; slugs that name no project of the organization are
+// ignored, and when none is left it returns ErrNoValidProject. A release
+// of that version that already exists keeps its fields and gains the
+// links; created reports which happened.
+func (s *Store) CreateRelease(ctx context.Context, userID int64, orgSlug string, in ReleaseInput, projectSlugs []string) (rel Release, created bool, err error) {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		org, err := orgIDForMember(ctx, tx, userID, orgSlug)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT id FROM projects WHERE organization_id = $1 AND slug = ANY($2)`,
+			org, projectSlugs)
+		if err != nil {
+			return err
+		}
+		projects, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if len(projects) == 0 {
+			return ErrNoValidProject
+		}
+		var id int64
+		id, created, err = insertRelease(ctx, tx, org, in)
+		if err != nil {
+			return err
+		}
+		if err := linkRelease(ctx, tx, id, projects); err != nil {
+			return err
+		}
+		rel, err = releaseByID(ctx, tx, id)
+		return err
+	})
+	return rel, created, err
+}
+
+// CreateProjectRelease creates the release in.Version in the organization
+// orgSlug unless it exists (an existing one is left unchanged), and links
+// it to the project projectSlug. userID must be a member of the
+// organization.
+func (s *Store) CreateProjectRelease(ctx context.Context, userID int64, orgSlug, projectSlug string, in ReleaseInput) (Release, error) {
+	var rel Release
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		org, project, err := projectIDForMember(ctx, tx, userID, orgSlug, projectSlug)
+		if err != nil {
+			return err
+		}
+		id, _, err := insertRelease(ctx, tx, org, in)
+		if err != nil {
+			return err
+		}
+		if err := linkRelease(ctx, tx, id, []int64{project}); err != nil {
+			return err
+		}
+		rel, err = releaseByID(ctx, tx, id)
+		return err
+	})
+	return rel, err
+}
+
+// insertRelease creates the release in.Version of org unless it exists,
+// and returns its id and whether it was created.
+func insertRelease(ctx context.Context, tx pgx.Tx, org int64, in ReleaseInput) (id int64, created bool, err error) {
+	err = tx.QueryRow(ctx, `
+		INSERT INTO releases (organization_id, version, ref, url, data, date_released, date_started)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (organization_id, version) DO NOTHING
+		RETURNING id`,
+		org, in.Version, in.Ref, in.URL, objectOrEmpty(in.Data), in.DateReleased, in.DateStarted).Scan(&id)
+	if err == nil {
+		return id, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, err
+	}
+	err = tx.QueryRow(ctx, `
+		SELECT id FROM releases WHERE organization_id = $1 AND version = $2`,
+		org, in.Version).Scan(&id)
+	return id, false, err
+}
+
+// linkRelease links the release to projects; existing links stay.
+func linkRelease(ctx context.Context, tx pgx.Tx, release int64, projects []int64) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO release_projects (release_id, project_id)
+		SELECT $1, unnest($2::bigint[])
+		ON CONFLICT DO NOTHING`, release, projects)
+	return err
+}
+
+// releaseByID loads one release with its projects and deploys.
+func releaseByID(ctx context.Context, q querier, id int64) (Release, error) {
+	r, err := scanRelease(q.QueryRow(ctx, `
+		SELECT `+releaseCols+` FROM releases r WHERE r.id = $1`, id))
+	if err != nil {
+		return r, err
+	}
+	rels := []Release{r}
+	if err := fillReleases(ctx, q, rels); err != nil {
+		return r, err
+	}
+	return rels[0], nil
+}
+
+// fillReleases loads the projects, the deploy count and the last deploy of
+// rels.
+func fillReleases(ctx context.Context, q querier, rels []Release) error {
+	if len(rels) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(rels))
+	at := make(map[int64]*Release, len(rels))
+	for i := range rels {
+		ids[i] = rels[i].ID
+		rels[i].Projects = []ReleaseProject{}
+		at[rels[i].ID] = &rels[i]
+	}
+	rows, err := q.Query(ctx, `
+		SELECT rp.release_id, p.id, p.slug, p.name
+		FROM release_projects rp
+		JOIN projects p ON p.id = rp.project_id
+		WHERE rp.release_id = ANY($1)
+		ORDER BY p.slug, p.id`, ids)
+	if err != nil {
+		return err
+	}
+	var release int64
+	var p ReleaseProject
+	_, err = pgx.ForEachRow(rows, []any{&release, &p.ID, &p.Slug, &p.Name}, func() error {
+		at[release].Projects = append(at[release].Projects, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rows, err = q.Query(ctx, `
+		SELECT d.release_id, count(*) OVER (PARTITION BY d.release_id), `+deployCols+`
+		FROM deploys d
+		JOIN environments e ON e.id = d.environment_id
+		WHERE d.release_id = ANY($1)
+		ORDER BY d.release_id, d.date_created DESC, d.id DESC`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var count int
+		var d Deploy
+		if err := rows.Scan(&release, &count, &d.ID, &d.Environment, &d.Name, &d.URL,
+			&d.DateStarted, &d.DateFinished, &d.DateCreated); err != nil {
+			return err
+		}
+		if r := at[release]; r.LastDeploy == nil {
+			r.DeployCount = count
+			r.LastDeploy = &d
+		}
+	}
+	return rows.Err()
+}
+
+// releaseWhere selects the release $3 of the organization $2 of which the
+// user $1 is a member, and, when $4 is not empty, that is linked to the
+// project of that slug.
+const releaseWhere = `
+	JOIN organizations o ON o.id = r.organization_id
+	JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+	WHERE o.slug = $2 AND r.version = $3
+		AND ($4::text = '' OR EXISTS (
+			SELECT 1 FROM release_projects rp JOIN projects p ON p.id = rp.project_id
+			WHERE rp.release_id = r.id AND p.slug = $4))`
+
+// Release returns the release version of the organization orgSlug, of
+// which userID must be a member. When projectSlug is not empty the release
+// must also be linked to that project.
+func (s *Store) Release(ctx context.Context, userID int64, orgSlug, projectSlug, version string) (Release, error) {
+	var rel Release
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `SELECT r.id FROM releases r`+releaseWhere,
+			userID, orgSlug, version, projectSlug).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("release %q: %w", version, wrap(err))
+		}
+		rel, err = releaseByID(ctx, tx, id)
+		return err
+	})
+	return rel, err
+}
+
+// Releases lists the releases of the organization orgSlug, of which
+// userID must be a member, newest first. When projectSlug is not empty it
+// lists only the releases linked to that project, which must exist.
+func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug string, page Page) ([]Release, PageInfo, error) {
+	var rels []Release
+	var info PageInfo
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		lq := listQuery{
+			cols:       releaseCols,
+			createdCol: "r.date_created",
+			idCol:      "r.id",
+		}
+		if projectSlug == "" {
+			org, err := orgIDForMember(ctx, tx, userID, orgSlug)
+			if err != nil {
+				return err
+			}
+			lq.from = `FROM releases r WHERE r.organization_id = $1`
+			lq.args = []any{org}
+		} else {
+			_, project, err := projectIDForMember(ctx, tx, userID, orgSlug, projectSlug)
+			if err != nil {
+				return err
+			}
+			lq.from = `FROM releases r WHERE EXISTS (
+				SELECT 1 FROM release_projects rp WHERE rp.release_id = r.id AND rp.project_id = $1)`
+			lq.args = []any{project}
+		}
+		var err error
+		rels, info, err = list(ctx, tx, lq, page, func(rows pgx.Rows) (Release, Key, error) {
+			r, err := scanRelease(rows)
+			return r, Key{Created: r.DateCreated, ID: r.ID}, err
+		})
+		if err != nil {
+			return err
+		}
+		return fillReleases(ctx, tx, rels)
+	})
+	return rels, info, err
+}
+
+// UpdateRelease assigns the fields of upd that are set to the release
+// version of orgSlug (linked to projectSlug when it is not empty) and
+// returns the release as stored.
+func (s *Store) UpdateRelease(ctx context.Context, userID int64, orgSlug, projectSlug, version string, upd ReleaseUpdate) (Release, error) {
+	var rel Release
+	data := upd.Data
+	if upd.SetData {
+		data = objectOrEmpty(data)
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `
+			UPDATE releases r SET
+				ref = CASE WHEN $5 THEN $6 ELSE r.ref END,
+				url = CASE WHEN $7 THEN $8 ELSE r.url END,
+				data = CASE WHEN $9 THEN $10::jsonb ELSE r.data END,
+				date_released = CASE WHEN $11 THEN $12::timestamptz ELSE r.date_released END,
+				date_started = CASE WHEN $13 THEN $14::timestamptz ELSE r.date_started END
+			WHERE r.id = (SELECT r.id FROM releases r`+releaseWhere+`)
+			RETURNING r.id`,
+			userID, orgSlug, version, projectSlug,
+			upd.SetRef, upd.Ref, upd.SetURL, upd.URL, upd.SetData, data,
+			upd.SetDateReleased, upd.DateReleased, upd.SetDateStarted, upd.DateStarted).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("release %q: %w", version, wrap(err))
+		}
+		rel, err = releaseByID(ctx, tx, id)
+		return err
+	})
+	return rel, err
+}
+
+// DeleteRelease removes the release version of orgSlug (when projectSlug
+// is not empty, only if it is linked to that project), with its links,
+// files and deploys. Nothing removed is ErrNotFound.
+func (s *Store) DeleteRelease(ctx context.Context, userID int64, orgSlug, projectSlug, version string) error {
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM releases
+		WHERE id IN (SELECT r.id FROM releases r`+releaseWhere+`)`,
+		userID, orgSlug, version, projectSlug)
+	if err != nil {
+		return wrap(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("release %q: %w", version, ErrNotFound)
+	}
+	return nil
+}
