@@ -126,9 +126,9 @@ func TestAdminCommands(t *testing.T) {
 	}
 }
 
-// startServer runs `errata <cmd>` on a free loopback port until the test
-// ends, and returns its base URL and what it printed.
-func startServer(t *testing.T, cmd string, env map[string]string) (base string, stdout *syncBuffer) {
+// startDev runs `errata dev` on a free loopback port until the test ends,
+// and returns its base URL and what it printed.
+func startDev(t *testing.T, env map[string]string) (base string, stdout *lockedBuffer) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -138,9 +138,9 @@ func startServer(t *testing.T, cmd string, env map[string]string) (base string, 
 	ln.Close()
 	env["ADDR"] = addr
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout = &syncBuffer{}
+	stdout = &lockedBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{cmd}, func(k string) string { return env[k] }, stdout, io.Discard) }()
+	go func() { done <- run(ctx, []string{"dev"}, func(k string) string { return env[k] }, stdout, io.Discard) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -169,27 +169,9 @@ func startServer(t *testing.T, cmd string, env map[string]string) (base string, 
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 	db := storetest.NewEmptyDatabase(t)
-	base, out := startServer(t, "dev", map[string]string{"DATABASE_URL": db})
+	base, out := startDev(t, map[string]string{"DATABASE_URL": db})
 	m := regexp.MustCompile(`curl -H 'Authorization: Bearer (sntryu_[0-9a-f]{64})' (http://\S+)/api/0/`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("dev printed no curl line:\n%s", out.String())

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -238,4 +239,70 @@ func parseLink(t *testing.T, h string) map[string]linkEntry {
 		out[e[2]] = linkEntry{url: e[1], results: e[3] == "true", cursor: e[4]}
 	}
 	return out
+}
+
+func TestPaginationOverHTTP(t *testing.T) {
+	a, _ := newFoundationAPI(t)
+	a.project("acme", "web")
+	tok := a.token("owner@example.com", "project:releases")
+	for i := range 7 {
+		a.do("POST", "/api/0/organizations/acme/releases/", tok,
+			map[string]any{"version": fmt.Sprintf("v%d", i), "projects": []string{"web"}}).expect(t, 201, nil)
+	}
+	// Three creation times for seven rows: ids break the ties.
+	a.exec(`UPDATE releases SET date_created = $1::timestamptz + make_interval(secs => id % 3)`, timeBase)
+	// Newest first: created desc, id desc (ids 1..7 are v0..v6).
+	want := []any{"v4", "v1", "v6", "v3", "v0", "v5", "v2"}
+
+	walk := func(t *testing.T, path string, rel string) ([]any, []map[string]linkEntry) {
+		var got []any
+		var links []map[string]linkEntry
+		for range 10 {
+			r := a.do("GET", path, tok, nil)
+			r.expect(t, 200, nil)
+			if r.header.Get("X-Hits") != "7" || r.header.Get("X-Max-Hits") != "1000" {
+				t.Fatalf("X-Hits %q, X-Max-Hits %q", r.header.Get("X-Hits"), r.header.Get("X-Max-Hits"))
+			}
+			var page []any
+			for _, rel := range r.json(t).([]any) {
+				page = append(page, rel.(map[string]any)["version"])
+			}
+			l := parseLink(t, r.header.Get("Link"))
+			links = append(links, l)
+			if rel == "next" {
+				got = append(got, page...)
+			} else {
+				got = append(page, got...)
+			}
+			if !l[rel].results {
+				return got, links
+			}
+			if !strings.HasPrefix(l[rel].url, a.srv.URL+"/api/0/organizations/acme/releases/?") {
+				t.Fatalf("Link URL %q is not the request's URL", l[rel].url)
+			}
+			path = strings.TrimPrefix(l[rel].url, a.srv.URL)
+		}
+		t.Fatal("more pages than rows")
+		return nil, nil
+	}
+	for _, limit := range []int{1, 2, 3, 7, 50} {
+		t.Run(fmt.Sprintf("limit %d visits every row once, newest first, both ways", limit), func(t *testing.T) {
+			got, links := walk(t, fmt.Sprintf("/api/0/organizations/acme/releases/?limit=%d", limit), "next")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("forward (-want +got):\n%s", diff)
+			}
+			if links[0]["previous"].results {
+				t.Error("the first page says it has a previous page")
+			}
+			last := links[len(links)-1]
+			if len(links) == 1 {
+				return
+			}
+			back, _ := walk(t, strings.TrimPrefix(last["previous"].url, a.srv.URL), "previous")
+			lastLen := len(want) - (len(links)-1)*limit
+			if diff := cmp.Diff(want[:len(want)-lastLen], back); diff != "" {
+				t.Fatalf("backward (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ func unmarshalObject(data []byte, dst any, loc ...any) error {
 					at = append(at, f)
 				}
 			}
-			return invalid(typeError, "Input should be of type "+te.Value+" not allowed; expected "+te.Type.String(), at...)
+			return invalid(typeError, "Input should be a valid "+jsonKind(te.Type), at...)
 		}
 		var ve validationError
 		if errors.As(err, &ve) {
@@ -163,4 +164,30 @@ func timeOrNil(t *time.Time) *jsonTime {
 	}
 	jt := jsonTime(*t)
 	return &jt
+}
+
+// jsonKind names the JSON type that decodes into t, for error messages.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.String:
+		return "string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		if t == reflect.TypeFor[time.Time]() {
+			return "datetime"
+		}
+		return "object"
+	}
+	return "value"
 }
