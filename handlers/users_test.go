@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -81,6 +80,13 @@ func newUserAPI(t *testing.T) *userAPI {
 	t.Cleanup(srv.Close)
 	a.testAPI = &testAPI{t: t, st: st, srv: srv}
 	return a
+}
+
+// wakeUps is how often the handlers woke the mail worker.
+func (a *userAPI) wakeUps() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.notices
 }
 
 // exec runs SQL the API has no route for.
@@ -378,5 +384,3 @@ func TestNotifications(t *testing.T) {
 		a.do("GET", "/api/0/users/me/notifications/", me.token, nil).golden(t, "user_notifications_off")
 	})
 }
-
-var _ = http.StatusOK
