@@ -29,6 +29,7 @@ import (
 	"errata/handlers"
 	"errata/store"
 	"errata/worker"
+	"errata/worker/mail"
 )
 
 //go:embed schema.sql
@@ -89,6 +90,7 @@ type config struct {
 	maxConns         int
 	statementTimeout time.Duration
 	shutdownTimeout  time.Duration
+	recoveryCodeTTL  time.Duration
 }
 
 func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -117,6 +119,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.IntVar(&c.maxConns, "max-conns", 0, "database pool size; 0: 4 per CPU, at least 4 (MAX_CONNS)")
 	fs.DurationVar(&c.statementTimeout, "statement-timeout", envDuration("STATEMENT_TIMEOUT", 30*time.Second), "PostgreSQL statement_timeout (STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
+	fs.DurationVar(&c.recoveryCodeTTL, "recovery-code-ttl", envDuration("RECOVERY_CODE_TTL", 300*time.Second), "how long generated recovery codes wait for confirmation (RECOVERY_CODE_TTL)")
 	if v := getenv("MAX_CONNS"); v != "" {
 		if _, err := fmt.Sscan(v, &c.maxConns); err != nil {
 			return c, fmt.Errorf("MAX_CONNS: %q is not a number", v)
@@ -197,14 +200,23 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 
 	jobs := worker.New(st, log, worker.Config{})
+	sender, err := mail.NewSender(cfg.emailURL, cfg.defaultFromEmail, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	jobs.Handle(store.MailJobKind, mail.Deliver(st, sender))
 	jobs.Start()
 
 	srv := &http.Server{
 		Handler: handlers.New(handlers.Deps{
-			Store:     st,
-			Auth:      &authn.Authenticator{Store: st},
-			Log:       log,
-			PublicURL: cfg.publicURL,
+			Store:         st,
+			Auth:          &authn.Authenticator{Store: st},
+			Log:           log,
+			PublicURL:     cfg.publicURL,
+			SecretKey:     cfg.secretKey,
+			NotifyMail:    jobs.Notify,
+			RecoverySeeds: authn.NewPendingSeeds(cfg.recoveryCodeTTL, nil),
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       60 * time.Second,

@@ -42,7 +42,8 @@ func newTestAPI(t *testing.T, extra ...route) *testAPI {
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, Now: time.Now}
+	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, Now: time.Now,
+		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now)}
 	h := serve(d, append(routes(d), extra...))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

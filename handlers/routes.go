@@ -62,5 +62,26 @@ func routes(d Deps) []route {
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}", projectReleases, handleReleaseDelete(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}", projectReleases, handleDeployCreate(d)},
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}", projectReleases, handleDeploys(d)},
+
+		// Users, email addresses, notifications and recovery codes: any
+		// valid token (the spec declares no scope); the subject is always
+		// the caller. Confirmation links carry their own proof, the signed
+		// key, so they need no token.
+		{"GET /api/0/users/{$}", anyToken, handleUserList(d)},
+		{"GET /api/0/users/{user_id}/{$}", anyToken, handleUserDetail(d)},
+		{"PUT /api/0/users/{user_id}/{$}", anyToken, handleUserUpdate(d)},
+		{"DELETE /api/0/users/{user_id}/{$}", anyToken, handleUserDelete(d)},
+		{"GET /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailList(d)},
+		{"POST /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailCreate(d)},
+		{"PUT /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailMakePrimary(d)},
+		{"DELETE /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailDelete(d)},
+		{"POST /api/0/users/{user_id}/emails/confirm/{$}", anyToken, handleEmailConfirm(d)},
+		{"GET /api/0/users/{user_id}/notifications/{$}", anyToken, handleNotifications(d)},
+		{"PUT /api/0/users/{user_id}/notifications/{$}", anyToken, handleNotificationsUpdate(d)},
+		{"GET /api/0/generate-recovery-codes/{$}", anyToken, handleRecoveryCodesGenerate(d)},
+		{"POST /api/0/generate-recovery-codes/{$}", anyToken, handleRecoveryCodesActivate(d)},
+		{"POST /api/0/auth/email/verify/{$}", open, handleEmailVerify(d)},
+		{"GET /profile/confirm-email/{key}/{$}", open, handleConfirmPage(d)},
+		{"POST /profile/confirm-email/{key}/{$}", open, handleConfirmSubmit(d)},
 	}
 }

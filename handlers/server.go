@@ -22,6 +22,11 @@ type Deps struct {
 	Log       *slog.Logger
 	PublicURL string           // scheme://host of links the server writes; "" derives it from the request
 	Now       func() time.Time // the clock
+
+	// Users, email confirmation and recovery codes.
+	SecretKey     string              // signs confirmation keys and encrypts recovery-code seeds
+	NotifyMail    func()              // wakes the mail worker after a message is queued; nil leaves it to its poll
+	RecoverySeeds *authn.PendingSeeds // pending recovery-code seeds; nil is a map of 300 s of New's own
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -32,6 +37,9 @@ type apiFunc func(w http.ResponseWriter, r *http.Request) error
 func New(d Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.RecoverySeeds == nil {
+		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)
 	}
 	return serve(d, routes(d))
 }
