@@ -45,5 +45,19 @@ func routes(d Deps) []route {
 		{"GET /healthz", open, handleHealth()},
 		{"GET /readyz", open, handleReady(d.Store)},
 		{"GET /api/0/{$}", optionalToken, handleIndex(d)},
+
+		// Release files, chunk upload and assembly.
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},
+		{"POST /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileGet(d)},
+		{"DELETE /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileDelete(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileGet(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileDelete(d)},
+		{"GET /api/0/organizations/{organization_slug}/chunk-upload/{$}", anyToken, handleChunkUploadOptions(d)},
+		{"POST /api/0/organizations/{organization_slug}/chunk-upload/{$}", releaseAssembler, handleChunkUpload(d)},
+		{"POST /api/0/organizations/{organization_slug}/releases/{version}/assemble/{$}", releaseAssembler, handleReleaseAssemble(d)},
+		{"POST /api/0/organizations/{organization_slug}/artifactbundle/assemble/{$}", releaseAssembler, handleArtifactBundleAssemble(d)},
 	}
 }

@@ -22,6 +22,12 @@ type Deps struct {
 	Log       *slog.Logger
 	PublicURL string           // scheme://host of links the server writes; "" derives it from the request
 	Now       func() time.Time // the clock
+	// Jobs is woken after a request enqueued a background job; nil when
+	// no worker runs in this process (another process's finds the job).
+	Jobs interface{ Notify() }
+	// MaxBundleSize is the largest upload that assembly accepts; 0 is
+	// the default of the worker package.
+	MaxBundleSize int64
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
