@@ -27,6 +27,7 @@ import (
 type assembleEnv struct {
 	st   *store.Store
 	db   *pgx.Conn
+	url  string
 	user int64
 	org  int64
 }
@@ -45,7 +46,7 @@ func newAssembleEnv(t *testing.T) *assembleEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close(context.Background()) })
-	e := &assembleEnv{st: st, db: db}
+	e := &assembleEnv{st: st, db: db, url: url}
 	if e.user, err = st.CreateUser(ctx, "dev@example.com", "Dev"); err != nil {
 		t.Fatal(err)
 	}
