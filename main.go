@@ -221,12 +221,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	srv := &http.Server{
 		Handler: handlers.New(handlers.Deps{
-			Store:     st,
-			Auth:      &authn.Authenticator{Store: st},
-			Log:       log,
-			PublicURL: cfg.publicURL,
-			Jobs:      jobs,
-
+			Store:         st,
+			Auth:          &authn.Authenticator{Store: st},
+			Log:           log,
+			PublicURL:     cfg.publicURL,
+			Jobs:          jobs,
 			MaxBundleSize: cfg.assembleLimits.MaxBundleSize,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,

@@ -80,8 +80,14 @@ type manifestEntry struct {
 // Run assembles the upload described by payload (a store.AssemblyJob). Its
 // errors are safe to show to the client: causes that are not the bundle's
 // fault go to the log.
-func (a *Assembler) Run(ctx context.Context, payload json.RawMessage) error {
-	err := a.assemble(ctx, payload)
+func (a *Assembler) Run(ctx context.Context, payload json.RawMessage) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.Log.Error("assemble: panic", "panic", p)
+			err = errors.New("Internal error while assembling the bundle")
+		}
+	}()
+	err = a.assemble(ctx, payload)
 	if err == nil {
 		return nil
 	}
