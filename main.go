@@ -91,6 +91,7 @@ type config struct {
 	statementTimeout time.Duration
 	shutdownTimeout  time.Duration
 	recoveryCodeTTL  time.Duration
+	assembleLimits   worker.AssembleLimits
 }
 
 func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -120,6 +121,23 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.statementTimeout, "statement-timeout", envDuration("STATEMENT_TIMEOUT", 30*time.Second), "PostgreSQL statement_timeout (STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
 	fs.DurationVar(&c.recoveryCodeTTL, "recovery-code-ttl", envDuration("RECOVERY_CODE_TTL", 300*time.Second), "how long generated recovery codes wait for confirmation (RECOVERY_CODE_TTL)")
+	for _, l := range []struct {
+		env, flag, usage string
+		dst              *int64
+		def              int64
+	}{
+		{"MAX_BUNDLE_SIZE", "max-bundle-size", "largest artifact bundle in bytes", &c.assembleLimits.MaxBundleSize, worker.DefaultMaxBundleSize},
+		{"MAX_BUNDLE_MEMBERS", "max-bundle-members", "most members of an artifact bundle", &c.assembleLimits.MaxMembers, worker.DefaultMaxMembers},
+		{"MAX_BUNDLE_UNCOMPRESSED_SIZE", "max-bundle-uncompressed-size", "most bytes an artifact bundle uncompresses to", &c.assembleLimits.MaxUncompressedSize, worker.DefaultMaxUncompressedSize},
+	} {
+		def := l.def
+		if v := getenv(l.env); v != "" {
+			if _, err := fmt.Sscan(v, &def); err != nil || def <= 0 {
+				return c, fmt.Errorf("%s: %q is not a positive number", l.env, v)
+			}
+		}
+		fs.Int64Var(l.dst, l.flag, def, l.usage+" ("+l.env+")")
+	}
 	if v := getenv("MAX_CONNS"); v != "" {
 		if _, err := fmt.Sscan(v, &c.maxConns); err != nil {
 			return c, fmt.Errorf("MAX_CONNS: %q is not a number", v)
@@ -206,6 +224,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	jobs.Handle(store.MailJobKind, mail.Deliver(st, sender))
+	assembler := &worker.Assembler{Store: st, Log: log, Limits: cfg.assembleLimits}
+	jobs.Handle(store.AssembleJobKind, assembler.Run)
 	jobs.Start()
 
 	srv := &http.Server{
@@ -217,6 +237,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			SecretKey:     cfg.secretKey,
 			NotifyMail:    jobs.Notify,
 			RecoverySeeds: authn.NewPendingSeeds(cfg.recoveryCodeTTL, nil),
+			Jobs:          jobs,
+			MaxBundleSize: cfg.assembleLimits.MaxBundleSize,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       60 * time.Second,

@@ -83,5 +83,19 @@ func routes(d Deps) []route {
 		{"POST /api/0/auth/email/verify/{$}", open, handleEmailVerify(d)},
 		{"GET /profile/confirm-email/{key}/{$}", open, handleConfirmPage(d)},
 		{"POST /profile/confirm-email/{key}/{$}", open, handleConfirmSubmit(d)},
+
+		// Release files, chunk upload and assembly.
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},
+		{"POST /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileGet(d)},
+		{"DELETE /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileDelete(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileGet(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileDelete(d)},
+		{"GET /api/0/organizations/{organization_slug}/chunk-upload/{$}", anyToken, handleChunkUploadOptions(d)},
+		{"POST /api/0/organizations/{organization_slug}/chunk-upload/{$}", releaseAssembler, handleChunkUpload(d)},
+		{"POST /api/0/organizations/{organization_slug}/releases/{version}/assemble/{$}", releaseAssembler, handleReleaseAssemble(d)},
+		{"POST /api/0/organizations/{organization_slug}/artifactbundle/assemble/{$}", releaseAssembler, handleArtifactBundleAssemble(d)},
 	}
 }

@@ -27,6 +27,12 @@ type Deps struct {
 	SecretKey     string              // signs confirmation keys and encrypts recovery-code seeds
 	NotifyMail    func()              // wakes the mail worker after a message is queued; nil leaves it to its poll
 	RecoverySeeds *authn.PendingSeeds // pending recovery-code seeds; nil is a map of 300 s of New's own
+	// Jobs is woken after a request enqueued a background job; nil when
+	// no worker runs in this process (another process's finds the job).
+	Jobs interface{ Notify() }
+	// MaxBundleSize is the largest upload that assembly accepts; 0 is
+	// the default of the worker package.
+	MaxBundleSize int64
 }
 
 // apiFunc is a handler that returns its error instead of writing it.

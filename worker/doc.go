@@ -11,6 +11,12 @@
 // with the last error as its detail.
 //
 // Because a job can run again after a crash, every job function must be
-// idempotent. The package must not know what jobs do: functions are
+// idempotent. The runner must not know what jobs do: functions are
 // registered by kind.
+//
+// assemble.go holds the one job function that lives here, Assembler.Run:
+// it turns uploaded chunks into release files (see its doc comment). It
+// reads and writes only through the store and knows nothing of HTTP; its
+// errors are written for the client that uploaded the bundle, because the
+// artifact-bundle endpoint shows them as the assembly's detail.
 package worker

@@ -1,0 +1,166 @@
+package handlers
+
+import (
+	"compress/gzip"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"io"
+	"iter"
+	"mime/multipart"
+	"net/http"
+	"strings"
+
+	"errata/store"
+)
+
+// Chunk upload options of the contract.
+const (
+	chunkSize        = 8 << 20
+	chunksPerRequest = 64
+	maxRequestSize   = 32 << 20
+	chunkConcurrency = 4
+)
+
+// defaultMaxBundleSize is the bundle limit when Deps leaves it zero; it
+// matches the worker's default.
+const defaultMaxBundleSize = 256 << 20
+
+func maxBundleSize(d Deps) int64 {
+	if d.MaxBundleSize > 0 {
+		return d.MaxBundleSize
+	}
+	return defaultMaxBundleSize
+}
+
+// chunkUploadOptions is the answer of GET chunk-upload/. accept leaves out
+// artifact_bundles so that sentry-cli 2.x uses releases/{version}/assemble/.
+type chunkUploadOptions struct {
+	URL              string   `json:"url"`
+	ChunkSize        int      `json:"chunkSize"`
+	ChunksPerRequest int      `json:"chunksPerRequest"`
+	MaxRequestSize   int      `json:"maxRequestSize"`
+	MaxFileSize      int64    `json:"maxFileSize"`
+	Concurrency      int      `json:"concurrency"`
+	HashAlgorithm    string   `json:"hashAlgorithm"`
+	Compression      []string `json:"compression"`
+	Accept           []string `json:"accept"`
+}
+
+// handleChunkUploadOptions serves GET organizations/{org}/chunk-upload/: how
+// to upload chunks here.
+func handleChunkUploadOptions(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, err := pathSlug(r, "organization_slug")
+		if err != nil {
+			return err
+		}
+		if err := d.Store.CheckChunkUpload(r.Context(), caller(r).UserID, org); err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, chunkUploadOptions{
+			URL:              pageURL(r, d.PublicURL, ""),
+			ChunkSize:        chunkSize,
+			ChunksPerRequest: chunksPerRequest,
+			MaxRequestSize:   maxRequestSize,
+			MaxFileSize:      maxBundleSize(d),
+			Concurrency:      chunkConcurrency,
+			HashAlgorithm:    "sha1",
+			Compression:      []string{"gzip"},
+			Accept:           []string{"release_files"},
+		})
+		return nil
+	}
+}
+
+// handleChunkUpload serves POST organizations/{org}/chunk-upload/: multipart
+// parts named file (a chunk) or file_gzip (a gzipped chunk), each named by
+// the SHA-1 hex of the chunk. Every chunk is checked before any is kept.
+func handleChunkUpload(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, err := pathSlug(r, "organization_slug")
+		if err != nil {
+			return err
+		}
+		if r.ContentLength > maxRequestSize {
+			return errTooLarge
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxRequestSize)
+		mr, err := r.MultipartReader()
+		if err != nil {
+			return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
+		}
+		if err := d.Store.SaveChunks(r.Context(), caller(r).UserID, org, readChunks(mr)); err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, nil)
+		return nil
+	}
+}
+
+// readChunks yields the chunks of a chunk upload one at a time, checked
+// against their names and the limits.
+func readChunks(mr *multipart.Reader) iter.Seq2[store.Chunk, error] {
+	return func(yield func(store.Chunk, error) bool) {
+		count := 0
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(store.Chunk{}, bodyError(err))
+				return
+			}
+			name := part.FormName()
+			if name != "file" && name != "file_gzip" {
+				continue // NextPart skips what is left of it
+			}
+			if count++; count > chunksPerRequest {
+				yield(store.Chunk{}, badRequest("Too many chunks in one request"))
+				return
+			}
+			c, err := readChunk(part, name == "file_gzip")
+			if !yield(c, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// readChunk reads one chunk part and checks its SHA-1 against its name.
+func readChunk(part *multipart.Part, gzipped bool) (store.Chunk, error) {
+	want := strings.ToLower(part.FileName())
+	if len(want) != 2*sha1.Size || strings.Trim(want, "0123456789abcdef") != "" {
+		return store.Chunk{}, badRequest("A chunk's file name must be its SHA-1 hex")
+	}
+	var src io.Reader = part
+	if gzipped {
+		zr, err := gzip.NewReader(part)
+		if err != nil {
+			return store.Chunk{}, bodyError(err)
+		}
+		defer zr.Close()
+		src = zr
+	}
+	data, err := io.ReadAll(io.LimitReader(src, chunkSize+1))
+	if err != nil {
+		return store.Chunk{}, bodyError(err)
+	}
+	if len(data) > chunkSize {
+		return store.Chunk{}, badRequest("A chunk is larger than the chunk size")
+	}
+	sum := sha1.Sum(data)
+	if hex.EncodeToString(sum[:]) != want {
+		return store.Chunk{}, badRequest("A chunk does not match its SHA-1")
+	}
+	return store.Chunk{SHA1: want, Data: data}, nil
+}
+
+// bodyError turns a failure to read an upload into the contract's answer.
+func bodyError(err error) error {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return errTooLarge
+	}
+	return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
+}

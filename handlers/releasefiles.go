@@ -1,0 +1,214 @@
+package handlers
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"errata/store"
+)
+
+// releaseFileScope reads the organization, optional project and version of
+// a release-file path.
+func releaseFileScope(r *http.Request) (store.ReleaseFileScope, error) {
+	sc := store.ReleaseFileScope{UserID: caller(r).UserID}
+	var err error
+	if sc.OrgSlug, err = pathSlug(r, "organization_slug"); err != nil {
+		return sc, err
+	}
+	if strings.Contains(r.Pattern, " /api/0/projects/") {
+		if sc.ProjectSlug, err = pathSlug(r, "project_slug"); err != nil {
+			return sc, err
+		}
+	}
+	sc.Version, err = pathVersion(r)
+	return sc, err
+}
+
+// pathFileID reads the file_id path value, a positive decimal integer.
+func pathFileID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("file_id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, invalid(typeError, "Input should be a valid integer", "path", "file_id")
+	}
+	return id, nil
+}
+
+// releaseFileJSON is a release file as the API writes it.
+type releaseFileJSON struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Dist        *string           `json:"dist"`
+	Headers     map[string]string `json:"headers"`
+	Size        int64             `json:"size"`
+	SHA1        string            `json:"sha1"`
+	DateCreated jsonTime          `json:"dateCreated"`
+}
+
+func newReleaseFileJSON(rf store.ReleaseFile) releaseFileJSON {
+	headers := rf.Headers
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	return releaseFileJSON{
+		ID: strconv.FormatInt(rf.ID, 10), Name: rf.Name, Dist: rf.Dist, Headers: headers,
+		Size: rf.Size, SHA1: rf.SHA1, DateCreated: jsonTime(rf.DateCreated),
+	}
+}
+
+// handleReleaseFileList serves GET organizations/{org}/releases/{version}/files/
+// and GET projects/{org}/{project}/releases/{version}/files/: a page of the
+// release's files, newest first.
+func handleReleaseFileList(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := releaseFileScope(r)
+		if err != nil {
+			return err
+		}
+		page, err := readPage(r)
+		if err != nil {
+			return err
+		}
+		files, info, err := d.Store.ReleaseFiles(r.Context(), sc, page)
+		if err != nil {
+			return err
+		}
+		out := make([]releaseFileJSON, 0, len(files))
+		for _, rf := range files {
+			out = append(out, newReleaseFileJSON(rf))
+		}
+		setPageHeaders(w, r, d.PublicURL, info)
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
+// handleReleaseFileGet serves GET organizations/{org}/releases/{version}/files/{file_id}/
+// and its project twin: the file's record, or with ?download=1 its bytes.
+func handleReleaseFileGet(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := releaseFileScope(r)
+		if err != nil {
+			return err
+		}
+		id, err := pathFileID(r)
+		if err != nil {
+			return err
+		}
+		if download := r.URL.Query().Get("download"); download == "1" || download == "true" {
+			return downloadReleaseFile(w, r, d, sc, id)
+		}
+		rf, err := d.Store.ReleaseFile(r.Context(), sc, id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, newReleaseFileJSON(rf))
+		return nil
+	}
+}
+
+// downloadReleaseFile streams a release file's bytes. Once the first byte
+// is out, a failure can only cut the response short.
+func downloadReleaseFile(w http.ResponseWriter, r *http.Request, d Deps, sc store.ReleaseFileScope, id int64) error {
+	started := false
+	err := d.Store.WriteReleaseFile(r.Context(), sc, id, func(rf store.ReleaseFile) io.Writer {
+		started = true
+		h := w.Header()
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Length", strconv.FormatInt(rf.Size, 10))
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment",
+			map[string]string{"filename": path.Base(rf.Name)}))
+		w.WriteHeader(http.StatusOK)
+		return w
+	})
+	if err != nil && started {
+		d.Log.WarnContext(r.Context(), "download cut short", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return err
+}
+
+// handleReleaseFileDelete serves DELETE organizations/{org}/releases/{version}/files/{file_id}/
+// and its project twin.
+func handleReleaseFileDelete(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := releaseFileScope(r)
+		if err != nil {
+			return err
+		}
+		id, err := pathFileID(r)
+		if err != nil {
+			return err
+		}
+		if err := d.Store.DeleteReleaseFile(r.Context(), sc, id); err != nil {
+			return err
+		}
+		noContent(w)
+		return nil
+	}
+}
+
+// uploadMemory is how much of a multipart upload is held in memory; the
+// rest goes to temporary files.
+const uploadMemory = 8 << 20
+
+// handleReleaseFileUpload serves POST organizations/{org}/releases/{version}/files/
+// and its project twin: one file sent as multipart fields file, name, dist
+// and repeatable header "Key:Value".
+func handleReleaseFileUpload(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := releaseFileScope(r)
+		if err != nil {
+			return err
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBundleSize(d)+1<<20)
+		if err := r.ParseMultipartForm(uploadMemory); err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				return errTooLarge
+			}
+			return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
+		}
+		defer r.MultipartForm.RemoveAll() //nolint:errcheck // temporary files
+		fhs := r.MultipartForm.File["file"]
+		if len(fhs) != 1 {
+			return invalid(missing, "Field required", "body", "file")
+		}
+		nf := store.NewReleaseFile{Name: r.FormValue("name"), Headers: map[string]string{}}
+		if nf.Name == "" {
+			nf.Name = fhs[0].Filename
+		}
+		if nf.Name == "" || len(nf.Name) > 1024 || !utf8.ValidString(nf.Name) {
+			return invalid(valueErr, "A name of 1 to 1024 characters is required", "body", "name")
+		}
+		if dist := r.FormValue("dist"); dist != "" {
+			nf.Dist = &dist
+		}
+		for _, hv := range r.MultipartForm.Value["header"] {
+			k, v, ok := strings.Cut(hv, ":")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if !ok || k == "" {
+				return invalid(valueErr, "A header is Key:Value", "body", "header")
+			}
+			nf.Headers[k] = v
+		}
+		content, err := fhs[0].Open()
+		if err != nil {
+			return err
+		}
+		defer content.Close()
+		rf, err := d.Store.CreateReleaseFile(r.Context(), sc, nf, content)
+		if errors.Is(err, store.ErrConflict) {
+			return &apiError{status: http.StatusConflict, detail: "A file with that name already exists"}
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusCreated, newReleaseFileJSON(rf))
+		return nil
+	}
+}

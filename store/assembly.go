@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AssembleJobKind is the kind of the jobs that assemble uploaded chunks into
+// release files.
+const AssembleJobKind = "assemble"
+
+// assembleMaxAttempts bounds the runs of one assembly. Bundle errors end it
+// at once; the attempts are for failures that can pass, like chunks that the
+// spec's endpoint was told about before they arrived.
+const assembleMaxAttempts = 5
+
+// AssemblyJob is the payload of an assemble job: everything it needs,
+// fixed when the request was accepted.
+type AssemblyJob struct {
+	OrganizationID int64   `json:"organizationId"`
+	OrgSlug        string  `json:"orgSlug"`
+	Version        *string `json:"version"` // nil: the manifest names the release
+	Dist           *string `json:"dist"`
+	// Projects are slugs that a release created by the assembly is linked to.
+	Projects []string `json:"projects"`
+	Checksum string   `json:"checksum"`
+	Chunks   []string `json:"chunks"`
+	// WaitForChunks is set by the spec's endpoint, which is called without
+	// a check of the chunks: missing ones are retried rather than final.
+	WaitForChunks bool `json:"waitForChunks"`
+}
+
+// uniqueKey names the job of one request: the same request twice is one
+// job.
+func (j AssemblyJob) uniqueKey() string {
+	b, _ := json.Marshal(j) // plain fields always encode
+	sum := sha256.Sum256(b)
+	return AssembleJobKind + ":" + hex.EncodeToString(sum[:])
+}
+
+// AssemblyRequest is what a caller asks to assemble.
+type AssemblyRequest struct {
+	Version  *string
+	Dist     *string
+	Projects []string
+	Checksum string
+	Chunks   []string
+}
+
+// AssemblyStatus is what a caller can see of an assembly: the chunks its
+// organization lacks (then nothing was enqueued) or the state of its job.
+type AssemblyStatus struct {
+	MissingChunks []string
+	Job           *JobStatus
+}
+
+// EnqueueReleaseAssembly enqueues the assembly of the chunks of req in the
+// organization orgSlug that userID belongs to, for the release version. It
+// does not look at the chunks: the job waits a while for missing ones. An
+// earlier identical request that ended in error is run again.
+func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlug, version string, req AssemblyRequest) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		org, err := memberOrganizationID(ctx, tx, userID, orgSlug)
+		if err != nil {
+			return err
+		}
+		job := AssemblyJob{
+			OrganizationID: org, OrgSlug: orgSlug, Version: &version,
+			Projects: []string{}, Checksum: req.Checksum, Chunks: req.Chunks,
+			WaitForChunks: true,
+		}
+		id, err := enqueueJob(ctx, tx, AssembleJobKind, job.uniqueKey(), job, assembleMaxAttempts)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE jobs SET state = 'queued', attempts = 0, run_at = now(),
+				last_error = NULL, date_updated = now()
+			WHERE id = $1 AND state = 'error'`, id)
+		return err
+	})
+}
+
+// AssembleArtifactBundle enqueues the assembly of the chunks of req in the
+// organization orgSlug that userID belongs to, once the organization has
+// all of them, and reports where it stands. Asking again for the same
+// request reports on the same job.
+func (s *Store) AssembleArtifactBundle(ctx context.Context, userID int64, orgSlug string, req AssemblyRequest) (AssemblyStatus, error) {
+	var st AssemblyStatus
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		org, err := memberOrganizationID(ctx, tx, userID, orgSlug)
+		if err != nil {
+			return err
+		}
+		st.MissingChunks, err = missingChunks(ctx, tx, org, req.Chunks)
+		if err != nil || len(st.MissingChunks) > 0 {
+			return err
+		}
+		projects := req.Projects
+		if projects == nil {
+			projects = []string{}
+		}
+		job := AssemblyJob{
+			OrganizationID: org, OrgSlug: orgSlug, Version: req.Version, Dist: req.Dist,
+			Projects: projects, Checksum: req.Checksum, Chunks: req.Chunks,
+		}
+		id, err := enqueueJob(ctx, tx, AssembleJobKind, job.uniqueKey(), job, assembleMaxAttempts)
+		if err != nil {
+			return err
+		}
+		st.Job = &JobStatus{}
+		return tx.QueryRow(ctx, `
+			SELECT id, state, last_error FROM jobs WHERE id = $1`, id).
+			Scan(&st.Job.ID, &st.Job.State, &st.Job.LastError)
+	})
+	return st, err
+}
+
+// AssemblyTarget is the release that an assembly fills.
+type AssemblyTarget struct {
+	OrganizationID int64
+	Version        string
+	Projects       []string // linked to the release when it is created or found
+}
+
+// AddFileFunc stores one assembled file; see SaveAssembledFiles.
+type AddFileFunc func(nf NewReleaseFile, content io.Reader) error
+
+// SaveAssembledFiles stores, in one transaction, the files that fill calls
+// add with: the release of t is created when missing and linked to t's
+// projects, and each file replaces the release's file of the same name and
+// dist, or is left alone when it has the same content and headers. When
+// fill returns an error nothing is stored.
+func (s *Store) SaveAssembledFiles(ctx context.Context, t AssemblyTarget, fill func(add AddFileFunc) error) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		releaseID, err := ensureRelease(ctx, tx, t.OrganizationID, t.Version, t.Projects)
+		if err != nil {
+			return err
+		}
+		return fill(func(nf NewReleaseFile, content io.Reader) error {
+			return saveAssembledFile(ctx, tx, t.OrganizationID, releaseID, nf, content)
+		})
+	})
+}
+
+// saveAssembledFile stores one file of an assembly in release releaseID.
+func saveAssembledFile(ctx context.Context, tx pgx.Tx, orgID, releaseID int64, nf NewReleaseFile, content io.Reader) error {
+	f, err := insertFile(ctx, tx, orgID, content)
+	if err != nil {
+		return err
+	}
+	headers := headersJSON(nf.Headers)
+	var rfID, oldFileID int64
+	var oldSHA1 string
+	var sameHeaders bool
+	err = tx.QueryRow(ctx, `
+		SELECT rf.id, rf.file_id, f.sha1, rf.headers = $4::jsonb
+		FROM release_files rf JOIN files f ON f.id = rf.file_id
+		WHERE rf.release_id = $1 AND rf.name = $2 AND rf.dist IS NOT DISTINCT FROM $3
+		FOR UPDATE OF rf`, releaseID, nf.Name, nf.Dist, headers).
+		Scan(&rfID, &oldFileID, &oldSHA1, &sameHeaders)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		_, err = tx.Exec(ctx, `
+			INSERT INTO release_files (release_id, file_id, name, dist, headers)
+			VALUES ($1, $2, $3, $4, $5)`, releaseID, f.id, nf.Name, nf.Dist, headers)
+		return err
+	case err != nil:
+		return err
+	case oldSHA1 == f.sha1 && sameHeaders:
+		// The same file again: keep the one stored, drop the copy.
+		_, err = tx.Exec(ctx, `DELETE FROM files WHERE id = $1`, f.id)
+		return err
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE release_files SET file_id = $2, headers = $3 WHERE id = $1`,
+		rfID, f.id, headers); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `
+		DELETE FROM files WHERE id = $1
+		  AND NOT EXISTS (SELECT 1 FROM release_files WHERE file_id = $1)`, oldFileID)
+	return err
+}
+
+// ensureRelease returns the id of the release version of organization
+// orgID, creating it when missing, and links it to those of projects that
+// are projects of the organization.
+//
+// TODO(releases): share with the release store of the releases issue.
+func ensureRelease(ctx context.Context, q querier, orgID int64, version string, projects []string) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, `
+		INSERT INTO releases (organization_id, version) VALUES ($1, $2)
+		ON CONFLICT (organization_id, version) DO UPDATE SET version = EXCLUDED.version
+		RETURNING id`, orgID, version).Scan(&id)
+	if err != nil {
+		return 0, err
+	}
+	_, err = q.Exec(ctx, `
+		INSERT INTO release_projects (release_id, project_id)
+		SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND p.slug = ANY($3)
+		ON CONFLICT DO NOTHING`, id, orgID, projects)
+	return id, err
+}

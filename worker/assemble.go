@@ -1,0 +1,384 @@
+package worker
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"errata/store"
+)
+
+// AssembleLimits bound what one assembly reads; zero values take the
+// defaults.
+type AssembleLimits struct {
+	MaxBundleSize       int64 // bytes of the concatenated chunks; default 256 MiB
+	MaxMembers          int64 // zip members; default 10 000
+	MaxUncompressedSize int64 // bytes read out of all members; default 1 GiB
+}
+
+// Default assembly limits.
+const (
+	DefaultMaxBundleSize       = 256 << 20
+	DefaultMaxMembers          = 10_000
+	DefaultMaxUncompressedSize = 1 << 30
+)
+
+// maxManifestSize bounds manifest.json, which is decoded in memory.
+const maxManifestSize = 32 << 20
+
+// Assembler runs assemble jobs: it concatenates an upload's chunks into a
+// bundle (a zip, optionally behind an 8-byte SYSB header), checks it
+// against its manifest and the limits, and stores one release file per
+// manifest entry. The bundle goes to a temporary file, never to memory, and
+// zip members are read through the zip reader, never extracted by name.
+type Assembler struct {
+	Store   *store.Store
+	Log     *slog.Logger
+	Limits  AssembleLimits
+	TempDir string // "" is os.TempDir()
+}
+
+// bundleError is what is wrong with an upload. Its message is written for
+// the client that uploaded it; retrying cannot change it.
+type bundleError struct{ msg string }
+
+func (e bundleError) Error() string { return e.msg }
+
+func badBundle(format string, args ...any) error {
+	return Permanent(bundleError{fmt.Sprintf(format, args...)})
+}
+
+// errMissingChunks is the error of an assembly whose chunks are not all
+// uploaded yet.
+var errMissingChunks = bundleError{"Some chunks of the bundle are missing: upload them first"}
+
+// manifest is the manifest.json of a bundle.
+type manifest struct {
+	Org     string                   `json:"org"`
+	Release *string                  `json:"release"`
+	Dist    *string                  `json:"dist"`
+	Files   map[string]manifestEntry `json:"files"`
+}
+
+type manifestEntry struct {
+	URL     string            `json:"url"`
+	Type    string            `json:"type"`
+	Headers map[string]string `json:"headers"`
+}
+
+// Run assembles the upload described by payload (a store.AssemblyJob). Its
+// errors are safe to show to the client: causes that are not the bundle's
+// fault go to the log.
+func (a *Assembler) Run(ctx context.Context, payload json.RawMessage) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.Log.Error("assemble: panic", "panic", p)
+			err = errors.New("Internal error while assembling the bundle")
+		}
+	}()
+	err = a.assemble(ctx, payload)
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[bundleError](err); ok {
+		return err
+	}
+	a.Log.Warn("assemble: failed", "err", err)
+	return errors.New("Internal error while assembling the bundle")
+}
+
+func (a *Assembler) limits() AssembleLimits {
+	l := a.Limits
+	if l.MaxBundleSize <= 0 {
+		l.MaxBundleSize = DefaultMaxBundleSize
+	}
+	if l.MaxMembers <= 0 {
+		l.MaxMembers = DefaultMaxMembers
+	}
+	if l.MaxUncompressedSize <= 0 {
+		l.MaxUncompressedSize = DefaultMaxUncompressedSize
+	}
+	return l
+}
+
+func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error {
+	var job store.AssemblyJob
+	if err := json.Unmarshal(payload, &job); err != nil {
+		return Permanent(fmt.Errorf("assemble payload: %w", err))
+	}
+	limits := a.limits()
+	if len(job.Chunks) == 0 {
+		return badBundle("The upload has no chunks")
+	}
+
+	// Concatenate the chunks into a temporary file, hashing as they come.
+	f, err := os.CreateTemp(a.TempDir, "errata-bundle-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	h := sha1.New()
+	var size int64
+	err = a.Store.ReadChunks(ctx, job.OrganizationID, job.Chunks, func(b []byte) error {
+		size += int64(len(b))
+		if size > limits.MaxBundleSize {
+			return badBundle("The bundle is larger than the limit of %d bytes", limits.MaxBundleSize)
+		}
+		h.Write(b)
+		_, err := f.Write(b)
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound) && job.WaitForChunks:
+		return errMissingChunks // retried: the chunks may still come
+	case errors.Is(err, store.ErrNotFound):
+		return Permanent(errMissingChunks)
+	case err != nil:
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != job.Checksum {
+		return badBundle("Checksum mismatch: the chunks hash to %s, not %s", got, job.Checksum)
+	}
+
+	zr, err := openBundle(f, size)
+	if err != nil {
+		return err
+	}
+	members, err := checkMembers(zr, limits.MaxMembers)
+	if err != nil {
+		return err
+	}
+	budget := &readBudget{left: limits.MaxUncompressedSize}
+	m, err := readManifest(members, budget)
+	if err != nil {
+		return err
+	}
+	if m.Org != job.OrgSlug {
+		return badBundle("The manifest's organization %q is not %q", clip(m.Org), job.OrgSlug)
+	}
+	version := job.Version
+	switch {
+	case m.Release != nil && version != nil && *m.Release != *version:
+		return badBundle("The manifest's release %q is not %q", clip(*m.Release), clip(*version))
+	case version == nil && m.Release != nil:
+		version = m.Release
+	case version == nil:
+		return badBundle("The bundle names no release: pass a release version")
+	}
+	if msg := checkVersion(*version); msg != "" {
+		return badBundle("Invalid release version: %s", msg)
+	}
+	dist := job.Dist
+	if m.Dist != nil {
+		dist = m.Dist
+	}
+	if dist != nil && *dist == "" {
+		dist = nil
+	}
+
+	// Check every entry before storing any, then store them in one
+	// transaction.
+	paths := slices.Sorted(func(yield func(string) bool) {
+		for p := range m.Files {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	for _, p := range paths {
+		e := m.Files[p]
+		if unsafeName(p) {
+			return badBundle("The manifest names an unsafe member %q", clip(p))
+		}
+		if members[p] == nil {
+			return badBundle("The manifest lists %q, which the bundle lacks", clip(p))
+		}
+		if e.URL == "" || len(e.URL) > 1024 || !utf8.ValidString(e.URL) {
+			return badBundle("The manifest entry %q has no valid url", clip(p))
+		}
+	}
+	target := store.AssemblyTarget{OrganizationID: job.OrganizationID, Version: *version, Projects: job.Projects}
+	return a.Store.SaveAssembledFiles(ctx, target, func(add store.AddFileFunc) error {
+		for _, p := range paths {
+			e := m.Files[p]
+			rc, err := members[p].Open()
+			if err != nil {
+				return badBundle("The member %q cannot be read: %v", clip(p), err)
+			}
+			err = add(store.NewReleaseFile{Name: e.URL, Dist: dist, Headers: e.Headers},
+				budget.reader(memberReader{rc, p}))
+			rc.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// openBundle opens the bundle in f: a zip, optionally after an 8-byte
+// header that starts with SYSB.
+func openBundle(f *os.File, size int64) (*zip.Reader, error) {
+	var offset int64
+	magic := make([]byte, 4)
+	if _, err := f.ReadAt(magic, 0); err == nil && bytes.Equal(magic, []byte("SYSB")) {
+		offset = 8
+	}
+	if size < offset {
+		return nil, badBundle("The bundle is not a zip archive")
+	}
+	zr, err := zip.NewReader(io.NewSectionReader(f, offset, size-offset), size-offset)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, badBundle("The bundle is not a zip archive")
+	}
+	if zr == nil {
+		return nil, badBundle("The bundle is not a zip archive")
+	}
+	return zr, nil
+}
+
+// checkMembers checks the members' count and names and returns them by
+// name.
+func checkMembers(zr *zip.Reader, maxMembers int64) (map[string]*zip.File, error) {
+	if int64(len(zr.File)) > maxMembers {
+		return nil, badBundle("The bundle has %d members, more than the limit of %d", len(zr.File), maxMembers)
+	}
+	members := make(map[string]*zip.File, len(zr.File))
+	for _, zf := range zr.File {
+		if unsafeName(zf.Name) {
+			return nil, badBundle("The bundle has a member with an unsafe name %q", clip(zf.Name))
+		}
+		if members[zf.Name] != nil {
+			return nil, badBundle("The bundle has two members named %q", clip(zf.Name))
+		}
+		members[zf.Name] = zf
+	}
+	return members, nil
+}
+
+// unsafeName reports whether a member name is absolute, has a drive or
+// a `..` element, or is not plain text.
+func unsafeName(name string) bool {
+	if name == "" || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return true
+	}
+	if strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`) {
+		return true
+	}
+	if len(name) >= 2 && name[1] == ':' {
+		return true // C:foo, a Windows drive
+	}
+	for _, elem := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if elem == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// readManifest reads and decodes manifest.json.
+func readManifest(members map[string]*zip.File, budget *readBudget) (manifest, error) {
+	var m manifest
+	zf := members["manifest.json"]
+	if zf == nil {
+		return m, badBundle("The bundle has no manifest.json")
+	}
+	rc, err := zf.Open()
+	if err != nil {
+		return m, badBundle("The manifest cannot be read: %v", err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(budget.reader(memberReader{rc, zf.Name}), maxManifestSize+1))
+	if err != nil {
+		return m, err
+	}
+	if len(b) > maxManifestSize {
+		return m, badBundle("The manifest is larger than %d bytes", maxManifestSize)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, badBundle("The manifest is malformed: %v", err)
+	}
+	return m, nil
+}
+
+// readBudget counts the bytes actually read out of a bundle's members,
+// whatever their headers claim, so that a zip bomb stops at the limit.
+type readBudget struct {
+	left  int64
+	limit int64
+}
+
+func (b *readBudget) reader(r io.Reader) io.Reader {
+	if b.limit == 0 {
+		b.limit = b.left
+	}
+	return &budgetReader{r: r, b: b}
+}
+
+type budgetReader struct {
+	r io.Reader
+	b *readBudget
+}
+
+func (br *budgetReader) Read(p []byte) (int, error) {
+	if int64(len(p)) > br.b.left+1 {
+		p = p[:br.b.left+1]
+	}
+	n, err := br.r.Read(p)
+	br.b.left -= int64(n)
+	if br.b.left < 0 {
+		return 0, badBundle("The bundle uncompresses to more than the limit of %d bytes", br.b.limit)
+	}
+	return n, err
+}
+
+// memberReader turns the zip reader's format errors into bundle errors.
+type memberReader struct {
+	r    io.Reader
+	name string
+}
+
+func (mr memberReader) Read(p []byte) (int, error) {
+	n, err := mr.r.Read(p)
+	if err != nil && err != io.EOF {
+		if _, ok := errors.AsType[bundleError](err); !ok {
+			err = badBundle("The member %q is corrupt: %v", clip(mr.name), err)
+		}
+	}
+	return n, err
+}
+
+// checkVersion returns what is wrong with a release version, or "".
+func checkVersion(v string) string {
+	switch {
+	case strings.TrimSpace(v) == "":
+		return "it is blank"
+	case utf8.RuneCountInString(v) > 200:
+		return "it is longer than 200 characters"
+	case strings.ContainsAny(v, "\r\n\f\t/\\"):
+		return "it contains a slash, a backslash or a control character"
+	case v == "." || v == ".." || strings.EqualFold(v, "latest"):
+		return "it is reserved"
+	}
+	return ""
+}
+
+// clip shortens client text quoted in an error.
+func clip(s string) string {
+	if len(s) <= 100 {
+		return s
+	}
+	return s[:100] + "..."
+}
