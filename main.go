@@ -117,7 +117,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.StringVar(&c.emailURL, "email-url", env("EMAIL_URL", ""), "smtp://user:pass@host:port; empty logs mail instead (EMAIL_URL)")
 	fs.StringVar(&c.defaultFromEmail, "default-from-email", env("DEFAULT_FROM_EMAIL", "errata@localhost"), "sender of mail (DEFAULT_FROM_EMAIL)")
 	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
-	fs.IntVar(&c.maxConns, "max-conns", 0, "database pool size; 0: 4 per CPU, at least 4 (MAX_CONNS)")
+	fs.IntVar(&c.maxConns, "max-conns", 0, "database pool size; 0: pgxpool's default, the larger of 4 and the CPU count (MAX_CONNS)")
 	fs.DurationVar(&c.statementTimeout, "statement-timeout", envDuration("STATEMENT_TIMEOUT", 30*time.Second), "PostgreSQL statement_timeout (STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
 	fs.DurationVar(&c.recoveryCodeTTL, "recovery-code-ttl", envDuration("RECOVERY_CODE_TTL", 300*time.Second), "how long generated recovery codes wait for confirmation (RECOVERY_CODE_TTL)")
