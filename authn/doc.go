@@ -1,7 +1,9 @@
-// Package authn owns API tokens and the caller of a request: how a token is
-// made (random, prefixed, shown once), how it is stored (SHA-256 only), how a
-// request's Authorization header becomes a Caller, and which scope names
-// exist.
+// Package authn owns the credentials of errata: API tokens and the caller
+// of a request (how a token is made: random, prefixed, shown once; how it is
+// stored: SHA-256 only; how a request's Authorization header becomes a
+// Caller; which scope names exist), the signed, expiring email confirmation
+// keys, and recovery codes (their allauth-compatible derivation, the pending
+// seeds' in-memory TTL map, and the encryption of stored seeds).
 //
 // It must not write HTTP responses: it reports ErrNoCredential and
 // ErrBadCredential, and the handlers package turns them into 401 answers.
