@@ -18,15 +18,7 @@ import (
 func releaseFileScope(r *http.Request) (store.ReleaseFileScope, error) {
 	sc := store.ReleaseFileScope{UserID: caller(r).UserID}
 	var err error
-	if sc.OrgSlug, err = pathSlug(r, "organization_slug"); err != nil {
-		return sc, err
-	}
-	if strings.Contains(r.Pattern, " /api/0/projects/") {
-		if sc.ProjectSlug, err = pathSlug(r, "project_slug"); err != nil {
-			return sc, err
-		}
-	}
-	sc.Version, err = pathVersion(r)
+	sc.OrgSlug, sc.ProjectSlug, sc.Version, err = releasePath(r)
 	return sc, err
 }
 

@@ -288,6 +288,16 @@ func releaseSlugs(r *http.Request) (org, project string, err error) {
 	return org, "", err
 }
 
+// releasePath returns the organization, project (empty on organization
+// routes) and version of a route about one release.
+func releasePath(r *http.Request) (org, project, version string, err error) {
+	if org, project, err = releaseSlugs(r); err != nil {
+		return "", "", "", err
+	}
+	version, err = pathVersion(r)
+	return org, project, version, err
+}
+
 // handleReleases serves GET /api/0/organizations/{organization_slug}/releases/
 // and GET /api/0/projects/{organization_slug}/{project_slug}/releases/: the
 // releases, newest first, of the organization or linked to the project.
@@ -320,11 +330,7 @@ func handleReleases(d Deps) apiFunc {
 // /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/.
 func handleRelease(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		org, project, err := releaseSlugs(r)
-		if err != nil {
-			return err
-		}
-		version, err := pathVersion(r)
+		org, project, version, err := releasePath(r)
 		if err != nil {
 			return err
 		}
@@ -343,11 +349,7 @@ func handleRelease(d Deps) apiFunc {
 // it assigns the keys present in the body.
 func handleReleaseUpdate(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		org, project, err := releaseSlugs(r)
-		if err != nil {
-			return err
-		}
-		version, err := pathVersion(r)
+		org, project, version, err := releasePath(r)
 		if err != nil {
 			return err
 		}
@@ -375,11 +377,7 @@ func handleReleaseUpdate(d Deps) apiFunc {
 // project), with its files and deploys.
 func handleReleaseDelete(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		org, project, err := releaseSlugs(r)
-		if err != nil {
-			return err
-		}
-		version, err := pathVersion(r)
+		org, project, version, err := releasePath(r)
 		if err != nil {
 			return err
 		}
