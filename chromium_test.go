@@ -186,12 +186,13 @@ func TestChromiumConfirmPage(t *testing.T) {
 	// No EMAIL_URL: the message is logged, and the test reads its link from
 	// the outbox.
 	srv := startErrata(t, nil)
+	srv.token = srv.user(t, "ann@example.com", "org:read")
 	status, body := srv.api(t, "POST", "/api/0/users/me/emails/", map[string]any{"email": "work@example.com"})
 	if status != 201 {
 		t.Fatalf("POST emails: %d %s", status, body)
 	}
 	var text string
-	if err := srv.db.QueryRow(context.Background(),
+	if err := srv.db(t).QueryRow(context.Background(),
 		`SELECT text_body FROM mail_outbox WHERE to_address = 'work@example.com'`).Scan(&text); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestChromiumConfirmPage(t *testing.T) {
 		t.Errorf("emails = %q, want %q among them", got, want)
 	}
 	var verified bool
-	srv.db.QueryRow(context.Background(),
+	srv.db(t).QueryRow(context.Background(),
 		`SELECT is_verified FROM email_addresses WHERE email = 'work@example.com'`).Scan(&verified)
 	if !verified {
 		t.Error("the database does not show the address verified")

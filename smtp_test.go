@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,146 +20,24 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"errata/store/storetest"
 )
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// userServer is the real program serving on a database of the test's own.
-type userServer struct {
-	base  string
-	env   map[string]string
-	logs  *lockedBuffer
-	db    *pgx.Conn
-	token string
-}
-
-// startErrata migrates a fresh database with `errata migrate`, creates a
-// user ann@example.com with a token through the admin CLI, and serves it
-// with `errata serve` until the test ends. env adds to the environment.
-func startErrata(t *testing.T, env map[string]string) *userServer {
-	t.Helper()
-	dbURL := storetest.NewDatabase(t)
-	port := freePort(t)
-	s := &userServer{
-		base: fmt.Sprintf("http://127.0.0.1:%d", port),
-		logs: &lockedBuffer{},
-		env: map[string]string{
-			"DATABASE_URL": dbURL,
-			"ADDR":         fmt.Sprintf("127.0.0.1:%d", port),
-			"PUBLIC_URL":   fmt.Sprintf("http://127.0.0.1:%d", port),
-			"SECRET_KEY":   "e2e-secret",
-			"LOG_LEVEL":    "info",
-		},
-	}
-	for k, v := range env {
-		s.env[k] = v
-	}
-	getenv := func(k string) string { return s.env[k] }
-	ctx := context.Background()
-	var out, errOut bytes.Buffer
-	admin := func(args ...string) string {
-		out.Reset()
-		if err := run(ctx, args, getenv, &out, &errOut); err != nil {
-			t.Fatalf("errata %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
-		}
-		return strings.TrimSpace(out.String())
-	}
-	admin("migrate")
-	admin("admin", "create-user", "--email", "ann@example.com", "--name", "Ann")
-	s.token = admin("admin", "create-token", "--email", "ann@example.com", "--scopes", "org:read")
-
-	srvCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(srvCtx, []string{"serve"}, getenv, io.Discard, s.logs) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("errata serve: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", s.logs.String())
-		}
-	})
-	waitFor(t, 10*time.Second, "errata to be ready", func() bool {
-		res, err := http.Get(s.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	})
-	db, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(context.Background()) })
-	s.db = db
-	return s
-}
-
-// api sends a JSON request with the token and returns the status and body.
-func (s *userServer) api(t *testing.T, method, path string, body any) (int, []byte) {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, s.base+path, r)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
-}
 
 // emails returns "<email> verified=<bool> primary=<bool>" lines of ann's
 // addresses as the API lists them.
-func (s *userServer) emails(t *testing.T) []string {
+func (s *errataServer) emails(t *testing.T) []string {
 	t.Helper()
-	status, body := s.api(t, "GET", "/api/0/users/me/emails/", nil)
-	if status != 200 {
-		t.Fatalf("list emails: %d %s", status, body)
-	}
 	var as []struct {
 		Email                 string
 		IsVerified, IsPrimary bool
 	}
-	json.Unmarshal(body, &as)
+	if status := s.getJSON(t, "/api/0/users/me/emails/", &as); status != http.StatusOK {
+		t.Fatalf("list emails: %d", status)
+	}
 	var out []string
 	for _, a := range as {
 		out = append(out, fmt.Sprintf("%s verified=%t primary=%t", a.Email, a.IsVerified, a.IsPrimary))
 	}
 	return out
-}
-
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // smtpServer is aiosmtpd saving every message it accepts to a Maildir.
@@ -283,6 +160,7 @@ func TestSMTPDelivery(t *testing.T) {
 		"EMAIL_URL":          "smtp://" + smtpAddr,
 		"DEFAULT_FROM_EMAIL": "errata@example.com",
 	})
+	srv.token = srv.user(t, "ann@example.com", "org:read")
 
 	var link, key string
 	t.Run("adding an address delivers one message with both parts and the link", func(t *testing.T) {
@@ -346,11 +224,11 @@ func TestSMTPDelivery(t *testing.T) {
 		waitFor(t, 15*time.Second, "a failed delivery attempt", func() bool {
 			var attempts int
 			var lastErr *string
-			srv.db.QueryRow(context.Background(), `SELECT attempts, last_error FROM jobs WHERE kind = 'mail' ORDER BY id DESC LIMIT 1`).Scan(&attempts, &lastErr)
+			srv.db(t).QueryRow(context.Background(), `SELECT attempts, last_error FROM jobs WHERE kind = 'mail' ORDER BY id DESC LIMIT 1`).Scan(&attempts, &lastErr)
 			return attempts >= 1 && lastErr != nil
 		})
 		var sent *time.Time
-		if err := srv.db.QueryRow(context.Background(), `SELECT date_sent FROM mail_outbox WHERE to_address = 'later@example.com'`).Scan(&sent); err != nil || sent != nil {
+		if err := srv.db(t).QueryRow(context.Background(), `SELECT date_sent FROM mail_outbox WHERE to_address = 'later@example.com'`).Scan(&sent); err != nil || sent != nil {
 			t.Fatalf("outbox date_sent = %v, %v; want waiting", sent, err)
 		}
 		smtp.start(t)
@@ -373,8 +251,8 @@ func TestSMTPDelivery(t *testing.T) {
 			t.Errorf("delivered to %q, want work@ and later@ once each", got)
 		}
 		var unsent, unfinished int
-		srv.db.QueryRow(context.Background(), `SELECT count(*) FROM mail_outbox WHERE date_sent IS NULL`).Scan(&unsent)
-		srv.db.QueryRow(context.Background(), `SELECT count(*) FROM jobs WHERE state <> 'done'`).Scan(&unfinished)
+		srv.db(t).QueryRow(context.Background(), `SELECT count(*) FROM mail_outbox WHERE date_sent IS NULL`).Scan(&unsent)
+		srv.db(t).QueryRow(context.Background(), `SELECT count(*) FROM jobs WHERE state <> 'done'`).Scan(&unfinished)
 		if unsent != 0 || unfinished != 0 {
 			t.Errorf("%d unsent messages, %d unfinished jobs", unsent, unfinished)
 		}

@@ -1,148 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"errata/store/storetest"
 )
-
-// uploadServer is the real program serving on a free local port.
-type uploadServer struct {
-	url   string
-	token string
-}
-
-// startE2EServer migrates a fresh database, bootstraps a user, an
-// organization "acme", a project "web" and a token with the admin CLI, and
-// serves the API until the test ends.
-func startE2EServer(t *testing.T) uploadServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	base := "http://" + addr
-	dbURL := storetest.NewDatabase(t)
-	env := map[string]string{
-		"DATABASE_URL": dbURL,
-		"ADDR":         addr,
-		"PUBLIC_URL":   base,
-		"SECRET_KEY":   "e2e-secret",
-		"LOG_LEVEL":    "warn",
-	}
-	getenv := func(k string) string { return env[k] }
-	ctx := context.Background()
-	admin := func(args ...string) string {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		if err := run(ctx, args, getenv, &out, &errOut); err != nil {
-			t.Fatalf("errata %s: %v: %s", strings.Join(args, " "), err, errOut.String())
-		}
-		return strings.TrimSpace(out.String())
-	}
-	admin("migrate")
-	admin("admin", "create-user", "--email", "dev@example.com", "--name", "Dev")
-	admin("admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	admin("admin", "create-project", "--org", "acme", "--slug", "web")
-	token := admin("admin", "create-token", "--email", "dev@example.com",
-		"--scopes", "project:releases,project:read,project:write,org:read")
-
-	serveCtx, stop := context.WithCancel(ctx)
-	logs := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- run(serveCtx, []string{"serve"}, getenv, logs, logs) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not come up: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return uploadServer{url: base, token: token}
-}
-
-// sentryCLIBinary returns the binary the environment variable env names; the
-// test fails without it.
-func sentryCLIBinary(t *testing.T, env string) string {
-	t.Helper()
-	bin := os.Getenv(env)
-	if bin == "" {
-		t.Fatalf("%s is not set: run the tests with ./dev.sh test, which installs sentry-cli", env)
-	}
-	return bin
-}
-
-// cli runs sentry-cli against s in dir and returns its standard output.
-func (s uploadServer) cli(t *testing.T, bin, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{
-		"HOME=" + dir,
-		"PATH=" + os.Getenv("PATH"),
-		"SENTRY_URL=" + s.url,
-		"SENTRY_AUTH_TOKEN=" + s.token,
-		"SENTRY_ORG=acme",
-		"SENTRY_PROJECT=web",
-		"SENTRY_LOG_LEVEL=debug",
-		"SENTRY_DISABLE_UPDATE_CHECK=true",
-		"SENTRYCLI_SKIP_DOWNLOAD=1",
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("sentry-cli %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	if testing.Verbose() {
-		t.Logf("sentry-cli %s:\n%s", strings.Join(args, " "), stderr.String())
-	}
-	return stdout.String()
-}
-
-// get fetches path from the API as JSON into v.
-func (s uploadServer) get(t *testing.T, path string, v any) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", s.url+path, nil)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", path, res.Status)
-	}
-	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-}
 
 // writeApp writes a minified script and its source map into dir.
 func writeApp(t *testing.T, dir string) {
@@ -165,12 +32,14 @@ type e2eFile struct {
 }
 
 // waitForFiles polls the release's file list until it has want names.
-func (s uploadServer) waitForFiles(t *testing.T, version string, want []string) []e2eFile {
+func waitForFiles(t *testing.T, s *errataServer, version string, want []string) []e2eFile {
 	t.Helper()
 	var files []e2eFile
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		files = nil
-		s.get(t, "/api/0/organizations/acme/releases/"+version+"/files/", &files)
+		if status := s.getJSON(t, "/api/0/organizations/acme/releases/"+version+"/files/", &files); status != http.StatusOK {
+			t.Fatalf("GET files of %s: %d", version, status)
+		}
 		var names []string
 		for _, f := range files {
 			names = append(names, f.Name)
@@ -214,40 +83,45 @@ func checkFileTable(t *testing.T, out string) {
 }
 
 func TestSourcemapsEndToEnd(t *testing.T) {
-	cli2 := sentryCLIBinary(t, "SENTRY_CLI_2")
-	cli3 := sentryCLIBinary(t, "SENTRY_CLI_3")
-	s := startE2EServer(t)
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
+	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
+	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	cli2 := newSentryCLI(t, "SENTRY_CLI_2", s, "acme")
+	cli3 := newSentryCLI(t, "SENTRY_CLI_3", s, "acme")
 	want := []string{"~/app.min.js", "~/app.min.js.map"}
 
 	t.Run("sentry-cli 2 uploads through the release assemble and lists and deletes files", func(t *testing.T) {
-		dir := t.TempDir()
-		writeApp(t, dir)
-		s.cli(t, cli2, dir, "sourcemaps", "upload", "--release", "1.0.0", ".")
-		files := s.waitForFiles(t, "1.0.0", want)
+		cli2 := cli2.in(t.TempDir())
+		writeApp(t, cli2.home)
+		cli2.run(t, "sourcemaps", "upload", "--release", "1.0.0", ".").expect(t, 0)
+		files := waitForFiles(t, s, "1.0.0", want)
 		for _, f := range files {
 			if f.Name == "~/app.min.js" && header(f.Headers, "Sourcemap") != "app.min.js.map" {
 				t.Errorf("headers of %s = %v, want Sourcemap: app.min.js.map", f.Name, f.Headers)
 			}
 		}
 
-		out := s.cli(t, cli2, dir, "releases", "files", "1.0.0", "list")
-		checkFileTable(t, out)
+		out := cli2.run(t, "releases", "files", "1.0.0", "list")
+		out.expect(t, 0)
+		checkFileTable(t, out.stdout)
 
-		s.cli(t, cli2, dir, "releases", "files", "1.0.0", "delete", "~/app.min.js.map")
-		s.waitForFiles(t, "1.0.0", []string{"~/app.min.js"})
+		cli2.run(t, "releases", "files", "1.0.0", "delete", "~/app.min.js.map").expect(t, 0)
+		waitForFiles(t, s, "1.0.0", []string{"~/app.min.js"})
 	})
 
 	t.Run("sentry-cli 3 uploads an artifact bundle whose files appear in the release", func(t *testing.T) {
-		dir := t.TempDir()
-		writeApp(t, dir)
-		s.cli(t, cli3, dir, "sourcemaps", "upload", "--release", "2.0.0", "--wait", ".")
-		files := s.waitForFiles(t, "2.0.0", want)
+		cli3 := cli3.in(t.TempDir())
+		writeApp(t, cli3.home)
+		cli3.run(t, "sourcemaps", "upload", "--release", "2.0.0", "--wait", ".").expect(t, 0)
+		files := waitForFiles(t, s, "2.0.0", want)
 		for _, f := range files {
 			if f.Name == "~/app.min.js" && header(f.Headers, "Sourcemap") != "app.min.js.map" {
 				t.Errorf("headers of %s = %v, want a Sourcemap header", f.Name, f.Headers)
 			}
 		}
-		out := s.cli(t, cli2, dir, "releases", "files", "2.0.0", "list")
-		checkFileTable(t, out)
+		out := cli2.run(t, "releases", "files", "2.0.0", "list")
+		out.expect(t, 0)
+		checkFileTable(t, out.stdout)
 	})
 }

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"errata/store/storetest"
+)
+
+// This file is the one harness of the end-to-end tests of package main. They
+// run the real program on a database of the test's own: through run() in
+// this process (serve), or as a child process (spawn) when a test must kill
+// or signal it. The child is this test binary: TestMain runs main() instead
+// of the tests when childEnv is set.
+
+const childEnv = "ERRATA_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// errataServer is errata serving one database on a loopback port.
+type errataServer struct {
+	url   string
+	env   map[string]string // the program's whole environment
+	logs  *lockedBuffer     // what the server wrote to stdout and stderr
+	token string            // sent by api and getJSON
+
+	cancel context.CancelFunc // ends an in-process server
+	proc   *exec.Cmd          // a child server
+	done   chan error         // the server's exit, once
+	conn   *pgx.Conn
+}
+
+// newErrata prepares a server on a free port: a fresh database migrated with
+// `errata migrate`, unless env names a DATABASE_URL of its own. env adds to
+// or replaces the defaults. Nothing serves until serve or spawn.
+func newErrata(t *testing.T, env map[string]string) *errataServer {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := &errataServer{
+		url:  "http://" + addr,
+		logs: &lockedBuffer{},
+		env: map[string]string{
+			"ADDR":       addr,
+			"PUBLIC_URL": "http://" + addr,
+			"SECRET_KEY": "e2e-secret",
+			"LOG_LEVEL":  "info",
+		},
+	}
+	for k, v := range env {
+		s.env[k] = v
+	}
+	if s.env["DATABASE_URL"] == "" {
+		s.env["DATABASE_URL"] = storetest.NewDatabase(t)
+	}
+	s.cli(t, "migrate")
+	t.Cleanup(func() {
+		if s.done != nil {
+			if err := s.stop(); err != nil {
+				t.Errorf("errata serve: %v", err)
+			}
+		}
+		if s.conn != nil {
+			s.conn.Close(context.Background())
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.logs.String())
+		}
+	})
+	return s
+}
+
+// startErrata is newErrata then serve.
+func startErrata(t *testing.T, env map[string]string) *errataServer {
+	t.Helper()
+	s := newErrata(t, env)
+	s.serve(t)
+	return s
+}
+
+func (s *errataServer) getenv(key string) string { return s.env[key] }
+
+// serve runs `errata serve` in this process until stop or the test's end,
+// and waits until it is ready.
+func (s *errataServer) serve(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan error, 1)
+	go func() { s.done <- run(ctx, []string{"serve"}, s.getenv, s.logs, s.logs) }()
+	s.waitReady(t)
+}
+
+// spawn runs `errata serve` as a child process until stop, kill or the
+// test's end, and waits until it is ready.
+func (s *errataServer) spawn(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "serve")
+	cmd.Env = []string{childEnv + "=1", "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+	for k, v := range s.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = s.logs, s.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.proc, s.done = cmd, make(chan error, 1)
+	go func() { s.done <- cmd.Wait() }()
+	s.waitReady(t)
+}
+
+// waitReady polls /readyz until it answers 200.
+func (s *errataServer) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case err := <-s.done:
+			s.done = nil
+			t.Fatalf("errata serve stopped before it was ready: %v\n%s", err, s.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("errata did not become ready on %s: %v", s.url, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop ends the server as SIGTERM does (a child gets the signal) and
+// returns how it exited.
+func (s *errataServer) stop() error {
+	if s.proc != nil {
+		s.proc.Process.Signal(syscall.SIGTERM)
+	} else {
+		s.cancel()
+	}
+	return s.wait()
+}
+
+// kill ends a child server at once, as a crash or the OOM killer does.
+func (s *errataServer) kill(t *testing.T) {
+	t.Helper()
+	if s.proc == nil {
+		t.Fatal("kill needs a spawned server")
+	}
+	s.proc.Process.Kill()
+	s.wait()
+}
+
+// wait waits for the server's exit and returns its error.
+func (s *errataServer) wait() error {
+	err := <-s.done
+	s.done, s.proc, s.cancel = nil, nil, nil
+	return err
+}
+
+// cli runs an errata command (migrate, admin ...) on the server's database
+// and returns its trimmed standard output.
+func (s *errataServer) cli(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, s.getenv, &stdout, &stderr); err != nil {
+		t.Fatalf("errata %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(stdout.String())
+}
+
+// user creates a user with the admin commands and returns a new token of
+// theirs with scopes (comma-separated).
+func (s *errataServer) user(t *testing.T, email, scopes string) string {
+	t.Helper()
+	s.cli(t, "admin", "create-user", "--email", email, "--name", "E2E user")
+	return s.cli(t, "admin", "create-token", "--email", email, "--scopes", scopes)
+}
+
+// api sends a JSON request with s.token and returns the status and body.
+func (s *errataServer) api(t *testing.T, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return res.StatusCode, b
+}
+
+// getJSON sends an authenticated GET, decodes a 200 answer into v and
+// returns the status.
+func (s *errataServer) getJSON(t *testing.T, path string, v any) int {
+	t.Helper()
+	status, body := s.api(t, "GET", path, nil)
+	if status == http.StatusOK {
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v: %s", path, err, body)
+		}
+	}
+	return status
+}
+
+// db returns a connection to the server's database for checks of its rows.
+func (s *errataServer) db(t *testing.T) *pgx.Conn {
+	t.Helper()
+	if s.conn == nil {
+		c, err := pgx.Connect(context.Background(), s.env["DATABASE_URL"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.conn = c
+	}
+	return s.conn
+}
+
+// count returns the single number a query answers.
+func (s *errataServer) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.db(t).QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a buffer that the server's goroutines write to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// sentryCLI is one sentry-cli binary pointed at a server, an organization
+// and its project "web".
+type sentryCLI struct {
+	bin, url, token, org string
+	home                 string // HOME and working folder
+}
+
+// newSentryCLI returns the sentry-cli that the environment variable env
+// names (dev.sh test installs them); the test fails without it.
+func newSentryCLI(t *testing.T, env string, s *errataServer, org string) sentryCLI {
+	t.Helper()
+	bin := os.Getenv(env)
+	if bin == "" {
+		t.Fatalf("%s is not set: run the tests with ./dev.sh test, which installs sentry-cli", env)
+	}
+	return sentryCLI{bin: bin, url: s.url, token: s.token, org: org, home: t.TempDir()}
+}
+
+// in returns c working in dir, also its HOME.
+func (c sentryCLI) in(dir string) sentryCLI {
+	c.home = dir
+	return c
+}
+
+// cliResult is what a sentry-cli run printed and how it exited.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func (c sentryCLI) run(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir = c.home
+	cmd.Env = []string{
+		"HOME=" + c.home,
+		"PATH=" + os.Getenv("PATH"),
+		"SENTRY_URL=" + c.url,
+		"SENTRY_AUTH_TOKEN=" + c.token,
+		"SENTRY_ORG=" + c.org,
+		"SENTRY_PROJECT=web",
+		"SENTRY_DISABLE_UPDATE_CHECK=1",
+		"SENTRY_LOG_LEVEL=warn",
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := cliResult{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("sentry-cli %s: %v", strings.Join(args, " "), err)
+	}
+	return res
+}
+
+// expect checks the exit code and that stdout has each of want.
+func (r cliResult) expect(t *testing.T, code int, want ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("stdout does not have %q:\n%s\nstderr:\n%s", w, r.stdout, r.stderr)
+		}
+	}
+}
+
+// line returns the line of stdout that has s.
+func (r cliResult) line(t *testing.T, s string) string {
+	t.Helper()
+	for l := range strings.SplitSeq(r.stdout, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	t.Fatalf("no line has %q:\n%s", s, r.stdout)
+	return ""
+}
