@@ -223,6 +223,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ln.Close()
 		return err
 	}
+	if ls, ok := sender.(*mail.LogSender); ok && dev {
+		ls.Console = stdout
+	}
 	jobs.Handle(store.MailJobKind, mail.Deliver(st, sender))
 	assembler := &worker.Assembler{Store: st, Log: log, Limits: cfg.assembleLimits}
 	jobs.Handle(store.AssembleJobKind, assembler.Run)

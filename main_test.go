@@ -191,4 +191,19 @@ func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 		!strings.Contains(string(body), `"project:releases"`) {
 		t.Fatalf("GET /api/0/ with the printed token: %d %s", res.StatusCode, body)
 	}
+
+	// Without EMAIL_URL, dev prints confirmation mail on the console.
+	req, _ = http.NewRequest("POST", base+"/api/0/users/me/emails/", strings.NewReader(`{"email":"second@errata.localhost"}`))
+	req.Header.Set("Authorization", "Bearer "+m[1])
+	req.Header.Set("Content-Type", "application/json")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST emails: %d", res.StatusCode)
+	}
+	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/profile/confirm-email/[^/\s]+/`)
+	waitFor(t, 10*time.Second, "the confirmation link on the console", func() bool { return link.MatchString(out.String()) })
 }

@@ -56,17 +56,25 @@ func NewSender(emailURL, from string, log *slog.Logger) (Sender, error) {
 	return s, nil
 }
 
-// LogSender writes messages to the log instead of sending them, for
-// development without an SMTP server.
+// LogSender stands in for SMTP when EMAIL_URL is not set. It logs that a
+// message was not sent, with its recipient and subject but never its text,
+// which carries a confirmation key. When Console is set (errata dev), the
+// whole text goes there, beside the demo token, so that a developer can
+// follow the link.
 type LogSender struct {
-	Log  *slog.Logger
-	From string
+	Log     *slog.Logger
+	From    string
+	Console io.Writer
 }
 
-// Send logs m.
+// Send logs m, and writes its text to the console when there is one.
 func (s *LogSender) Send(ctx context.Context, m store.Mail) error {
-	s.Log.InfoContext(ctx, "mail (EMAIL_URL is not set, so it is logged instead of sent)",
-		"outbox_id", m.ID, "from", s.From, "to", m.To, "subject", m.Subject, "text", m.Text)
+	s.Log.InfoContext(ctx, "mail not sent: EMAIL_URL is not set",
+		"outbox_id", m.ID, "from", s.From, "to", m.To, "subject", m.Subject)
+	if s.Console != nil {
+		_, err := fmt.Fprintf(s.Console, "\n--- mail to %s: %s\n%s\n---\n", m.To, m.Subject, m.Text)
+		return err
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package mail
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"mime"
@@ -99,4 +100,37 @@ func TestCompose(t *testing.T) {
 			t.Error("no error")
 		}
 	})
+}
+
+func TestLogSenderNeverLogsTheText(t *testing.T) {
+	m := store.Mail{ID: 7, To: "ann@example.com", Subject: "Confirm your address",
+		Text: "Follow http://errata.test/profile/confirm-email/SECRETKEY/ to confirm."}
+	for _, tt := range []struct {
+		name        string
+		console     bool
+		wantConsole bool
+	}{
+		{"serve logs the recipient only", false, false},
+		{"dev also prints the text on the console", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs, console bytes.Buffer
+			s := &LogSender{Log: slog.New(slog.NewJSONHandler(&logs, nil)), From: "errata@example.com"}
+			if tt.console {
+				s.Console = &console
+			}
+			if err := s.Send(context.Background(), m); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(logs.String(), "SECRETKEY") {
+				t.Errorf("the log has the key: %s", logs.String())
+			}
+			if !strings.Contains(logs.String(), `"to":"ann@example.com"`) {
+				t.Errorf("the log lacks the recipient: %s", logs.String())
+			}
+			if got := strings.Contains(console.String(), "confirm-email/SECRETKEY/"); got != tt.wantConsole {
+				t.Errorf("console has the link: %t, want %t:\n%s", got, tt.wantConsole, console.String())
+			}
+		})
+	}
 }
