@@ -56,6 +56,12 @@ func (a *testAPI) exec(sql string, args ...any) {
 	storetest.Exec(a.t, a.db, sql, args...)
 }
 
+// count runs a query of one number on the test's database.
+func (a *testAPI) count(sql string, args ...any) int {
+	a.t.Helper()
+	return storetest.Count(a.t, a.db, sql, args...)
+}
+
 // user creates a user and returns its id.
 func (a *testAPI) user(email string) int64 {
 	a.t.Helper()

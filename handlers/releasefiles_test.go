@@ -193,3 +193,22 @@ func TestReleaseFileUpload(t *testing.T) {
 		}
 	})
 }
+
+func TestReleaseDeleteRemovesFileContent(t *testing.T) {
+	f := newAssembleFixture(t)
+	f.assembleFiles(t, "1.0", map[string]string{"~/app.min.js": "x()", "~/app.min.js.map": "{}"})
+	f.assembleFiles(t, "2.0", map[string]string{"~/app.min.js": "y()"})
+	counts := func() [3]int {
+		return [3]int{f.count(`SELECT count(*) FROM release_files`), f.count(`SELECT count(*) FROM files`),
+			f.count(`SELECT count(*) FROM file_parts`)}
+	}
+	before := counts()
+	f.do("DELETE", "/api/0/organizations/acme/releases/1.0/", f.owner, nil).expect(t, 204, nil)
+	after := counts()
+	if want := [3]int{before[0] - 2, before[1] - 2, before[2] - 2}; after != want {
+		t.Errorf("release_files, files, file_parts = %v after the delete, want %v (before %v)", after, want, before)
+	}
+	if names := f.fileNames(t, "2.0"); len(names) != 1 {
+		t.Errorf("the other release lost its files: %q", names)
+	}
+}

@@ -349,15 +349,29 @@ func (s *Store) UpdateRelease(ctx context.Context, userID int64, orgSlug, projec
 // is not empty, only if it is linked to that project), with its links,
 // files and deploys. Nothing removed is ErrNotFound.
 func (s *Store) DeleteRelease(ctx context.Context, userID int64, orgSlug, projectSlug, version string) error {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM releases
-		WHERE id IN (SELECT r.id FROM releases r`+releaseWhere+`)`,
-		userID, orgSlug, version, projectSlug)
-	if err != nil {
-		return wrap(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("release %q: %w", version, ErrNotFound)
-	}
-	return nil
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var releaseID int64
+		err := tx.QueryRow(ctx, `SELECT r.id FROM releases r`+releaseWhere+` FOR UPDATE OF r`,
+			userID, orgSlug, version, projectSlug).Scan(&releaseID)
+		if err != nil {
+			return fmt.Errorf("release %q: %w", version, wrap(err))
+		}
+		// The release's files go with it, and so does their content
+		// unless another release file still uses it.
+		rows, err := tx.Query(ctx, `DELETE FROM release_files WHERE release_id = $1 RETURNING file_id`, releaseID)
+		if err != nil {
+			return err
+		}
+		fileIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM releases WHERE id = $1`, releaseID); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			DELETE FROM files f WHERE f.id = ANY($1)
+			  AND NOT EXISTS (SELECT 1 FROM release_files rf WHERE rf.file_id = f.id)`, fileIDs)
+		return err
+	})
 }

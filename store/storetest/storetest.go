@@ -188,3 +188,20 @@ func Exec(t testing.TB, url, sql string, args ...any) {
 		t.Fatalf("exec %q: %v", sql, err)
 	}
 }
+
+// Count runs a query of one number (SELECT count(*) ...) on the database at
+// url, for checks of what a test left behind.
+func Count(t testing.TB, url, sql string, args ...any) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		t.Fatalf("query %q: %v", sql, err)
+	}
+	return n
+}
