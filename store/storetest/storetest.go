@@ -178,13 +178,9 @@ func NewWithURL(t testing.TB) (*store.Store, string) {
 // no store method offers (ties in timestamps, an inactive user).
 func Exec(t testing.TB, url, sql string, args ...any) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+	conn := connect(t, url)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("exec %q: %v", sql, err)
 	}
 }
@@ -193,15 +189,20 @@ func Exec(t testing.TB, url, sql string, args ...any) {
 // url, for checks of what a test left behind.
 func Count(t testing.TB, url, sql string, args ...any) int {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
+	defer conn.Close(context.Background())
 	var n int
-	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+	if err := conn.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
 		t.Fatalf("query %q: %v", sql, err)
 	}
 	return n
+}
+
+func connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return conn
 }
