@@ -92,6 +92,10 @@ type config struct {
 	shutdownTimeout  time.Duration
 	recoveryCodeTTL  time.Duration
 	assembleLimits   worker.AssembleLimits
+
+	// recoverySeedStore is where pending recovery-code seeds wait:
+	// "memory" (one process) or "postgres" (replicas).
+	recoverySeedStore string
 }
 
 func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -121,6 +125,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.statementTimeout, "statement-timeout", envDuration("STATEMENT_TIMEOUT", 30*time.Second), "PostgreSQL statement_timeout (STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
 	fs.DurationVar(&c.recoveryCodeTTL, "recovery-code-ttl", envDuration("RECOVERY_CODE_TTL", 300*time.Second), "how long generated recovery codes wait for confirmation (RECOVERY_CODE_TTL)")
+	fs.StringVar(&c.recoverySeedStore, "recovery-seed-store", env("RECOVERY_SEED_STORE", "memory"), "where generated recovery codes wait: memory (one process) or postgres (several replicas) (RECOVERY_SEED_STORE)")
 	for _, l := range []struct {
 		env, flag, usage string
 		dst              *int64
@@ -152,7 +157,26 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if c.databaseURL == "" {
 		return c, errors.New("DATABASE_URL is not set")
 	}
+	if c.recoverySeedStore != "memory" && c.recoverySeedStore != "postgres" {
+		return c, fmt.Errorf("RECOVERY_SEED_STORE: %q is not memory or postgres", c.recoverySeedStore)
+	}
 	return c, nil
+}
+
+// newPendingSeeds returns the store of pending recovery-code seeds that c
+// chooses: a map of this process, or a table that every replica on the
+// database shares.
+func newPendingSeeds(ctx context.Context, c config, st *store.Store) (authn.PendingSeedStore, error) {
+	if c.recoverySeedStore == "memory" {
+		return authn.NewPendingSeeds(c.recoveryCodeTTL, nil), nil
+	}
+	if err := st.CheckPendingSeeds(ctx); err != nil {
+		if errors.Is(err, store.ErrNotMigrated) {
+			return nil, errors.New("RECOVERY_SEED_STORE=postgres needs the table of pending seeds: run `errata migrate` first")
+		}
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	return authn.NewDatabasePendingSeeds(st, c.secretKey, c.recoveryCodeTTL, nil), nil
 }
 
 func openStore(ctx context.Context, c config) (*store.Store, error) {
@@ -205,6 +229,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return fmt.Errorf("database: %w", err)
 	}
+	seeds, err := newPendingSeeds(ctx, cfg, st)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -239,7 +267,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			PublicURL:     cfg.publicURL,
 			SecretKey:     cfg.secretKey,
 			NotifyMail:    jobs.Notify,
-			RecoverySeeds: authn.NewPendingSeeds(cfg.recoveryCodeTTL, nil),
+			RecoverySeeds: seeds,
 			Jobs:          jobs,
 			MaxBundleSize: cfg.assembleLimits.MaxBundleSize,
 		}),

@@ -3,7 +3,8 @@
 // stored: SHA-256 only; how a request's Authorization header becomes a
 // Caller; which scope names exist), the signed, expiring email confirmation
 // keys, and recovery codes (their allauth-compatible derivation, the pending
-// seeds' in-memory TTL map, and the encryption of stored seeds).
+// seeds, held in a TTL map in memory or, for replicas, encrypted in
+// PostgreSQL, and the encryption of stored seeds).
 //
 // It must not write HTTP responses: it reports ErrNoCredential and
 // ErrBadCredential, and the handlers package turns them into 401 answers.

@@ -73,55 +73,6 @@ func TestSeedCipher(t *testing.T) {
 	})
 }
 
-func TestPendingSeeds(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	p := NewPendingSeeds(300*time.Second, clock)
-	p.Put(1, "a")
-	t.Run("held within the ttl", func(t *testing.T) {
-		now = now.Add(299 * time.Second)
-		if s, ok := p.Get(1); !ok || s != "a" {
-			t.Errorf("Get = %q, %v; want a, true", s, ok)
-		}
-	})
-	t.Run("replaced by a new put", func(t *testing.T) {
-		p.Put(1, "b")
-		if s, ok := p.Get(1); !ok || s != "b" {
-			t.Errorf("Get = %q, %v; want b, true", s, ok)
-		}
-	})
-	t.Run("gone after the ttl", func(t *testing.T) {
-		now = now.Add(300 * time.Second)
-		if s, ok := p.Get(1); ok {
-			t.Errorf("Get = %q, true; want expired", s)
-		}
-	})
-	t.Run("expired entries are swept on put", func(t *testing.T) {
-		p.Put(2, "c")
-		if n := p.Len(); n != 1 {
-			t.Errorf("Len = %d, want 1 (user 1's expired seed swept)", n)
-		}
-	})
-	t.Run("sweep removes expired entries", func(t *testing.T) {
-		now = now.Add(time.Hour)
-		p.Sweep()
-		if n := p.Len(); n != 0 {
-			t.Errorf("Len = %d, want 0", n)
-		}
-	})
-	t.Run("remove keeps a newer seed", func(t *testing.T) {
-		p.Put(3, "new")
-		p.Remove(3, "old")
-		if _, ok := p.Get(3); !ok {
-			t.Error("Remove of a stale seed removed the newer one")
-		}
-		p.Remove(3, "new")
-		if _, ok := p.Get(3); ok {
-			t.Error("Remove left the seed")
-		}
-	})
-}
-
 func TestEmailKeys(t *testing.T) {
 	keys := NewEmailKeys("secret")
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)

@@ -17,7 +17,9 @@ type recoveryCodesOut struct {
 func handleRecoveryCodesGenerate(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		seed := authn.NewRecoverySeed()
-		d.RecoverySeeds.Put(caller(r).UserID, seed)
+		if err := d.RecoverySeeds.Put(r.Context(), caller(r).UserID, seed); err != nil {
+			return err
+		}
 		writeJSON(w, r, d.Log, http.StatusOK, recoveryCodesOut{Codes: authn.RecoveryCodes(seed)})
 		return nil
 	}
@@ -30,7 +32,10 @@ type recoveryCodeIn struct {
 
 // handleRecoveryCodesActivate serves POST /api/0/generate-recovery-codes/:
 // one of the held codes proves the caller wrote them down, and their seed,
-// encrypted, replaces the caller's recovery codes.
+// encrypted, replaces the caller's recovery codes. A wrong code leaves the
+// held seed for another try; a right one consumes it first, so that of two
+// concurrent POSTs (on two replicas) only one activates it. Should saving
+// then fail, the caller asks for new codes.
 func handleRecoveryCodesActivate(d Deps) apiFunc {
 	seeds := authn.NewSeedCipher(d.SecretKey)
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -45,17 +50,26 @@ func handleRecoveryCodesActivate(d Deps) apiFunc {
 			return invalid(typeError, "Input should be a valid string", "body", "code")
 		}
 		user := caller(r).UserID
-		seed, ok := d.RecoverySeeds.Get(user)
+		seed, ok, err := d.RecoverySeeds.Get(r.Context(), user)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			return badRequest("No recovery codes set, use GET first")
 		}
 		if authn.RecoveryCodeIndex(seed, in.Code.V) < 0 {
 			return badRequest("Invalid code")
 		}
+		consumed, err := d.RecoverySeeds.Consume(r.Context(), user, seed)
+		if err != nil {
+			return err
+		}
+		if !consumed {
+			return badRequest("No recovery codes set, use GET first")
+		}
 		if err := d.Store.ReplaceRecoveryCodes(r.Context(), user, seeds.Seal(user, seed)); err != nil {
 			return err
 		}
-		d.RecoverySeeds.Remove(user, seed)
 		noContent(w)
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"errata/authn"
+	"errata/store"
 )
 
 // generateCodes asks for a new set of recovery codes.
@@ -27,8 +28,30 @@ func (a *userAPI) generateCodes(token string) []string {
 
 var codePattern = regexp.MustCompile(`^[0-9]{8}$`)
 
+// openSeeds returns the pending recovery-code seeds of a test API.
+type openSeeds func(st *store.Store, now func() time.Time) authn.PendingSeedStore
+
+func memorySeeds(_ *store.Store, now func() time.Time) authn.PendingSeedStore {
+	return authn.NewPendingSeeds(300*time.Second, now)
+}
+
+func databaseSeeds(st *store.Store, now func() time.Time) authn.PendingSeedStore {
+	return authn.NewDatabasePendingSeeds(st, testSecret, 300*time.Second, now)
+}
+
+// TestRecoveryCodes runs the same requests with the seeds in memory and in
+// PostgreSQL.
 func TestRecoveryCodes(t *testing.T) {
-	a := newUserAPI(t)
+	for _, seeds := range []struct {
+		name string
+		open openSeeds
+	}{{"memory", memorySeeds}, {"postgres", databaseSeeds}} {
+		t.Run(seeds.name, func(t *testing.T) { testRecoveryCodes(t, seeds.open) })
+	}
+}
+
+func testRecoveryCodes(t *testing.T, seeds openSeeds) {
+	a := newUserAPIWithSeeds(t, seeds)
 	me := a.account("ann@example.com")
 	other := a.account("bob@example.com")
 	const path = "/api/0/generate-recovery-codes/"

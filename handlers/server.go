@@ -24,9 +24,9 @@ type Deps struct {
 	Now       func() time.Time // the clock
 
 	// Users, email confirmation and recovery codes.
-	SecretKey     string              // signs confirmation keys and encrypts recovery-code seeds
-	NotifyMail    func()              // wakes the mail worker after a message is queued; nil leaves it to its poll
-	RecoverySeeds *authn.PendingSeeds // pending recovery-code seeds; nil is a map of 300 s of New's own
+	SecretKey     string                 // signs confirmation keys and encrypts recovery-code seeds
+	NotifyMail    func()                 // wakes the mail worker after a message is queued; nil leaves it to its poll
+	RecoverySeeds authn.PendingSeedStore // pending recovery-code seeds (memory, or PostgreSQL for replicas); nil is a map of 300 s of New's own
 	// Jobs is woken after a request enqueued a background job; nil when
 	// no worker runs in this process (another process's finds the job).
 	Jobs interface{ Notify() }

@@ -53,6 +53,13 @@ type userAPI struct {
 
 func newUserAPI(t *testing.T) *userAPI {
 	t.Helper()
+	return newUserAPIWithSeeds(t, memorySeeds)
+}
+
+// newUserAPIWithSeeds is newUserAPI whose pending recovery-code seeds are
+// those that seeds returns for the test's store and clock.
+func newUserAPIWithSeeds(t *testing.T, seeds openSeeds) *userAPI {
+	t.Helper()
 	url := storetest.NewDatabase(t)
 	st, err := store.Open(context.Background(), store.Config{URL: url})
 	if err != nil {
@@ -74,7 +81,7 @@ func newUserAPI(t *testing.T) *userAPI {
 		Now:           clock.Now,
 		SecretKey:     testSecret,
 		NotifyMail:    func() { a.mu.Lock(); a.notices++; a.mu.Unlock() },
-		RecoverySeeds: authn.NewPendingSeeds(300*time.Second, clock.Now),
+		RecoverySeeds: seeds(st, clock.Now),
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
