@@ -407,7 +407,7 @@ func loggedMail(t *testing.T, s *errataServer) []string {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var line struct{ Msg, To string }
-		if json.Unmarshal(sc.Bytes(), &line) == nil && strings.HasPrefix(line.Msg, "mail (") {
+		if json.Unmarshal(sc.Bytes(), &line) == nil && strings.HasPrefix(line.Msg, "mail not sent") {
 			to = append(to, line.To)
 		}
 	}
