@@ -1,8 +1,9 @@
 package handlers
 
-// The isolation matrix: every route of routes.go, checked from the route
-// table itself, so that an auditor reads one table to see that no caller
-// reaches another organization's or another user's data.
+// The isolation and scope matrices: every route of routes.go, checked from
+// the route table itself, so that an auditor reads one table to see that no
+// caller reaches another organization's or another user's data, and that
+// every route asks for the scopes routes.go says.
 
 import (
 	"bytes"
@@ -940,4 +941,101 @@ func goldenValue(t *testing.T, name string, v any) {
 		t.Fatal(err)
 	}
 	response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: b}.golden(t, name)
+}
+
+// invalidToken is well formed but belongs to nobody.
+var invalidToken = authn.TokenPrefix + strings.Repeat("0", 64)
+
+// TestScopeMatrix checks every route's access rule in routes.go against the
+// server: scoped routes answer 403 to a token of every scope but theirs and
+// succeed with a token of any one of theirs; any-token routes succeed with
+// a token of no scope; routes that need a token answer 401 without one;
+// open and optional-token routes answer without one, and optional-token
+// routes answer 401 to an invalid one. Each request names a real record of
+// the caller, so that success shows. testdata/matrix/scopes.json lists the
+// rules.
+func TestScopeMatrix(t *testing.T) {
+	entries := matrixEntries()
+	rts := matrixRoutes(t, entries)
+	f := newMatrixFixture(t)
+	summary := map[string]any{}
+	for _, rt := range rts {
+		e, a := entries[rt.pattern], rt.access
+		// garbage is a body that does not parse: access is checked first.
+		garbage := func(r matrixRequest) matrixBody {
+			ct := r.body.contentType
+			if ct == "" {
+				ct = "application/json"
+			}
+			return matrixBody{ct, []byte("{")}
+		}
+		switch {
+		case a.open:
+			summary[rt.pattern] = "open"
+			t.Run(rt.pattern+" answers without a token", func(t *testing.T) {
+				r := e.prepare(t, f)
+				if res := f.send(t, rt.pattern, r.values, r.body, ""); res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+			continue
+		case !a.token:
+			summary[rt.pattern] = "optional token"
+			t.Run(rt.pattern+" answers without a token", func(t *testing.T) {
+				r := e.prepare(t, f)
+				if res := f.send(t, rt.pattern, r.values, r.body, ""); res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+			t.Run(rt.pattern+" with an invalid token is 401", func(t *testing.T) {
+				r := e.prepare(t, f)
+				f.send(t, rt.pattern, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			})
+			continue
+		}
+		t.Run(rt.pattern+" without a token is 401", func(t *testing.T) {
+			r := e.prepare(t, f)
+			before := f.snapshot(t)
+			f.send(t, rt.pattern, r.values, r.body, "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			f.send(t, rt.pattern, r.values, garbage(r), "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			f.send(t, rt.pattern, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			unchanged(t, "a request without a token", before, f.snapshot(t))
+		})
+		if len(a.scopes) == 0 {
+			summary[rt.pattern] = "any token"
+			t.Run(rt.pattern+" with a token of no scope succeeds", func(t *testing.T) {
+				r := e.prepare(t, f)
+				res := f.send(t, rt.pattern, r.values, r.body, f.tokenFor(t, r.owner.id, []string{}))
+				if res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+			continue
+		}
+		summary[rt.pattern] = a.scopes
+		t.Run(rt.pattern+" without its scopes is 403", func(t *testing.T) {
+			var others []string
+			for _, s := range authn.Scopes {
+				if !slices.Contains(a.scopes, s) {
+					others = append(others, s)
+				}
+			}
+			r := e.prepare(t, f)
+			tok := f.tokenFor(t, r.owner.id, others)
+			before := f.snapshot(t)
+			f.send(t, rt.pattern, r.values, r.body, tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+			f.send(t, rt.pattern, r.values, garbage(r), tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+			unchanged(t, "a request without the scopes", before, f.snapshot(t))
+		})
+		for _, s := range a.scopes {
+			t.Run(rt.pattern+" with only "+s+" succeeds", func(t *testing.T) {
+				r := e.prepare(t, f)
+				res := f.send(t, rt.pattern, r.values, r.body, f.tokenFor(t, r.owner.id, []string{s}))
+				if res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+		}
+	}
+	goldenValue(t, "matrix/scopes", summary)
 }
