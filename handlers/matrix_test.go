@@ -1,0 +1,1041 @@
+package handlers
+
+// The isolation and scope matrices: every route of routes.go, checked from
+// the route table itself, so that an auditor reads one table to see that no
+// caller reaches another organization's or another user's data, and that
+// every route asks for the scopes routes.go says.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"errata/authn"
+	"errata/store"
+)
+
+// matrixUser is a user of the matrix fixture with a token of every scope.
+type matrixUser struct {
+	id    int64
+	token string
+}
+
+// matrixFixture is two organizations with records of the same names: acme,
+// owned by the victim, and rival, owned by the intruder. Each has project
+// web, environment production linked to it, and release 1.0.0 linked to
+// web with a deploy to production and the file ~/app.js. The intruder holds
+// a token of every scope, so that only membership can stop it.
+type matrixFixture struct {
+	*testAPI
+	conn      *pgx.Conn
+	snapshotQ string // the query of snapshot
+	victim    matrixUser
+	intruder  matrixUser
+	appFile   map[string]string // organization slug -> id of its ~/app.js
+	n         int               // makes names unique
+}
+
+func newMatrixFixture(t *testing.T) *matrixFixture {
+	t.Helper()
+	f := &matrixFixture{testAPI: newTestAPI(t), appFile: map[string]string{}}
+	conn, err := pgx.Connect(context.Background(), f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	f.conn = conn
+	f.snapshotQ = snapshotQuery(t, conn)
+
+	f.victim = f.account(t, "owner@acme.example")
+	f.intruder = f.account(t, "owner@rival.example")
+	for _, org := range []string{"acme", "rival"} {
+		f.org(org, "owner@"+org+".example")
+		f.project(org, "web")
+		if _, err := f.st.CreateEnvironment(context.Background(), org, "production", "web", false); err != nil {
+			t.Fatal(err)
+		}
+		f.release(t, org, "1.0.0")
+		f.deploy(t, org, "1.0.0")
+		f.appFile[org] = f.file(t, org, "1.0.0", "~/app.js")
+	}
+	return f
+}
+
+// account creates a user with a token of every scope.
+func (f *matrixFixture) account(t *testing.T, email string) matrixUser {
+	t.Helper()
+	id, err := f.st.CreateUser(context.Background(), email, strings.Split(email, "@")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return matrixUser{id: id, token: f.tokenFor(t, id, authn.Scopes)}
+}
+
+// tokenFor creates a token with exactly scopes (none is allowed) for the
+// user id, whatever its email is now.
+func (f *matrixFixture) tokenFor(t *testing.T, id int64, scopes []string) string {
+	t.Helper()
+	u, err := f.st.User(context.Background(), id)
+	if err != nil {
+		t.Fatalf("user %d: %v", id, err)
+	}
+	tok, hash := authn.NewToken()
+	if _, err := f.st.CreateToken(context.Background(), u.Email, hash, scopes, "matrix"); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// ownerOf is the owner of org's token.
+func (f *matrixFixture) ownerOf(org string) string {
+	if org == "acme" {
+		return f.victim.token
+	}
+	return f.intruder.token
+}
+
+// name returns a name no other call returns.
+func (f *matrixFixture) name(prefix string) string {
+	f.n++
+	return prefix + "-" + strconv.Itoa(f.n)
+}
+
+// release creates version in org, linked to web, as the org's owner.
+func (f *matrixFixture) release(t *testing.T, org, version string) {
+	t.Helper()
+	res := f.send(t, "POST /api/0/organizations/{organization_slug}/releases/{$}",
+		map[string]string{"organization_slug": org}, jsonBody(map[string]any{"version": version, "projects": []string{"web"}}), f.ownerOf(org))
+	res.expect(t, http.StatusCreated, nil)
+}
+
+// deploy records a deploy of version of org to production.
+func (f *matrixFixture) deploy(t *testing.T, org, version string) {
+	t.Helper()
+	res := f.send(t, "POST /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}",
+		map[string]string{"organization_slug": org, "version": version}, jsonBody(map[string]any{"environment": "production"}), f.ownerOf(org))
+	res.expect(t, http.StatusCreated, nil)
+}
+
+// file uploads a file called name to version of org and returns its id.
+func (f *matrixFixture) file(t *testing.T, org, version, name string) string {
+	t.Helper()
+	res := f.send(t, "POST /api/0/organizations/{organization_slug}/releases/{version}/files/{$}",
+		map[string]string{"organization_slug": org, "version": version}, fileBody(t, name), f.ownerOf(org))
+	res.expect(t, http.StatusCreated, nil)
+	return res.field(t, "id").(string)
+}
+
+// address gives the user id the address email, verified or not.
+func (f *matrixFixture) address(t *testing.T, id int64, email string, verified bool) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := f.st.AddEmailAddress(ctx, id, email, store.Mail{Subject: "s", Text: "t", HTML: "h"}); err != nil {
+		t.Fatalf("add %s: %v", email, err)
+	}
+	if verified {
+		if err := f.st.VerifyEmailAddress(ctx, id, email); err != nil {
+			t.Fatalf("verify %s: %v", email, err)
+		}
+	}
+}
+
+// member creates a user who is a plain member of acme.
+func (f *matrixFixture) member(t *testing.T, prefix string) matrixUser {
+	t.Helper()
+	email := f.name(prefix) + "@acme.example"
+	u := f.account(t, email)
+	f.testAPI.member("acme", email, "member")
+	return u
+}
+
+// standard names the records both organizations have, in acme, and the
+// victim as user.
+func (f *matrixFixture) standard() map[string]string {
+	return map[string]string{
+		"organization_slug": "acme",
+		"project_slug":      "web",
+		"version":           "1.0.0",
+		"name":              "production",
+		"file_id":           f.appFile["acme"],
+		"user_id":           strconv.FormatInt(f.victim.id, 10),
+	}
+}
+
+// matrixBody is the body of a request and its type.
+type matrixBody struct {
+	contentType string
+	data        []byte
+}
+
+// jsonBody is v as JSON; the test's values (maps of strings, lists and
+// booleans) always encode.
+func jsonBody(v any) matrixBody {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return matrixBody{"application/json", b}
+}
+
+func formBody(v url.Values) matrixBody {
+	return matrixBody{"application/x-www-form-urlencoded", []byte(v.Encode())}
+}
+
+// fileBody is a single-file upload called name.
+func fileBody(t *testing.T, name string) matrixBody {
+	t.Helper()
+	b, ct := multipartBody(t, [][2]string{{"name", name}}, []filePart{{"file", "app.js", []byte("x()")}})
+	return matrixBody{ct, b}
+}
+
+// chunkBody is a chunk upload of data.
+func chunkBody(t *testing.T, data []byte) matrixBody {
+	t.Helper()
+	b, ct := multipartBody(t, nil, []filePart{{"file", sha1Hex(data), data}})
+	return matrixBody{ct, b}
+}
+
+var wildcardPattern = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// wildcards returns the names of a route pattern's path values.
+func wildcards(pattern string) []string {
+	var names []string
+	for _, m := range wildcardPattern.FindAllStringSubmatch(pattern, -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
+// send makes the request of pattern with its path values filled from
+// values.
+func (f *matrixFixture) send(t *testing.T, pattern string, values map[string]string, body matrixBody, token string) response {
+	t.Helper()
+	return f.sendQuery(t, pattern, "", values, body, token)
+}
+
+// sendQuery is send with a query string. The answer leaves out what
+// differs between any two requests: the Date and X-Request-Id headers, and
+// the request's own path in Link.
+func (f *matrixFixture) sendQuery(t *testing.T, pattern, query string, values map[string]string, body matrixBody, token string) response {
+	t.Helper()
+	method, path, _ := strings.Cut(pattern, " ")
+	path = strings.TrimSuffix(path, "{$}")
+	for _, name := range wildcards(pattern) {
+		v, ok := values[name]
+		if !ok {
+			t.Fatalf("%s: no value for {%s}", pattern, name)
+		}
+		path = strings.Replace(path, "{"+name+"}", url.PathEscape(v), 1)
+	}
+	var r io.Reader
+	if body.data != nil {
+		r = bytes.NewReader(body.data)
+	}
+	target := f.srv.URL + path
+	if query != "" {
+		target += "?" + query
+	}
+	req, err := http.NewRequest(method, target, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body.contentType != "" {
+		req.Header.Set("Content-Type", body.contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := f.srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Header.Del("Date")
+	res.Header.Del("X-Request-Id")
+	if link := res.Header.Get("Link"); link != "" {
+		res.Header.Set("Link", strings.ReplaceAll(link, path, "<path>"))
+	}
+	return response{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// answer is a response in a form cmp can compare.
+type answer struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+func answerOf(r response) answer { return answer{r.status, r.header, string(r.body)} }
+
+// sameAnswer fails t unless got is exactly want.
+func sameAnswer(t *testing.T, what string, want, got response) {
+	t.Helper()
+	if diff := cmp.Diff(answerOf(want), answerOf(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
+}
+
+// volatileColumns are left out of snapshots: they change on reads.
+var volatileColumns = map[string]string{"api_tokens": "last_used"}
+
+// snapshotQuery builds one query that returns, for every table of the
+// database, its row count and a checksum of its rows.
+func snapshotQuery(t *testing.T, conn *pgx.Conn) string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("tables: %v %v", tables, err)
+	}
+	var parts []string
+	for _, tbl := range tables {
+		row := "to_jsonb(t)"
+		if col, ok := volatileColumns[tbl]; ok {
+			row += " - '" + col + "'"
+		}
+		parts = append(parts, fmt.Sprintf(`SELECT '%s', count(*) || ' rows ' || coalesce(md5(string_agg(r, E'\n' ORDER BY r)), '')
+			FROM (SELECT (%s)::text AS r FROM %s t) s`, tbl, row, pgx.Identifier{tbl}.Sanitize()))
+	}
+	return strings.Join(parts, "\nUNION ALL\n")
+}
+
+// snapshot returns each table's row count and checksum.
+func (f *matrixFixture) snapshot(t *testing.T) map[string]string {
+	t.Helper()
+	rows, err := f.conn.Query(context.Background(), f.snapshotQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := map[string]string{}
+	var table, sum string
+	if _, err := pgx.ForEachRow(rows, []any{&table, &sum}, func() error {
+		snap[table] = sum
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// unchanged fails t when the database changed between two snapshots.
+func unchanged(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("%s changed the database (-before +after):\n%s", what, diff)
+	}
+}
+
+// matrixRequest is a request on a record of its owner that succeeds.
+type matrixRequest struct {
+	owner  matrixUser        // whose record it is; the victim unless a route needs a user of its own
+	values map[string]string // path values naming the record
+	query  string            // the query string, the same for every request of the check
+	body   matrixBody
+	want   int // the owner's status
+	// missingBody, when set, is body naming no record, with values.
+	missingBody *matrixBody
+	// cross, when set, is a request in the intruder's own organization that
+	// names a record of the victim's in its body.
+	cross *crossRequest
+}
+
+// crossRequest is a request of the intruder, in its own organization, that
+// names a record of the victim; missing is what the same request got
+// before the victim's record existed.
+type crossRequest struct {
+	values  map[string]string
+	body    matrixBody
+	missing response
+}
+
+// matrixEntry is how the matrices test one route.
+type matrixEntry struct {
+	// prepare creates what the request names, under the same names in both
+	// organizations, and returns the owner's request.
+	prepare func(t *testing.T, f *matrixFixture) matrixRequest
+	// special replaces the isolation matrix's comparison with the answer of
+	// a missing record, for routes that name no record of an organization
+	// or of a user by a path value; note says what it checks.
+	special func(t *testing.T, f *matrixFixture, pattern string)
+	note    string
+	// queries, when set, are query strings that take other paths through
+	// the handler; the isolation check runs once with each.
+	queries []string
+}
+
+// missingValues name no record, for each path value of the routes.
+var missingValues = map[string]string{
+	"organization_slug": "no-such-org",
+	"project_slug":      "no-such-project",
+	"version":           "no-such-version",
+	"name":              "no-such-environment",
+	"file_id":           "999999999",
+	"user_id":           "999999999",
+}
+
+// globalIDs are path values that are unique across organizations: the
+// intruder's own organization with the victim's id must answer as it does
+// an id that does not exist.
+var globalIDs = []string{"file_id"}
+
+// on is the victim's request on the standard records, with values
+// overridden by the pairs of kv.
+func (f *matrixFixture) on(want int, body matrixBody, kv ...string) matrixRequest {
+	values := f.standard()
+	for i := 0; i < len(kv); i += 2 {
+		values[kv[i]] = kv[i+1]
+	}
+	return matrixRequest{owner: f.victim, values: values, body: body, want: want}
+}
+
+// standing is an entry whose request names the standard records.
+func standing(want int, body matrixBody) matrixEntry {
+	return matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(want, body) }}
+}
+
+// asUser is an entry whose request names a user of its own, created by
+// prepare, and its body.
+func asUser(want int, prepare func(t *testing.T, f *matrixFixture) (matrixUser, matrixBody)) matrixEntry {
+	return matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+		u, body := prepare(t, f)
+		r := f.on(want, body, "user_id", strconv.FormatInt(u.id, 10))
+		r.owner = u
+		return r
+	}}
+}
+
+var noBody matrixBody
+
+// matrixEntries describes every route of routes.go, keyed by its pattern.
+func matrixEntries() map[string]matrixEntry {
+	createRelease := func(route string) matrixEntry {
+		return matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			v := f.name("created")
+			f.release(t, "rival", v) // the intruder's organization has it already
+			body := map[string]any{"version": v}
+			if route == "organization" {
+				body["projects"] = []string{"web"}
+			}
+			return f.on(http.StatusCreated, jsonBody(body))
+		}}
+	}
+	deleteRelease := matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+		v := f.name("doomed")
+		f.release(t, "acme", v)
+		f.release(t, "rival", v)
+		return f.on(http.StatusNoContent, noBody, "version", v)
+	}}
+	uploadFile := matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+		name := "~/" + f.name("upload") + ".js"
+		f.file(t, "rival", "1.0.0", name)
+		return f.on(http.StatusCreated, fileBody(t, name))
+	}}
+	deleteFile := matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+		name := "~/" + f.name("doomed") + ".js"
+		id := f.file(t, "acme", "1.0.0", name)
+		f.file(t, "rival", "1.0.0", name)
+		return f.on(http.StatusNoContent, noBody, "file_id", id)
+	}}
+	getFile := standing(http.StatusOK, noBody)
+	getFile.queries = []string{"", "download=1"} // the record, and its bytes
+	victimAddress := func(want int) matrixEntry {
+		return matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			email := f.name("address") + "@acme.example"
+			f.address(t, f.victim.id, email, false)
+			r := f.on(want, jsonBody(map[string]string{"email": email}))
+			nobody := jsonBody(map[string]string{"email": "nobody@nowhere.example"})
+			r.missingBody = &nobody
+			return r
+		}}
+	}
+
+	return map[string]matrixEntry{
+		// Probes and the API root.
+		"GET /healthz": {prepare: noRecord(http.StatusOK), special: answersEveryoneAlike,
+			note: "answers every caller alike"},
+		"GET /readyz": {prepare: noRecord(http.StatusOK), special: answersEveryoneAlike,
+			note: "answers every caller alike"},
+		"GET /api/0/{$}": {prepare: noRecord(http.StatusOK), special: namesTheCaller,
+			note: "names the caller and its token's scopes"},
+
+		// Environments, releases and deploys.
+		"GET /api/0/organizations/{organization_slug}/environments/{$}":                    standing(http.StatusOK, noBody),
+		"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{$}":          standing(http.StatusOK, noBody),
+		"PUT /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}":   standing(http.StatusOK, jsonBody(map[string]any{"isHidden": true})),
+		"POST /api/0/organizations/{organization_slug}/releases/{$}":                       createRelease("organization"),
+		"GET /api/0/organizations/{organization_slug}/releases/{$}":                        standing(http.StatusOK, noBody),
+		"GET /api/0/organizations/{organization_slug}/releases/{version}/{$}":              standing(http.StatusOK, noBody),
+		"PUT /api/0/organizations/{organization_slug}/releases/{version}/{$}":              standing(http.StatusOK, jsonBody(map[string]any{"ref": "intruded"})),
+		"DELETE /api/0/organizations/{organization_slug}/releases/{version}/{$}":           deleteRelease,
+		"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{$}":             createRelease("project"),
+		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{$}":              standing(http.StatusOK, noBody),
+		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}":    standing(http.StatusOK, noBody),
+		"PUT /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}":    standing(http.StatusOK, jsonBody(map[string]any{"ref": "intruded"})),
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}": deleteRelease,
+		"POST /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}":     standing(http.StatusCreated, jsonBody(map[string]any{"environment": "production"})),
+		"GET /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}":      standing(http.StatusOK, noBody),
+
+		// Users, email addresses, notifications and recovery codes. Another
+		// user's id must answer as an id that does not exist: 404 where the
+		// route checks {user_id}, the caller's own record where it does not.
+		"GET /api/0/users/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCaller,
+			note: "lists the caller only"},
+		"GET /api/0/users/{user_id}/{$}": standing(http.StatusOK, noBody),
+		"PUT /api/0/users/{user_id}/{$}": standing(http.StatusOK, jsonBody(map[string]any{"name": "Intruded"})),
+		"DELETE /api/0/users/{user_id}/{$}": asUser(http.StatusNoContent, func(t *testing.T, f *matrixFixture) (matrixUser, matrixBody) {
+			return f.member(t, "leaver"), noBody
+		}),
+		"GET /api/0/users/{user_id}/emails/{$}": standing(http.StatusOK, noBody),
+		"POST /api/0/users/{user_id}/emails/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusCreated, jsonBody(map[string]string{"email": f.name("added") + "@acme.example"}))
+		}},
+		"PUT /api/0/users/{user_id}/emails/{$}": asUser(http.StatusOK, func(t *testing.T, f *matrixFixture) (matrixUser, matrixBody) {
+			u := f.member(t, "switcher")
+			email := f.name("verified") + "@acme.example"
+			f.address(t, u.id, email, true)
+			return u, jsonBody(map[string]string{"email": email})
+		}),
+		"DELETE /api/0/users/{user_id}/emails/{$}":       victimAddress(http.StatusNoContent),
+		"POST /api/0/users/{user_id}/emails/confirm/{$}": victimAddress(http.StatusNoContent),
+		"GET /api/0/users/{user_id}/notifications/{$}":   standing(http.StatusOK, noBody),
+		"PUT /api/0/users/{user_id}/notifications/{$}":   standing(http.StatusOK, jsonBody(map[string]any{"subscribeByDefault": false})),
+		"GET /api/0/generate-recovery-codes/{$}": {prepare: noRecord(http.StatusOK), special: recoveryCodesAreTheCallers,
+			note: "generates codes for the caller only: the victim's pending codes survive"},
+		"POST /api/0/generate-recovery-codes/{$}": {prepare: prepareRecoveryCode, special: recoveryCodeIsTheCallers,
+			note: "another user's pending code is answered as a code nobody holds"},
+		"POST /api/0/auth/email/verify/{$}": emailKeyEntry(http.StatusNoContent, keyInBody, keyProvesItsOwnAddress,
+			"a key for another user's address, or tampered to name it, is answered as a key of no address"),
+		"GET /profile/confirm-email/{key}/{$}": emailKeyEntry(http.StatusOK, keyInPath, confirmPageChangesNothing,
+			"showing the page changes nothing; a tampered key gets the page of a forged key"),
+		"POST /profile/confirm-email/{key}/{$}": emailKeyEntry(http.StatusOK, keyInForm, keyProvesItsOwnAddress,
+			"a key for another user's address, or tampered to name it, is answered as a key of no address"),
+
+		// Release files, chunk upload and assembly.
+		"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{$}":                        standing(http.StatusOK, noBody),
+		"POST /api/0/organizations/{organization_slug}/releases/{version}/files/{$}":                       uploadFile,
+		"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}":              getFile,
+		"DELETE /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}":           deleteFile,
+		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}":              standing(http.StatusOK, noBody),
+		"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}":             uploadFile,
+		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}":    getFile,
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}": deleteFile,
+		"GET /api/0/organizations/{organization_slug}/chunk-upload/{$}":                                    standing(http.StatusOK, noBody),
+		"POST /api/0/organizations/{organization_slug}/chunk-upload/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusOK, chunkBody(t, []byte(f.name("chunk"))))
+		}},
+		"POST /api/0/organizations/{organization_slug}/releases/{version}/assemble/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			sum := sha1Hex([]byte(f.name("bundle")))
+			return f.on(http.StatusOK, jsonBody(map[string]any{"checksum": sum, "chunks": []string{sum}}))
+		}},
+		"POST /api/0/organizations/{organization_slug}/artifactbundle/assemble/{$}": {prepare: prepareArtifactBundle},
+	}
+}
+
+// noRecord is the request of a route that names no record.
+func noRecord(want int) func(t *testing.T, f *matrixFixture) matrixRequest {
+	return func(t *testing.T, f *matrixFixture) matrixRequest {
+		return matrixRequest{owner: f.victim, want: want}
+	}
+}
+
+// prepareArtifactBundle gives acme a chunk and asks to assemble it. Its
+// cross request asks the same in rival, which must answer as it did before
+// acme had the chunk: chunks belong to the organization that uploaded them.
+func prepareArtifactBundle(t *testing.T, f *matrixFixture) matrixRequest {
+	const pattern = "POST /api/0/organizations/{organization_slug}/artifactbundle/assemble/{$}"
+	data := []byte(f.name("bundle"))
+	sum := sha1Hex(data)
+	body := jsonBody(map[string]any{"checksum": sum, "chunks": []string{sum}, "projects": []string{"web"}, "version": "1.0.0"})
+	rival := map[string]string{"organization_slug": "rival"}
+	before := f.send(t, pattern, rival, body, f.intruder.token)
+	f.send(t, "POST /api/0/organizations/{organization_slug}/chunk-upload/{$}", map[string]string{"organization_slug": "acme"},
+		chunkBody(t, data), f.victim.token).expect(t, http.StatusOK, nil)
+	r := f.on(http.StatusOK, body)
+	r.cross = &crossRequest{values: rival, body: body, missing: before}
+	return r
+}
+
+// answersEveryoneAlike checks that a route that names nothing answers the
+// intruder, the victim and a caller without a token alike.
+func answersEveryoneAlike(t *testing.T, f *matrixFixture, pattern string) {
+	anonymous := f.send(t, pattern, nil, noBody, "")
+	anonymous.expect(t, http.StatusOK, nil)
+	sameAnswer(t, "the intruder's answer", anonymous, f.send(t, pattern, nil, noBody, f.intruder.token))
+	sameAnswer(t, "the victim's answer", anonymous, f.send(t, pattern, nil, noBody, f.victim.token))
+}
+
+// namesTheCaller checks that the API root tells the intruder about itself.
+func namesTheCaller(t *testing.T, f *matrixFixture, pattern string) {
+	want := jsonBody(map[string]any{
+		"version": "0",
+		"user":    map[string]any{"id": strconv.FormatInt(f.intruder.id, 10), "email": "owner@rival.example", "name": "owner"},
+		"auth":    map[string]any{"scopes": authn.Scopes},
+	})
+	f.send(t, pattern, nil, noBody, f.intruder.token).expect(t, http.StatusOK, string(want.data))
+}
+
+// listsOnlyTheCaller checks that the user list of the intruder holds the
+// intruder alone.
+func listsOnlyTheCaller(t *testing.T, f *matrixFixture, pattern string) {
+	res := f.send(t, pattern, nil, noBody, f.intruder.token)
+	res.expect(t, http.StatusOK, nil)
+	var users []struct{ ID string }
+	if err := json.Unmarshal(res.body, &users); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]struct{ ID string }{{strconv.FormatInt(f.intruder.id, 10)}}, users); diff != "" {
+		t.Errorf("users (-want +got):\n%s", diff)
+	}
+}
+
+// recoveryCodes asks for new codes as the holder of token.
+func (f *matrixFixture) recoveryCodes(t *testing.T, token string) []string {
+	t.Helper()
+	res := f.send(t, "GET /api/0/generate-recovery-codes/{$}", nil, noBody, token)
+	res.expect(t, http.StatusOK, nil)
+	var out struct{ Codes []string }
+	if err := json.Unmarshal(res.body, &out); err != nil || len(out.Codes) != 10 {
+		t.Fatalf("codes %s: %v", res.body, err)
+	}
+	return out.Codes
+}
+
+// prepareRecoveryCode has the victim ask for codes and send one back.
+func prepareRecoveryCode(t *testing.T, f *matrixFixture) matrixRequest {
+	codes := f.recoveryCodes(t, f.victim.token)
+	return matrixRequest{owner: f.victim, body: jsonBody(map[string]string{"code": codes[0]}), want: http.StatusNoContent}
+}
+
+// recoveryCodesAreTheCallers checks that the intruder's codes are its own
+// and that asking for them leaves the victim's pending codes alone.
+func recoveryCodesAreTheCallers(t *testing.T, f *matrixFixture, pattern string) {
+	victims := f.recoveryCodes(t, f.victim.token)
+	before := f.snapshot(t)
+	intruders := f.recoveryCodes(t, f.intruder.token)
+	unchanged(t, "asking for codes", before, f.snapshot(t))
+	for _, c := range intruders {
+		if slices.Contains(victims, c) {
+			t.Errorf("the intruder got the victim's code %s", c)
+		}
+	}
+	f.send(t, "POST /api/0/generate-recovery-codes/{$}", nil, jsonBody(map[string]string{"code": victims[0]}), f.victim.token).
+		expect(t, http.StatusNoContent, nil)
+}
+
+// recoveryCodeIsTheCallers checks that the intruder sending the victim's
+// pending code, with or without pending codes of its own, gets the answer
+// of a code that nobody holds and changes nothing; the victim's code then
+// still works.
+func recoveryCodeIsTheCallers(t *testing.T, f *matrixFixture, pattern string) {
+	intruder := f.name("intruder") + "@rival.example"
+	u := f.account(t, intruder) // no pending codes yet
+	victims := f.recoveryCodes(t, f.victim.token)
+	send := func(code string) response {
+		return f.send(t, pattern, nil, jsonBody(map[string]string{"code": code}), u.token)
+	}
+	for _, pending := range []bool{false, true} {
+		var intruders []string
+		if pending {
+			intruders = f.recoveryCodes(t, u.token)
+		}
+		nobodys := ""
+		for i := 0; nobodys == ""; i++ {
+			if c := fmt.Sprintf("%08d", i); !slices.Contains(victims, c) && !slices.Contains(intruders, c) {
+				nobodys = c
+			}
+		}
+		before := f.snapshot(t)
+		missing := send(nobodys)
+		foreign := send(victims[0])
+		unchanged(t, "the intruder's codes", before, f.snapshot(t))
+		if missing.status != http.StatusBadRequest {
+			t.Errorf("a code nobody holds: status %d, want 400", missing.status)
+		}
+		sameAnswer(t, fmt.Sprintf("the victim's code, intruder with pending codes %t", pending), missing, foreign)
+	}
+	f.send(t, pattern, nil, jsonBody(map[string]string{"code": victims[0]}), f.victim.token).
+		expect(t, http.StatusNoContent, nil)
+}
+
+// emailKeys are confirmation keys around one unverified address of the
+// victim.
+type emailKeys struct {
+	address  string
+	genuine  string // the victim's key for address
+	foreign  string // a key errata signed for the intruder and address
+	tampered string // the victim's payload with the intruder's signature
+	nothing  string // a key errata signed for the intruder and an address nobody has
+}
+
+// newEmailKeys gives the victim a new unverified address and the keys
+// around it.
+func (f *matrixFixture) newEmailKeys(t *testing.T) emailKeys {
+	t.Helper()
+	address := f.name("confirm") + "@acme.example"
+	f.address(t, f.victim.id, address, false)
+	keys := authn.NewEmailKeys(testSecret)
+	exp := time.Now().Add(time.Hour)
+	k := emailKeys{
+		address: address,
+		genuine: keys.Sign(authn.EmailKey{UserID: f.victim.id, Email: address, Expires: exp}),
+		foreign: keys.Sign(authn.EmailKey{UserID: f.intruder.id, Email: address, Expires: exp}),
+		nothing: keys.Sign(authn.EmailKey{UserID: f.intruder.id, Email: "nobody@nowhere.example", Expires: exp}),
+	}
+	payload, _, _ := strings.Cut(k.genuine, ".")
+	_, sig, _ := strings.Cut(k.foreign, ".")
+	k.tampered = payload + "." + sig
+	return k
+}
+
+// presentKey builds the request of a route that presents a confirmation
+// key.
+type presentKey func(key string) (map[string]string, matrixBody)
+
+// The ways routes take a key: in a JSON body, in the path, and in the path
+// and the page's form.
+var (
+	keyInBody presentKey = func(key string) (map[string]string, matrixBody) {
+		return nil, jsonBody(map[string]string{"key": key})
+	}
+	keyInPath presentKey = func(key string) (map[string]string, matrixBody) {
+		return map[string]string{"key": key}, noBody
+	}
+	keyInForm presentKey = func(key string) (map[string]string, matrixBody) {
+		return map[string]string{"key": key}, formBody(url.Values{"key": {key}})
+	}
+)
+
+// emailKeyEntry is the entry of a route that takes a confirmation key as
+// present says; its request presents the victim's key for a new address.
+func emailKeyEntry(want int, present presentKey, check func(*testing.T, *matrixFixture, string, presentKey, int), note string) matrixEntry {
+	return matrixEntry{
+		prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			values, body := present(f.newEmailKeys(t).genuine)
+			return matrixRequest{owner: f.victim, values: values, body: body, want: want}
+		},
+		special: func(t *testing.T, f *matrixFixture, pattern string) { check(t, f, pattern, present, want) },
+		note:    note,
+	}
+}
+
+// keyProvesItsOwnAddress checks that a key for another user's address and
+// a tampered key get exactly the answer of a key for an address nobody has,
+// and change nothing; the victim's own key then verifies.
+func keyProvesItsOwnAddress(t *testing.T, f *matrixFixture, pattern string, present presentKey, want int) {
+	k := f.newEmailKeys(t)
+	send := func(key string) response {
+		values, body := present(key)
+		return f.send(t, pattern, values, body, "")
+	}
+	before := f.snapshot(t)
+	missing := send(k.nothing)
+	if missing.status != http.StatusBadRequest {
+		t.Errorf("a key of no address: status %d, want 400", missing.status)
+	}
+	sameAnswer(t, "a key errata signed for the intruder and the victim's address", missing, send(k.foreign))
+	sameAnswer(t, "a key tampered to name the victim", missing, send(k.tampered))
+	unchanged(t, "keys that are not the victim's", before, f.snapshot(t))
+	if res := send(k.genuine); res.status != want {
+		t.Errorf("the victim's own key: status %d: %s", res.status, res.body)
+	}
+}
+
+// confirmPageChangesNothing checks that the confirmation page changes
+// nothing whatever the key, and that a tampered key gets exactly the page
+// of a key errata never wrote.
+func confirmPageChangesNothing(t *testing.T, f *matrixFixture, pattern string, present presentKey, want int) {
+	k := f.newEmailKeys(t)
+	send := func(key string) response {
+		values, body := present(key)
+		return f.send(t, pattern, values, body, "")
+	}
+	before := f.snapshot(t)
+	forged := send("Zm9yZ2Vk.Zm9yZ2Vk")
+	if forged.status != http.StatusBadRequest {
+		t.Errorf("a forged key: status %d, want 400", forged.status)
+	}
+	sameAnswer(t, "a key tampered to name the victim", forged, send(k.tampered))
+	for _, key := range []string{k.foreign, k.genuine} {
+		if res := send(key); res.status != want {
+			t.Errorf("a key errata wrote: status %d: %s", res.status, res.body)
+		}
+	}
+	unchanged(t, "showing the page", before, f.snapshot(t))
+}
+
+// matrixRoutes returns the routes of routes.go after checking that the
+// matrix has an entry for each and a route for each entry.
+func matrixRoutes(t *testing.T, entries map[string]matrixEntry) []route {
+	t.Helper()
+	rts := routes(Deps{SecretKey: testSecret})
+	patterns := map[string]bool{}
+	for _, rt := range rts {
+		patterns[rt.pattern] = true
+		if _, ok := entries[rt.pattern]; !ok {
+			t.Errorf("route %q has no matrix entry", rt.pattern)
+		}
+	}
+	for p := range entries {
+		if !patterns[p] {
+			t.Errorf("matrix entry %q names no route of routes.go", p)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return rts
+}
+
+// TestIsolationMatrix checks every route of routes.go from the intruder's
+// side: it owns rival, whose records have the names of acme's, and holds a
+// token of every scope. A request naming a record of acme, or another
+// user, gets exactly the answer of a request naming a record that does not
+// exist (status, headers and body), and changes nothing in the database;
+// then the record's owner makes the same request and succeeds, which shows
+// that the record was there. Routes that name no record get a check of
+// their own. testdata/matrix/isolation.json lists what the intruder got.
+func TestIsolationMatrix(t *testing.T) {
+	entries := matrixEntries()
+	rts := matrixRoutes(t, entries)
+	f := newMatrixFixture(t)
+	summary := map[string]any{}
+	for _, rt := range rts {
+		e := entries[rt.pattern]
+		if e.special != nil {
+			summary[rt.pattern] = map[string]string{"check": e.note}
+			t.Run(rt.pattern+" "+e.note, func(t *testing.T) { e.special(t, f, rt.pattern) })
+			continue
+		}
+		queries := e.queries
+		if queries == nil {
+			queries = []string{""}
+		}
+		for _, q := range queries {
+			key := rt.pattern
+			if q != "" {
+				key += " ?" + q
+			}
+			t.Run(key+" answers the intruder as a missing record", func(t *testing.T) {
+				foreign := checkIsolation(t, f, rt.pattern, q, e)
+				var body any = string(foreign.body)
+				if json.Valid(foreign.body) {
+					body = scrubTimes(foreign.json(t))
+				}
+				summary[key] = map[string]any{"foreign": map[string]any{"status": foreign.status, "body": body}}
+			})
+		}
+	}
+	goldenValue(t, "matrix/isolation", summary)
+}
+
+// checkIsolation runs the generic isolation check of one route and returns
+// the intruder's answer.
+func checkIsolation(t *testing.T, f *matrixFixture, pattern, query string, e matrixEntry) response {
+	req := e.prepare(t, f)
+	req.query = query
+	send := func(values map[string]string, body matrixBody, token string) response {
+		t.Helper()
+		return f.sendQuery(t, pattern, req.query, values, body, token)
+	}
+
+	// The requests of the intruder that name nothing: each path value in
+	// turn replaced by one that names no record, and the body naming none.
+	type variant struct {
+		what   string
+		values map[string]string
+		body   matrixBody
+	}
+	var missing []variant
+	for _, name := range wildcards(pattern) {
+		v, ok := missingValues[name]
+		if !ok {
+			t.Fatalf("no missing value for {%s}: add one to missingValues", name)
+		}
+		values := with(req.values, name, v)
+		missing = append(missing, variant{"{" + name + "} naming no record", values, req.body})
+	}
+	if req.missingBody != nil {
+		missing = append(missing, variant{"a body naming no record", req.values, *req.missingBody})
+	}
+	if len(missing) == 0 {
+		t.Fatal("the route names no record by a path value or its body: give it a special check")
+	}
+
+	before := f.snapshot(t)
+	answers := make([]response, len(missing))
+	for i, m := range missing {
+		answers[i] = send(m.values, m.body, f.intruder.token)
+	}
+	afterMissing := f.snapshot(t)
+	if answers[0].status >= 300 {
+		unchanged(t, "a request for a missing record", before, afterMissing)
+	}
+	foreign := send(req.values, req.body, f.intruder.token)
+	unchanged(t, "the intruder's request", afterMissing, f.snapshot(t))
+	for i, m := range missing {
+		sameAnswer(t, "the intruder's answer against that of "+m.what, answers[i], foreign)
+	}
+
+	// Ids unique across organizations, through the intruder's own
+	// organization.
+	for _, name := range wildcards(pattern) {
+		if !slices.Contains(globalIDs, name) {
+			continue
+		}
+		own := with(req.values, "organization_slug", "rival")
+		before := f.snapshot(t)
+		nothing := send(with(own, name, missingValues[name]), req.body, f.intruder.token)
+		cross := send(own, req.body, f.intruder.token)
+		unchanged(t, "the intruder's request in its own organization", before, f.snapshot(t))
+		sameAnswer(t, "the victim's {"+name+"} in the intruder's organization against an id of no record", nothing, cross)
+	}
+	if c := req.cross; c != nil {
+		before := f.snapshot(t)
+		cross := send(c.values, c.body, f.intruder.token)
+		unchanged(t, "the intruder's request in its own organization", before, f.snapshot(t))
+		sameAnswer(t, "the victim's record named in the intruder's organization against the answer before it existed", c.missing, cross)
+	}
+
+	// The owner's request shows that the record was there.
+	if own := send(req.values, req.body, req.owner.token); own.status != req.want {
+		t.Errorf("the owner's request: status %d, want %d: %s", own.status, req.want, own.body)
+	}
+	return foreign
+}
+
+// with returns a copy of m with key set to v.
+func with(m map[string]string, key, v string) map[string]string {
+	c := make(map[string]string, len(m)+1)
+	for k, x := range m {
+		c[k] = x
+	}
+	c[key] = v
+	return c
+}
+
+// goldenValue compares v, as JSON, with testdata/<name>.json.
+func goldenValue(t *testing.T, name string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: b}.golden(t, name)
+}
+
+// invalidToken is well formed but belongs to nobody.
+var invalidToken = authn.TokenPrefix + strings.Repeat("0", 64)
+
+// TestScopeMatrix checks every route's access rule in routes.go against the
+// server: scoped routes answer 403 to a token of every scope but theirs and
+// succeed with a token of any one of theirs; any-token routes succeed with
+// a token of no scope; routes that need a token answer 401 without one;
+// open and optional-token routes answer without one, and optional-token
+// routes answer 401 to an invalid one. Each request names a real record of
+// the caller, so that success shows. testdata/matrix/scopes.json lists the
+// rules.
+func TestScopeMatrix(t *testing.T) {
+	entries := matrixEntries()
+	rts := matrixRoutes(t, entries)
+	f := newMatrixFixture(t)
+	summary := map[string]any{}
+	for _, rt := range rts {
+		e, a := entries[rt.pattern], rt.access
+		// garbage is a body that does not parse: access is checked first.
+		garbage := func(r matrixRequest) matrixBody {
+			ct := r.body.contentType
+			if ct == "" {
+				ct = "application/json"
+			}
+			return matrixBody{ct, []byte("{")}
+		}
+		switch {
+		case a.open:
+			summary[rt.pattern] = "open"
+			t.Run(rt.pattern+" answers without a token", func(t *testing.T) {
+				r := e.prepare(t, f)
+				if res := f.send(t, rt.pattern, r.values, r.body, ""); res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+			continue
+		case !a.token:
+			summary[rt.pattern] = "optional token"
+			t.Run(rt.pattern+" answers without a token", func(t *testing.T) {
+				r := e.prepare(t, f)
+				if res := f.send(t, rt.pattern, r.values, r.body, ""); res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+			t.Run(rt.pattern+" with an invalid token is 401", func(t *testing.T) {
+				r := e.prepare(t, f)
+				f.send(t, rt.pattern, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			})
+			continue
+		}
+		t.Run(rt.pattern+" without a token is 401", func(t *testing.T) {
+			r := e.prepare(t, f)
+			before := f.snapshot(t)
+			f.send(t, rt.pattern, r.values, r.body, "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			f.send(t, rt.pattern, r.values, garbage(r), "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			f.send(t, rt.pattern, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			unchanged(t, "a request without a token", before, f.snapshot(t))
+		})
+		if len(a.scopes) == 0 {
+			summary[rt.pattern] = "any token"
+			t.Run(rt.pattern+" with a token of no scope succeeds", func(t *testing.T) {
+				r := e.prepare(t, f)
+				res := f.send(t, rt.pattern, r.values, r.body, f.tokenFor(t, r.owner.id, []string{}))
+				if res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+			continue
+		}
+		summary[rt.pattern] = a.scopes
+		t.Run(rt.pattern+" without its scopes is 403", func(t *testing.T) {
+			var others []string
+			for _, s := range authn.Scopes {
+				if !slices.Contains(a.scopes, s) {
+					others = append(others, s)
+				}
+			}
+			r := e.prepare(t, f)
+			tok := f.tokenFor(t, r.owner.id, others)
+			before := f.snapshot(t)
+			f.send(t, rt.pattern, r.values, r.body, tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+			f.send(t, rt.pattern, r.values, garbage(r), tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+			unchanged(t, "a request without the scopes", before, f.snapshot(t))
+		})
+		for _, s := range a.scopes {
+			t.Run(rt.pattern+" with only "+s+" succeeds", func(t *testing.T) {
+				r := e.prepare(t, f)
+				res := f.send(t, rt.pattern, r.values, r.body, f.tokenFor(t, r.owner.id, []string{s}))
+				if res.status != r.want {
+					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
+				}
+			})
+		}
+	}
+	goldenValue(t, "matrix/scopes", summary)
+}
