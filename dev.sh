@@ -111,7 +111,8 @@ install_test_tools() {
 		log "extracting promtool from Debian's prometheus package"
 		deb=$(mktemp -d)
 		(cd "$deb" && apt-get download -qq -o APT::Sandbox::User=root prometheus >/dev/null)
-		dpkg-deb -x "$deb"/prometheus_*.deb "$tools/prometheus"
+		mkdir -p "$tools/prometheus"
+		dpkg-deb --fsys-tarfile "$deb"/prometheus_*.deb | tar -x -C "$tools/prometheus" ./usr/bin/promtool
 		rm -rf "$deb"
 	fi
 	export PROMTOOL

@@ -143,6 +143,7 @@ type requestSeries struct {
 	sumNanos atomic.Uint64
 }
 
+// observe counts a request that took d.
 func (s *requestSeries) observe(d time.Duration) {
 	d = max(d, 0)
 	i := 0
@@ -175,6 +176,7 @@ func (m *Metrics) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Write(e.Bytes()) //nolint:errcheck // the scraper went away
 }
 
+// writeBuild reports the version of the running build.
 func (m *Metrics) writeBuild(e *exposition) {
 	e.family("errata_build_info", "gauge", "Always 1; the labels name the running build.")
 	e.sample("errata_build_info", "1", "version", m.version, "goversion", runtime.Version())
@@ -188,6 +190,8 @@ type requestSnapshot struct {
 	sum                   float64
 }
 
+// writeRequests reports the request counter and latency histogram, sorted
+// by route, method and status.
 func (m *Metrics) writeRequests(e *exposition) {
 	m.mu.Lock()
 	tables := make([]*routeMetrics, 0, len(m.routes)+1)
@@ -284,6 +288,7 @@ func (m *Metrics) writeJobs(ctx context.Context, e *exposition) {
 	}
 }
 
+// writePool reports the database pool's statistics.
 func (m *Metrics) writePool(e *exposition) {
 	if m.store == nil {
 		return
@@ -377,6 +382,8 @@ func (e *exposition) sample(name, value string, labels ...string) {
 	e.WriteString(" " + value + "\n")
 }
 
+// formatUint, formatInt and formatFloat write sample values as the text
+// format spells them.
 func formatUint(v uint64) string { return strconv.FormatUint(v, 10) }
 
 func formatInt(v int64) string { return strconv.FormatInt(v, 10) }
