@@ -78,7 +78,8 @@ apt_install() {
 
 # install_test_tools brings the real peers the end-to-end tests drive and
 # tells the tests where they are: sentry-cli 2.x and 3.x from npm, an SMTP
-# server (Debian's python3-aiosmtpd) and headless Chromium.
+# server (Debian's python3-aiosmtpd), headless Chromium and promtool, which
+# checks the /metrics text.
 install_test_tools() {
 	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v bin
 	for v in 2.58.6 3.8.0; do
@@ -97,6 +98,36 @@ install_test_tools() {
 	command -v chromium >/dev/null 2>&1 || apt_install chromium
 	CHROMIUM=$(command -v chromium)
 	export CHROMIUM
+	# promtool is taken out of Debian's prometheus package, which is not
+	# installed: installing it would start a Prometheus server.
+	PROMTOOL=$(command -v promtool || echo "$tools/prometheus/usr/bin/promtool")
+	if [ ! -x "$PROMTOOL" ]; then
+		local sudo="" deb
+		[ "$(id -u)" = 0 ] || sudo="sudo"
+		if [ -z "${APT_UPDATED:-}" ]; then
+			$sudo apt-get update -qq
+			APT_UPDATED=1
+		fi
+		log "extracting promtool from Debian's prometheus package"
+		deb=$(mktemp -d)
+		(cd "$deb" && apt-get download -qq -o APT::Sandbox::User=root prometheus >/dev/null)
+		mkdir -p "$tools/prometheus"
+		dpkg-deb --fsys-tarfile "$deb"/prometheus_*.deb | tar -x -C "$tools/prometheus" ./usr/bin/promtool
+		rm -rf "$deb"
+	fi
+	export PROMTOOL
+}
+
+# build_static builds errata as the Dockerfile does: static (no cgo),
+# -trimpath, the version stamped from git. ops_test.go checks the binary
+# that ERRATA_BIN names and its version, ERRATA_VERSION.
+build_static() {
+	ERRATA_VERSION=$(git describe --always --dirty 2>/dev/null || echo devel)
+	BINTMP=$(mktemp -d /tmp/errata-bin.XXXXXX)
+	trap 'rm -rf "$BINTMP"; stop_postgres' EXIT
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$ERRATA_VERSION" -o "$BINTMP/errata" .
+	export ERRATA_BIN=$BINTMP/errata ERRATA_VERSION
+	log "static binary $ERRATA_VERSION: $(wc -c <"$ERRATA_BIN") bytes"
 }
 
 cmd=${1:-}
@@ -111,6 +142,7 @@ test)
 	shift
 	[ -n "${DATABASE_URL:-}" ] || start_postgres
 	install_test_tools
+	build_static
 	go vet ./...
 	go test -race -count=1 "$@" ./...
 	;;

@@ -4,6 +4,8 @@
 //	errata migrate            apply schema.sql to DATABASE_URL
 //	errata dev                migrate, create demo data, print a token, serve
 //	errata admin <command>    bootstrap users, organizations, projects, tokens
+//	errata version            print the version of this build
+//	errata healthcheck        exit 0 when the server on ADDR answers /healthz
 //
 // Configuration comes from the environment; the flags of serve mirror it.
 package main
@@ -20,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -34,6 +37,44 @@ import (
 
 //go:embed schema.sql
 var schema string
+
+// version is stamped by the build: go build -ldflags "-X main.version=...".
+// It is the one variable the linker can set, hence a package variable.
+var version string
+
+// buildVersion is the stamped version, else what the Go toolchain recorded
+// in the binary, else "devel".
+func buildVersion() string {
+	info, _ := debug.ReadBuildInfo()
+	return versionOf(version, info)
+}
+
+// versionOf picks the version of a build: the stamp, else the VCS revision
+// (with "-dirty" for uncommitted changes), else the module's version.
+func versionOf(stamp string, info *debug.BuildInfo) string {
+	if stamp != "" {
+		return stamp
+	}
+	if info == nil {
+		return "devel"
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev != "" {
+		return rev + dirty
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return "devel"
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,8 +114,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "admin":
 		return runAdmin(ctx, args, getenv, stdout, stderr)
+	case "version":
+		if len(args) > 0 {
+			return fmt.Errorf("version: unexpected argument %q", args[0])
+		}
+		fmt.Fprintln(stdout, buildVersion())
+		return nil
+	case "healthcheck":
+		return runHealthcheck(ctx, args, getenv, stderr)
 	}
-	return fmt.Errorf("unknown command %q (want serve, migrate, dev or admin)", cmd)
+	return fmt.Errorf("unknown command %q (want serve, migrate, dev, admin, version or healthcheck)", cmd)
 }
 
 // config is errata's configuration; every field has an environment variable
@@ -82,6 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 type config struct {
 	databaseURL      string
 	addr             string
+	metricsAddr      string
 	publicURL        string
 	secretKey        string
 	emailURL         string
@@ -116,6 +166,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.databaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL (DATABASE_URL)")
 	fs.StringVar(&c.addr, "addr", env("ADDR", ":8000"), "listen address (ADDR)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "listen address of GET /metrics alone; empty: no metrics (METRICS_ADDR)")
 	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "scheme://host[:port] of links the server writes (PUBLIC_URL)")
 	fs.StringVar(&c.secretKey, "secret-key", env("SECRET_KEY", ""), "secret for signed keys and encryption at rest (SECRET_KEY)")
 	fs.StringVar(&c.emailURL, "email-url", env("EMAIL_URL", ""), "smtp://user:pass@host:port; empty logs mail instead (EMAIL_URL)")
@@ -238,6 +289,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer metricsLn.Close() // a no-op once its server shut down
+	}
 	if dev {
 		if err := seedDemo(ctx, st, ln.Addr(), &cfg, stdout); err != nil {
 			ln.Close()
@@ -259,6 +318,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	jobs.Handle(store.AssembleJobKind, assembler.Run)
 	jobs.Start()
 
+	var metrics *handlers.Metrics
+	if metricsLn != nil {
+		metrics = handlers.NewMetrics(buildVersion(), st, jobs, log)
+	}
 	srv := &http.Server{
 		Handler: handlers.New(handlers.Deps{
 			Store:         st,
@@ -270,6 +333,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			RecoverySeeds: seeds,
 			Jobs:          jobs,
 			MaxBundleSize: cfg.assembleLimits.MaxBundleSize,
+			Metrics:       metrics,
 		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       60 * time.Second,
@@ -278,8 +342,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving", "addr", ln.Addr().String())
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
+	var metricsSrv *http.Server
+	if metrics != nil {
+		metricsSrv = &http.Server{
+			Handler:           metrics.Handler(),
+			ReadHeaderTimeout: 5 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		log.Info("serving metrics", "addr", metricsLn.Addr().String())
+		go func() { serveErr <- metricsSrv.Serve(metricsLn) }()
+	}
 
 	select {
 	case err := <-serveErr:
@@ -287,13 +362,62 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	case <-ctx.Done():
 	}
 	// Shutdown order: stop accepting and drain requests, then stop the
-	// worker (it finishes its running job), then close the pool (deferred).
+	// worker (it finishes its running job), then stop serving metrics,
+	// then close the pool (deferred).
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
 	httpErr := srv.Shutdown(sctx)
 	workErr := jobs.Shutdown(sctx)
-	return errors.Join(httpErr, workErr)
+	var metricsErr error
+	if metricsSrv != nil {
+		metricsErr = metricsSrv.Shutdown(sctx)
+	}
+	return errors.Join(httpErr, workErr, metricsErr)
+}
+
+// runHealthcheck asks the server listening on ADDR for GET /healthz and
+// fails unless it answers 200 in time. It is the container image's
+// HEALTHCHECK, which has no curl.
+func runHealthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	def := getenv("ADDR")
+	if def == "" {
+		def = ":8000"
+	}
+	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", def, "the server's listen address (ADDR)")
+	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for the answer")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("healthcheck: unexpected argument %q", fs.Arg(0))
+	}
+	host, port, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return fmt.Errorf("healthcheck: ADDR %q: %w", *addr, err)
+	}
+	// A server listening on every address answers on the loopback one.
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(host, port) + "/healthz"
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck: GET %s answered %s", url, res.Status)
+	}
+	return nil
 }
 
 // seedDemo creates (or finds again) the demo data of `errata dev` and

@@ -45,6 +45,8 @@ func routes(d Deps) []route {
 		{"GET /healthz", open, handleHealth()},
 		{"GET /readyz", open, handleReady(d.Store)},
 		{"GET /api/0/{$}", optionalToken, handleIndex(d)},
+		// GET /metrics is not served here: Metrics.Handler serves it on
+		// its own listener (METRICS_ADDR), never on the API's.
 
 		// Environments, releases and deploys.
 		{"GET /api/0/organizations/{organization_slug}/environments/{$}", orgRead, handleEnvironments(d)},

@@ -33,6 +33,9 @@ type Deps struct {
 	// MaxBundleSize is the largest upload that assembly accepts; 0 is
 	// the default of the worker package.
 	MaxBundleSize int64
+	// Metrics counts every request for GET /metrics; nil, the default,
+	// counts nothing and costs the request path nothing.
+	Metrics *Metrics
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -56,7 +59,10 @@ func serve(d Deps, rts []route) http.Handler {
 	for _, rt := range rts {
 		mux.Handle(rt.pattern, adapt(d, rt))
 	}
-	return logRequests(d.Log, mux)
+	if d.Metrics != nil {
+		d.Metrics.track(rts)
+	}
+	return logRequests(d.Log, d.Metrics, mux)
 }
 
 // adapt wraps a route's handler with its access rule and the error adapter.
@@ -150,9 +156,10 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // logRequests gives each request an id, recovers panics into 500 answers
-// and writes one JSON log line per request. It logs the route pattern, never
-// the path, which may carry a confirmation key.
-func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+// and writes one JSON log line per request; with metrics (m not nil) it
+// also counts the request. It logs the route pattern, never the path, which
+// may carry a confirmation key.
+func logRequests(log *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -172,6 +179,9 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 				if sw.status == 0 {
 					writeJSON(sw, r, log, http.StatusInternalServerError, detail{"Internal Server Error"})
 				}
+			}
+			if m != nil {
+				m.observe(r.Pattern, r.Method, sw.status, start)
 			}
 			pattern := r.Pattern
 			if pattern == "" {

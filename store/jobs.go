@@ -126,3 +126,40 @@ func (s *Store) JobStatus(ctx context.Context, id int64) (JobStatus, error) {
 		Scan(&st.ID, &st.State, &st.LastError)
 	return st, wrap(err)
 }
+
+// JobQueue is how many jobs of one kind wait or run.
+type JobQueue struct {
+	Kind    string
+	Queued  int64 // waiting, including retries whose time has not come
+	Running int64
+	// OldestDue is how long the oldest queued job that is due has waited;
+	// 0 when none is due.
+	OldestDue time.Duration
+}
+
+// JobQueues counts the queued and running jobs of each kind that has any.
+// It reads only the rows of the partial index on unfinished jobs, so its
+// cost does not grow with the history of done jobs.
+func (s *Store) JobQueues(ctx context.Context) ([]JobQueue, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT kind,
+			count(*) FILTER (WHERE state = 'queued'),
+			count(*) FILTER (WHERE state = 'running'),
+			COALESCE(EXTRACT(EPOCH FROM now() - min(run_at)
+				FILTER (WHERE state = 'queued' AND run_at <= now())), 0)::float8
+		FROM jobs
+		WHERE state IN ('queued', 'running')
+		GROUP BY kind
+		ORDER BY kind`)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	queues, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (JobQueue, error) {
+		var q JobQueue
+		var oldest float64
+		err := row.Scan(&q.Kind, &q.Queued, &q.Running, &oldest)
+		q.OldestDue = time.Duration(oldest * float64(time.Second))
+		return q, err
+	})
+	return queues, wrap(err)
+}

@@ -78,8 +78,34 @@ func (s *Store) Ping(ctx context.Context) error {
 	return wrap(s.pool.Ping(ctx))
 }
 
-// PoolStat reports the pool's statistics.
-func (s *Store) PoolStat() *pgxpool.Stat { return s.pool.Stat() }
+// PoolStats is a snapshot of the connection pool's statistics.
+type PoolStats struct {
+	AcquiredConns        int32 // connections borrowed now
+	IdleConns            int32 // connections waiting in the pool
+	ConstructingConns    int32 // connections being opened
+	TotalConns           int32 // acquired, idle and constructing
+	MaxConns             int32 // the pool's size
+	AcquireCount         int64 // successful acquires since the pool opened
+	EmptyAcquireCount    int64 // acquires that had to wait or open a connection
+	CanceledAcquireCount int64 // acquires whose context ended first
+	AcquireDuration      time.Duration
+}
+
+// PoolStats reports the connection pool's statistics.
+func (s *Store) PoolStats() PoolStats {
+	st := s.pool.Stat()
+	return PoolStats{
+		AcquiredConns:        st.AcquiredConns(),
+		IdleConns:            st.IdleConns(),
+		ConstructingConns:    st.ConstructingConns(),
+		TotalConns:           st.TotalConns(),
+		MaxConns:             st.MaxConns(),
+		AcquireCount:         st.AcquireCount(),
+		EmptyAcquireCount:    st.EmptyAcquireCount(),
+		CanceledAcquireCount: st.CanceledAcquireCount(),
+		AcquireDuration:      st.AcquireDuration(),
+	}
+}
 
 // Migrate applies schema inside one transaction under an advisory lock, so
 // that two processes migrating at once apply it one after the other.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"errata/store"
@@ -46,6 +47,8 @@ type Worker struct {
 	kinds []string
 	wake  chan struct{}
 
+	outcomes map[string]*outcomeCounters // by kind; fixed before Start
+
 	stop     context.CancelFunc // soft stop: claim no more jobs
 	hardStop context.CancelFunc // hard stop: cancel running jobs
 	done     sync.WaitGroup
@@ -72,7 +75,7 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *Worker {
 	b := make([]byte, 4)
 	rand.Read(b)
 	return &Worker{
-		st: st, log: log, cfg: cfg,
+		st: st, log: log, cfg: cfg, outcomes: map[string]*outcomeCounters{},
 		id:    fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b)),
 		funcs: map[string]Func{},
 		wake:  make(chan struct{}, 1),
@@ -83,6 +86,30 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *Worker {
 func (w *Worker) Handle(kind string, f Func) {
 	w.funcs[kind] = f
 	w.kinds = append(w.kinds, kind)
+	w.outcomes[kind] = &outcomeCounters{}
+}
+
+// Outcomes counts how a worker's runs of one kind of job ended, since the
+// worker was created. A run counts once its outcome is recorded in the
+// database; a run whose lease was lost counts where the job runs again.
+type Outcomes struct {
+	Kind    string
+	Done    uint64 // succeeded
+	Retried uint64 // failed and queued again for a later attempt
+	Failed  uint64 // failed for good: a permanent error or no attempts left
+}
+
+type outcomeCounters struct{ done, retried, failed atomic.Uint64 }
+
+// Outcomes returns the outcome counts of every kind registered with Handle,
+// in the order of registration.
+func (w *Worker) Outcomes() []Outcomes {
+	out := make([]Outcomes, 0, len(w.kinds))
+	for _, kind := range w.kinds {
+		c := w.outcomes[kind]
+		out = append(out, Outcomes{Kind: kind, Done: c.done.Load(), Retried: c.retried.Load(), Failed: c.failed.Load()})
+	}
+	return out
 }
 
 // Notify wakes an idle worker to look for jobs now. It never blocks.
@@ -178,6 +205,16 @@ func (w *Worker) runOne(hard context.Context) (bool, error) {
 	defer cancel()
 	if err := w.st.FinishJob(ctx, job.ID, w.id, runErr, retryAt); err != nil {
 		w.log.Warn("worker: could not record job outcome", "job", job.ID, "err", err)
+		return true, nil
+	}
+	c := w.outcomes[job.Kind]
+	switch {
+	case runErr == nil:
+		c.done.Add(1)
+	case retryAt != nil:
+		c.retried.Add(1)
+	default:
+		c.failed.Add(1)
 	}
 	return true, nil
 }
