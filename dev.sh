@@ -135,7 +135,7 @@ case "$cmd" in
 run)
 	shift
 	[ -n "${DATABASE_URL:-}" ] || start_postgres
-	go build -o "${TMPDIR:-/tmp}/errata-dev" .
+	go build -ldflags "-X main.version=$(git describe --always --dirty 2>/dev/null || echo devel)" -o "${TMPDIR:-/tmp}/errata-dev" .
 	ADDR=${ADDR:-127.0.0.1:8000} "${TMPDIR:-/tmp}/errata-dev" dev "$@"
 	;;
 test)
