@@ -345,6 +345,86 @@ func TestOpenAPIExamplesFitTheirSchemas(t *testing.T) {
 	}
 }
 
+// schemaAnnotations are the keywords of JSON Schema that schemaErrors
+// ignores: they say nothing about which values fit.
+var schemaAnnotations = map[string]bool{
+	"description": true, "title": true, "examples": true, "default": true,
+	"contentMediaType": true, "deprecated": true, "readOnly": true, "writeOnly": true,
+}
+
+// schemaKeywords are the keywords schemaErrors checks.
+var schemaKeywords = map[string]bool{
+	"$ref": true, "type": true, "properties": true, "required": true, "additionalProperties": true,
+	"items": true, "minItems": true, "maxItems": true, "minLength": true, "maxLength": true,
+	"minimum": true, "maximum": true, "pattern": true, "format": true, "enum": true, "const": true,
+	"allOf": true, "anyOf": true, "oneOf": true,
+}
+
+// TestOpenAPISchemasUseCheckedKeywords walks every schema of the document,
+// those no example reaches included: each keyword must be one that
+// schemaErrors checks or an annotation, so that a misspelt keyword (which
+// JSON Schema would ignore) or one this test cannot check fails here.
+func TestOpenAPISchemasUseCheckedKeywords(t *testing.T) {
+	doc := loadOpenAPI(t)
+	var walkSchema func(s any, at string)
+	walkSchema = func(s any, at string) {
+		m, ok := s.(map[string]any)
+		if !ok {
+			if _, isBool := s.(bool); !isBool {
+				t.Errorf("%s: a schema is an object or a boolean, not %s", at, compactJSON(s))
+			}
+			return
+		}
+		for k, v := range m {
+			switch {
+			case !schemaKeywords[k] && !schemaAnnotations[k]:
+				t.Errorf("%s: keyword %q is not checked by schemaErrors", at, k)
+			case k == "properties":
+				for name, ps := range v.(map[string]any) {
+					walkSchema(ps, at+"/properties/"+name)
+				}
+			case k == "items" || k == "additionalProperties":
+				walkSchema(v, at+"/"+k)
+			case k == "allOf" || k == "anyOf" || k == "oneOf":
+				for i, sub := range v.([]any) {
+					walkSchema(sub, fmt.Sprintf("%s/%s/%d", at, k, i))
+				}
+			}
+		}
+	}
+	// Every "schema" of the document is a Schema Object, and so is every
+	// entry of components/schemas.
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if k == "schema" {
+					walkSchema(e, at+"/schema")
+				} else {
+					walk(e, at+"/"+k)
+				}
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, at+"/"+strconv.Itoa(i))
+			}
+		}
+	}
+	components, _ := doc["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
+	if len(schemas) == 0 {
+		t.Fatal("no components/schemas")
+	}
+	for name, s := range schemas {
+		walkSchema(s, "#/components/schemas/"+name)
+	}
+	walk(doc["paths"], "#/paths")
+	for _, part := range []string{"parameters", "headers", "responses"} {
+		walk(components[part], "#/components/"+part)
+	}
+}
+
 // schemaErrors reports where v does not fit schema, a JSON Schema (2020-12)
 // of the document. It knows the keywords the document uses and reports any
 // other, so that no schema passes because a keyword was skipped.
@@ -464,10 +544,10 @@ func (doc openAPIDoc) schemaErrors(schema, v any, at string) []string {
 			if k == "allOf" && matched < n || k == "anyOf" && matched == 0 || k == "oneOf" && matched != 1 {
 				fail("%s: %d of %d schemas match: %s", k, matched, n, strings.Join(sub, "; "))
 			}
-		case "description", "summary", "title", "examples", "default", "contentMediaType", "deprecated", "readOnly", "writeOnly":
-			// Annotations.
 		default:
-			fail("keyword %q is not checked by this test", k)
+			if !schemaAnnotations[k] {
+				fail("keyword %q is not checked by this test", k)
+			}
 		}
 	}
 	return errs
@@ -810,6 +890,9 @@ type operationCases struct {
 	// examples get the operation's own examples, keyed by status and
 	// example name ("201", "400 emailExists"); they come first.
 	examples map[string]exampleCase
+	// responses get documented responses that have no example, keyed by
+	// status and media type ("200 application/octet-stream", "304").
+	responses map[string]exampleCase
 }
 
 func withJSON(v any) exampleCase {
@@ -839,6 +922,14 @@ var releaseFileUploadCases = operationCases{
 		},
 	},
 }
+
+// releaseFileGetCases are the cases of both single-file GETs.
+var releaseFileGetCases = operationCases{responses: map[string]exampleCase{
+	"200 application/octet-stream": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("download", "1") },
+}}
+
+// badConfirmationKey is a confirmation key that errata did not sign.
+const badConfirmationKey = "djE6MTo5OTk5OTk5OTk5OmFubkBleGFtcGxlLmNvbQ.c2lnbmF0dXJl"
 
 var updateReleaseCases = operationCases{examples: map[string]exampleCase{
 	"422 invalidDate": withJSON(map[string]any{"dateReleased": "yesterday"}),
@@ -905,9 +996,28 @@ var docCases = map[string]operationCases{
 			"422 missingKey": withJSON(map[string]any{}),
 		},
 	},
-	"submitEmailConfirmationPage": {request: func(t *testing.T, f *docFixture, r *docRequest) {
-		r.body, r.contentType = []byte(url.Values{"key": {f.homeKey}}.Encode()), "application/x-www-form-urlencoded"
+	"openAPIDocument": {responses: map[string]exampleCase{
+		"304": func(t *testing.T, f *docFixture, r *docRequest) {
+			res := sendDocRequest(t, f.srv.URL, *r)
+			r.header = http.Header{"If-None-Match": {res.header.Get("ETag")}}
+		},
 	}},
+	"showEmailConfirmationPage": {responses: map[string]exampleCase{
+		"400 text/html": func(t *testing.T, f *docFixture, r *docRequest) { r.values["key"] = badConfirmationKey },
+	}},
+	"submitEmailConfirmationPage": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			r.body, r.contentType = []byte(url.Values{"key": {f.homeKey}}.Encode()), "application/x-www-form-urlencoded"
+		},
+		responses: map[string]exampleCase{
+			"400 text/html": func(t *testing.T, f *docFixture, r *docRequest) {
+				r.values["key"] = badConfirmationKey
+				r.body = []byte(url.Values{"key": {badConfirmationKey}}.Encode())
+			},
+		},
+	},
+	"getReleaseFile":           releaseFileGetCases,
+	"getProjectReleaseFile":    releaseFileGetCases,
 	"uploadReleaseFile":        releaseFileUploadCases,
 	"uploadProjectReleaseFile": releaseFileUploadCases,
 	"uploadChunks": {
@@ -1190,6 +1300,19 @@ func TestOpenAPIExamplesAreWhatHandlersAnswer(t *testing.T) {
 			for k := range cases.examples {
 				if !used[k] {
 					t.Errorf("docCases[%q] has a case %q that matches no example", o.id, k)
+				}
+			}
+			for _, key := range slices.Sorted(maps.Keys(cases.responses)) {
+				status, mediaType, _ := strings.Cut(key, " ")
+				r := base.clone()
+				cases.responses[key](t, f, &r)
+				res := sendDocRequest(t, f.srv.URL, r)
+				mt, _, _ := mime.ParseMediaType(res.header.Get("Content-Type"))
+				if strconv.Itoa(res.status) != status || mt != mediaType && mediaType != "" {
+					t.Errorf("response %s: got %d %s", key, res.status, res.header.Get("Content-Type"))
+				}
+				for _, err := range doc.checkResponse(t, o, res) {
+					t.Errorf("response %s: %s", key, err)
 				}
 			}
 			if !successChecked {
