@@ -78,7 +78,8 @@ apt_install() {
 
 # install_test_tools brings the real peers the end-to-end tests drive and
 # tells the tests where they are: sentry-cli 2.x and 3.x from npm, an SMTP
-# server (Debian's python3-aiosmtpd), headless Chromium and promtool, which
+# server (Debian's python3-aiosmtpd), headless Chromium, the OpenAPI 3.1
+# validator that checks handlers/openapi.json (npm) and promtool, which
 # checks the /metrics text.
 install_test_tools() {
 	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v bin
@@ -92,6 +93,18 @@ install_test_tools() {
 		fi
 		case $v in 2.*) export SENTRY_CLI_2=$bin ;; 3.*) export SENTRY_CLI_3=$bin ;; esac
 	done
+	# validate-api checks a document against the official OpenAPI 3.1
+	# schema and checks its references.
+	v=2.11.0
+	bin=$tools/openapi-schema-validator-$v/node_modules/.bin/validate-api
+	if [ ! -x "$bin" ]; then
+		command -v npm >/dev/null 2>&1 || apt_install npm
+		log "installing @seriousme/openapi-schema-validator $v from npm"
+		mkdir -p "$tools/openapi-schema-validator-$v"
+		(cd "$tools/openapi-schema-validator-$v" &&
+			npm install --no-audit --no-fund --silent "@seriousme/openapi-schema-validator@$v" >/dev/null)
+	fi
+	export OPENAPI_VALIDATOR=$bin
 	# Debian's own python3, whatever python3 comes first on PATH.
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3

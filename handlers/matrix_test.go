@@ -477,6 +477,8 @@ func matrixEntries() map[string]matrixEntry {
 			note: "answers every caller alike"},
 		"GET /api/0/{$}": {prepare: noRecord(http.StatusOK), special: namesTheCaller,
 			note: "names the caller and its token's scopes"},
+		"GET /api/0/openapi.json": {prepare: noRecord(http.StatusOK), special: answersEveryoneAlike,
+			note: "the API description, the same for every caller"},
 
 		// Environments, releases and deploys.
 		"GET /api/0/organizations/{organization_slug}/environments/{$}":                    standing(http.StatusOK, noBody),

@@ -99,5 +99,9 @@ func routes(d Deps) []route {
 		{"POST /api/0/organizations/{organization_slug}/chunk-upload/{$}", releaseAssembler, handleChunkUpload(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{version}/assemble/{$}", releaseAssembler, handleReleaseAssemble(d)},
 		{"POST /api/0/organizations/{organization_slug}/artifactbundle/assemble/{$}", releaseAssembler, handleArtifactBundleAssemble(d)},
+
+		// The OpenAPI document of every route above; it carries no data,
+		// so it needs no token.
+		{"GET /api/0/openapi.json", open, handleOpenAPI()},
 	}
 }
