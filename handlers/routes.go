@@ -38,7 +38,7 @@ var (
 )
 
 // routes lists every route of errata. Each pattern is exact (it ends in
-// {$}), so no route serves paths below it.
+// {$} or names a file, like /healthz), so no route serves paths below it.
 func routes(d Deps) []route {
 	return []route{
 		// Probes and the API root.
