@@ -6,4 +6,8 @@
 // error bodies of the contract, so no handler writes an error status itself.
 // The package must not hold SQL (that is the store's) nor globals: every
 // dependency arrives through Deps.
+//
+// Beside the API: openapi.json is the API's description, embedded and served
+// as it is; metrics.go counts requests by route pattern for /metrics, which
+// main.go serves on its own listener only when METRICS_ADDR is set.
 package handlers

@@ -12,7 +12,8 @@
 //
 // Because a job can run again after a crash, every job function must be
 // idempotent. The runner must not know what jobs do: functions are
-// registered by kind.
+// registered by kind. It counts each run's recorded outcome (done, retried,
+// failed) by kind for /metrics.
 //
 // assemble.go holds the one job function that lives here, Assembler.Run:
 // it turns uploaded chunks into release files (see its doc comment). It
