@@ -91,7 +91,18 @@ type config struct {
 	statementTimeout time.Duration
 	shutdownTimeout  time.Duration
 	recoveryCodeTTL  time.Duration
+	jobLease         time.Duration
+	http             httpTimeouts
 	assembleLimits   worker.AssembleLimits
+}
+
+// httpTimeouts bound how long one connection may hold the server: a client
+// that sends its headers or its body too slowly is cut off.
+type httpTimeouts struct {
+	readHeader time.Duration // the request line and headers
+	read       time.Duration // the whole request, body included
+	write      time.Duration // from the end of the headers to the end of the response
+	idle       time.Duration // a keep-alive connection between requests
 }
 
 func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -121,6 +132,11 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.statementTimeout, "statement-timeout", envDuration("STATEMENT_TIMEOUT", 30*time.Second), "PostgreSQL statement_timeout (STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
 	fs.DurationVar(&c.recoveryCodeTTL, "recovery-code-ttl", envDuration("RECOVERY_CODE_TTL", 300*time.Second), "how long generated recovery codes wait for confirmation (RECOVERY_CODE_TTL)")
+	fs.DurationVar(&c.jobLease, "job-lease", envDuration("JOB_LEASE", 30*time.Second), "how long a job stays claimed without renewal; a crashed server's job runs again after it (JOB_LEASE)")
+	fs.DurationVar(&c.http.readHeader, "read-header-timeout", envDuration("READ_HEADER_TIMEOUT", 5*time.Second), "how long a client may take to send a request's headers (READ_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.http.read, "read-timeout", envDuration("READ_TIMEOUT", 60*time.Second), "how long a client may take to send a whole request, body included (READ_TIMEOUT)")
+	fs.DurationVar(&c.http.write, "write-timeout", envDuration("WRITE_TIMEOUT", 120*time.Second), "how long the server may take to send a response (WRITE_TIMEOUT)")
+	fs.DurationVar(&c.http.idle, "idle-timeout", envDuration("IDLE_TIMEOUT", 120*time.Second), "how long an idle keep-alive connection stays open (IDLE_TIMEOUT)")
 	for _, l := range []struct {
 		env, flag, usage string
 		dst              *int64
@@ -217,7 +233,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 
-	jobs := worker.New(st, log, worker.Config{})
+	jobs := worker.New(st, log, worker.Config{Lease: cfg.jobLease})
 	sender, err := mail.NewSender(cfg.emailURL, cfg.defaultFromEmail, log)
 	if err != nil {
 		ln.Close()
@@ -240,10 +256,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Jobs:          jobs,
 			MaxBundleSize: cfg.assembleLimits.MaxBundleSize,
 		}),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      120 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: cfg.http.readHeader,
+		ReadTimeout:       cfg.http.read,
+		WriteTimeout:      cfg.http.write,
+		IdleTimeout:       cfg.http.idle,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving", "addr", ln.Addr().String())
