@@ -271,14 +271,30 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	case <-ctx.Done():
 	}
-	// Shutdown order: stop accepting and drain requests, then stop the
-	// worker (it finishes its running job), then close the pool (deferred).
-	log.Info("shutting down")
+	// Shutdown: close the listener and drain in-flight requests while the
+	// worker stops claiming jobs and finishes its running one; then close
+	// the pool (deferred). Both share one deadline, SHUTDOWN_TIMEOUT:
+	// requests still running then are cut off and a job still running is
+	// cancelled (it runs again later), so that the process exits
+	// promptly.
+	log.Info("shutting down", "timeout", cfg.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
-	httpErr := srv.Shutdown(sctx)
-	workErr := jobs.Shutdown(sctx)
-	return errors.Join(httpErr, workErr)
+	workErr := make(chan error, 1)
+	go func() { workErr <- jobs.Shutdown(sctx) }()
+	var errs []error
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		errs = append(errs, fmt.Errorf("requests still running after %s were cut off: %w", cfg.shutdownTimeout, err))
+	}
+	if err := <-workErr; err != nil {
+		errs = append(errs, fmt.Errorf("a job still running after %s was cancelled: %w", cfg.shutdownTimeout, err))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	log.Info("shut down")
+	return nil
 }
 
 // seedDemo creates (or finds again) the demo data of `errata dev` and
