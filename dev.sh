@@ -154,6 +154,10 @@ run)
 test)
 	shift
 	[ -n "${DATABASE_URL:-}" ] || start_postgres
+	# The fault tests run a cluster of their own, which they stop and start.
+	PG_BINDIR=${PG_BINDIR:-$(pg_bindir || true)}
+	[ -n "$PG_BINDIR" ] || { install_postgres; PG_BINDIR=$(pg_bindir); }
+	export PG_BINDIR
 	install_test_tools
 	build_static
 	go vet ./...

@@ -141,11 +141,22 @@ type config struct {
 	statementTimeout time.Duration
 	shutdownTimeout  time.Duration
 	recoveryCodeTTL  time.Duration
+	jobLease         time.Duration
+	http             httpTimeouts
 	assembleLimits   worker.AssembleLimits
 
 	// recoverySeedStore is where pending recovery-code seeds wait:
 	// "memory" (one process) or "postgres" (replicas).
 	recoverySeedStore string
+}
+
+// httpTimeouts bound how long one connection may hold the server: a client
+// that sends its headers or its body too slowly is cut off.
+type httpTimeouts struct {
+	readHeader time.Duration // the request line and headers
+	read       time.Duration // the whole request, body included
+	write      time.Duration // from the end of the headers to the end of the response
+	idle       time.Duration // a keep-alive connection between requests
 }
 
 func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -177,6 +188,11 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
 	fs.DurationVar(&c.recoveryCodeTTL, "recovery-code-ttl", envDuration("RECOVERY_CODE_TTL", 300*time.Second), "how long generated recovery codes wait for confirmation (RECOVERY_CODE_TTL)")
 	fs.StringVar(&c.recoverySeedStore, "recovery-seed-store", env("RECOVERY_SEED_STORE", "memory"), "where generated recovery codes wait: memory (one process) or postgres (several replicas) (RECOVERY_SEED_STORE)")
+	fs.DurationVar(&c.jobLease, "job-lease", envDuration("JOB_LEASE", 30*time.Second), "how long a job stays claimed without renewal; a crashed server's job runs again after it (JOB_LEASE)")
+	fs.DurationVar(&c.http.readHeader, "read-header-timeout", envDuration("READ_HEADER_TIMEOUT", 5*time.Second), "how long a client may take to send a request's headers (READ_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.http.read, "read-timeout", envDuration("READ_TIMEOUT", 60*time.Second), "how long a client may take to send a whole request, body included (READ_TIMEOUT)")
+	fs.DurationVar(&c.http.write, "write-timeout", envDuration("WRITE_TIMEOUT", 120*time.Second), "how long the server may take to send a response (WRITE_TIMEOUT)")
+	fs.DurationVar(&c.http.idle, "idle-timeout", envDuration("IDLE_TIMEOUT", 120*time.Second), "how long an idle keep-alive connection stays open (IDLE_TIMEOUT)")
 	for _, l := range []struct {
 		env, flag, usage string
 		dst              *int64
@@ -304,7 +320,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 
-	jobs := worker.New(st, log, worker.Config{})
+	jobs := worker.New(st, log, worker.Config{Lease: cfg.jobLease})
 	sender, err := mail.NewSender(cfg.emailURL, cfg.defaultFromEmail, log)
 	if err != nil {
 		ln.Close()
@@ -335,10 +351,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			MaxBundleSize: cfg.assembleLimits.MaxBundleSize,
 			Metrics:       metrics,
 		}),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      120 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: cfg.http.readHeader,
+		ReadTimeout:       cfg.http.read,
+		WriteTimeout:      cfg.http.write,
+		IdleTimeout:       cfg.http.idle,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving", "addr", ln.Addr().String())
@@ -361,19 +377,36 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	case <-ctx.Done():
 	}
-	// Shutdown order: stop accepting and drain requests, then stop the
-	// worker (it finishes its running job), then stop serving metrics,
-	// then close the pool (deferred).
-	log.Info("shutting down")
+	// Shutdown: close the listener and drain in-flight requests while the
+	// worker stops claiming jobs and finishes its running one; then close
+	// the pool (deferred). Both share one deadline, SHUTDOWN_TIMEOUT:
+	// requests still running then are cut off and a job still running is
+	// cancelled (it runs again later), so that the process exits
+	// promptly. The metrics listener stops last.
+	log.Info("shutting down", "timeout", cfg.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
-	httpErr := srv.Shutdown(sctx)
-	workErr := jobs.Shutdown(sctx)
-	var metricsErr error
-	if metricsSrv != nil {
-		metricsErr = metricsSrv.Shutdown(sctx)
+	workErr := make(chan error, 1)
+	go func() { workErr <- jobs.Shutdown(sctx) }()
+	var errs []error
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		errs = append(errs, fmt.Errorf("requests still running after %s were cut off: %w", cfg.shutdownTimeout, err))
 	}
-	return errors.Join(httpErr, workErr, metricsErr)
+	if err := <-workErr; err != nil {
+		errs = append(errs, fmt.Errorf("a job still running after %s was cancelled: %w", cfg.shutdownTimeout, err))
+	}
+	// Metrics are served until the end, so a scrape sees the drain.
+	if metricsSrv != nil {
+		if err := metricsSrv.Shutdown(sctx); err != nil {
+			metricsSrv.Close()
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	log.Info("shut down")
+	return nil
 }
 
 // runHealthcheck asks the server listening on ADDR for GET /healthz and

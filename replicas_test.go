@@ -31,27 +31,6 @@ import (
 
 const recoveryPath = "/api/0/generate-recovery-codes/"
 
-// send is api without the test: goroutines call it and report its error.
-func send(s *errataServer, method, path string, body any) (int, []byte, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, nil, err
-	}
-	req, err := http.NewRequest(method, s.url+path, bytes.NewReader(b))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	out, err := io.ReadAll(res.Body)
-	return res.StatusCode, out, err
-}
-
 // generateCodes asks s for a new set of recovery codes.
 func generateCodes(t *testing.T, s *errataServer) []string {
 	t.Helper()
@@ -138,7 +117,8 @@ func TestReplicas(t *testing.T) {
 			for i := range statuses {
 				s := []*errataServer{a, b}[i%2]
 				wg.Go(func() {
-					statuses[i], _, errs[i] = send(s, "POST", recoveryPath, map[string]string{"code": codes[i]})
+					r := sendJSON(http.DefaultClient, s, "POST", recoveryPath, map[string]string{"code": codes[i]})
+					statuses[i], errs[i] = r.status, r.err
 				})
 			}
 			wg.Wait()
@@ -177,7 +157,8 @@ func TestReplicas(t *testing.T) {
 		for _, body := range bodies {
 			for _, s := range replicas {
 				wg.Go(func() {
-					status, out, err := send(s, "POST", "/api/0/organizations/acme/artifactbundle/assemble/", body)
+					r := sendJSON(http.DefaultClient, s, "POST", "/api/0/organizations/acme/artifactbundle/assemble/", body)
+					status, out, err := r.status, r.body, r.err
 					if err == nil && status != http.StatusOK {
 						err = fmt.Errorf("assemble on %s: %d %s", s.url, status, out)
 					}

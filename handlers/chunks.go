@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"strings"
 
@@ -157,10 +158,15 @@ func readChunk(part *multipart.Part, gzipped bool) (store.Chunk, error) {
 	return store.Chunk{SHA1: want, Data: data}, nil
 }
 
-// bodyError turns a failure to read an upload into the contract's answer.
+// bodyError turns a failure to read a request body into the contract's
+// answer: 413 over the limit, 408 when the body did not arrive within the
+// server's read timeout (READ_TIMEOUT), else 400.
 func bodyError(err error) error {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return errTooLarge
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return &apiError{status: http.StatusRequestTimeout, detail: "Request Timeout", cause: err}
 	}
 	return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
 }

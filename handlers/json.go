@@ -41,15 +41,15 @@ func noContent(w http.ResponseWriter) {
 
 // decodeJSON reads a JSON object of at most maxBodyBytes into dst. Keys may
 // be camelCase or snake_case; unknown keys are ignored. It answers 413 for a
-// body over the limit, 400 for one that does not parse and 422 for values
-// of the wrong type.
+// body over the limit, 408 for one that does not arrive in time, 400 for one
+// that does not parse and 422 for values of the wrong type.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	if r.ContentLength > maxBodyBytes {
+		return errTooLarge // before reading any of it
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return errTooLarge
-		}
-		return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
+		return bodyError(err)
 	}
 	return unmarshalObject(body, dst, "body")
 }

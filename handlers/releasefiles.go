@@ -158,12 +158,13 @@ func handleReleaseFileUpload(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBundleSize(d)+1<<20)
+		limit := maxBundleSize(d) + 1<<20 // the file and the other fields
+		if r.ContentLength > limit {
+			return errTooLarge // before reading any of it
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if err := r.ParseMultipartForm(uploadMemory); err != nil {
-			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				return errTooLarge
-			}
-			return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
+			return bodyError(err)
 		}
 		defer r.MultipartForm.RemoveAll() //nolint:errcheck // temporary files
 		fhs := r.MultipartForm.File["file"]

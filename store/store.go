@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -156,7 +159,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return wrap(tx.Commit(ctx))
 }
 
-// wrap turns pgx errors into the store's errors, keeping the cause.
+// wrap turns pgx errors into the store's errors, keeping the cause. Every
+// way a database can be out of reach becomes ErrUnavailable: a refused or
+// timed-out connection, a connection that the server or the network closed
+// (end of file, "conn closed"), and the server's own shutdown and
+// connection errors.
 func wrap(err error) error {
 	if err == nil {
 		return nil
@@ -168,26 +175,41 @@ func wrap(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		switch {
 		case pgErr.Code == "23505": // unique_violation
 			return fmt.Errorf("%w: %w", ErrConflict, err)
 		case pgErr.Code == "57014", // query_canceled (statement_timeout)
-			pgErr.Code == "53300",  // too_many_connections
-			pgErr.Code == "57P01",  // admin_shutdown
-			pgErr.Code == "57P02",  // crash_shutdown
-			pgErr.Code == "57P03",  // cannot_connect_now
-			pgErr.Code[:2] == "08": // connection exceptions
+			pgErr.Code == "53300",               // too_many_connections
+			pgErr.Code == "57P01",               // admin_shutdown
+			pgErr.Code == "57P02",               // crash_shutdown
+			pgErr.Code == "57P03",               // cannot_connect_now
+			strings.HasPrefix(pgErr.Code, "08"): // connection exceptions
 			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		return err
 	}
-	var connErr *pgconn.ConnectError
-	var netErr net.Error
-	if errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.Timeout(err) ||
-		errors.Is(err, context.DeadlineExceeded) {
+	if unreachable(err) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// unreachable reports whether err says that the database could not be
+// reached or that the connection broke.
+func unreachable(err error) bool {
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return pgconn.Timeout(err) ||
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
 }
