@@ -166,11 +166,18 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		}
 		return def
 	}
+	var envErrs []error
 	envDuration := func(key string, def time.Duration) time.Duration {
-		if d, err := time.ParseDuration(getenv(key)); err == nil {
-			return d
+		v := getenv(key)
+		if v == "" {
+			return def
 		}
-		return def
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			envErrs = append(envErrs, fmt.Errorf("%s: %q is not a positive duration such as 30s or 2m", key, v))
+			return def
+		}
+		return d
 	}
 	var c config
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -214,6 +221,9 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		if _, err := fmt.Sscan(v, &c.maxConns); err != nil {
 			return c, fmt.Errorf("MAX_CONNS: %q is not a number", v)
 		}
+	}
+	if err := errors.Join(envErrs...); err != nil {
+		return c, err
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -207,3 +207,19 @@ func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/profile/confirm-email/[^/\s]+/`)
 	waitFor(t, 10*time.Second, "the confirmation link on the console", func() bool { return link.MatchString(out.String()) })
 }
+
+func TestBadDurationSettingsAreRefused(t *testing.T) {
+	for _, tc := range []struct{ key, value string }{
+		{"SHUTDOWN_TIMEOUT", "10"},
+		{"READ_HEADER_TIMEOUT", "soon"},
+		{"JOB_LEASE", "-1s"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": "k", tc.key: tc.value}
+			err := run(t.Context(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("err = %v, want one that names %s", err, tc.key)
+			}
+		})
+	}
+}
