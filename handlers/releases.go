@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"errata/store"
 )
@@ -66,24 +65,11 @@ func newReleaseOut(rel store.Release) releaseOut {
 	return out
 }
 
-// maxVersionLength is the longest release version, in characters.
-const maxVersionLength = 200
-
-// validVersion applies Sentry's rules for release versions: 1 to 200
-// characters, no line breaks, tabs or slashes, and not ".", ".." or
-// "latest" in any case, nor blank.
+// validVersion applies the rules for release versions, the same for
+// request bodies, paths and the assembly worker: see
+// store.CheckReleaseVersion.
 func validVersion(v string) bool {
-	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > maxVersionLength {
-		return false
-	}
-	if strings.ContainsAny(v, "\r\n\f\t/\\\x00") {
-		return false
-	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", ".", "..", "latest":
-		return false
-	}
-	return true
+	return store.CheckReleaseVersion(v) == nil
 }
 
 // pathVersion returns the version path value, decoded, or a 422 when no

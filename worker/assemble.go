@@ -177,8 +177,8 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 	case version == nil:
 		return badBundle("The bundle names no release: pass a release version")
 	}
-	if msg := checkVersion(*version); msg != "" {
-		return badBundle("Invalid release version: %s", msg)
+	if err := store.CheckReleaseVersion(*version); err != nil {
+		return badBundle("Invalid release version: %v", err)
 	}
 	dist := job.Dist
 	if m.Dist != nil {
@@ -358,21 +358,6 @@ func (mr memberReader) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// checkVersion returns what is wrong with a release version, or "".
-func checkVersion(v string) string {
-	switch {
-	case strings.TrimSpace(v) == "":
-		return "it is blank"
-	case utf8.RuneCountInString(v) > 200:
-		return "it is longer than 200 characters"
-	case strings.ContainsAny(v, "\r\n\f\t/\\"):
-		return "it contains a slash, a backslash or a control character"
-	case v == "." || v == ".." || strings.EqualFold(v, "latest"):
-		return "it is reserved"
-	}
-	return ""
 }
 
 // clip shortens client text quoted in an error.
