@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -109,14 +108,6 @@ type releaseUpdateIn struct {
 	Data         opt[map[string]any] `json:"data"`
 }
 
-// checkText rejects a string field that the database cannot store.
-func checkText(o opt[string], field string) error {
-	if o.Set && !o.Null && strings.ContainsRune(o.V, 0) {
-		return invalid(valueErr, "Input should not contain NUL characters", "body", field)
-	}
-	return nil
-}
-
 // parseTime reads an optional RFC 3339 timestamp field.
 func parseTime(o opt[string], field string) (*time.Time, error) {
 	if !o.Set || o.Null {
@@ -130,19 +121,12 @@ func parseTime(o opt[string], field string) (*time.Time, error) {
 }
 
 // encodeData encodes a data object; nil stays nil (the empty object).
+// decodeJSON has already refused NUL characters, which jsonb cannot hold.
 func encodeData(o opt[map[string]any]) (json.RawMessage, error) {
 	if !o.Set || o.Null {
 		return nil, nil
 	}
-	b, err := json.Marshal(o.V)
-	if err != nil {
-		return nil, err
-	}
-	// PostgreSQL's jsonb cannot hold the NUL character.
-	if bytes.Contains(b, []byte(`\u0000`)) {
-		return nil, invalid(valueErr, "Input should not contain NUL characters", "body", "data")
-	}
-	return b, nil
+	return json.Marshal(o.V)
 }
 
 // releaseInput validates a create body.
@@ -157,9 +141,6 @@ func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
 		return ri, invalid(valueErr, "Invalid release version", "body", "version")
 	}
 	ri.Version = in.Version.V
-	if err := errors.Join(checkText(in.Ref, "ref"), checkText(in.URL, "url")); err != nil {
-		return ri, err
-	}
 	ri.Ref, ri.URL = in.Ref.ptr(), in.URL.ptr()
 	var err error
 	if ri.DateReleased, err = parseTime(in.DateReleased, "dateReleased"); err != nil {
@@ -180,9 +161,6 @@ func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
 		SetData:         in.Data.Set,
 		SetDateReleased: in.DateReleased.Set,
 		SetDateStarted:  in.DateStarted.Set,
-	}
-	if err := errors.Join(checkText(in.Ref, "ref"), checkText(in.URL, "url")); err != nil {
-		return u, err
 	}
 	var err error
 	if u.DateReleased, err = parseTime(in.DateReleased, "dateReleased"); err != nil {
