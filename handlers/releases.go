@@ -114,7 +114,8 @@ func parseTime(o opt[string], field string) (*time.Time, error) {
 		return nil, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, o.V)
-	if err != nil {
+	// The API writes timestamps in UTC with a four-digit year.
+	if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
 		return nil, invalid(typeError, "Input should be a valid datetime", "body", field)
 	}
 	return &t, nil
