@@ -154,6 +154,17 @@ func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
 	return ri, err
 }
 
+// projectSlugs validates the projects of an organization create body.
+func (in releaseIn) projectSlugs() ([]string, error) {
+	switch {
+	case !in.Projects.Set:
+		return nil, invalid(missing, "Field required", "body", "projects")
+	case in.Projects.Null:
+		return nil, invalid(typeError, "Input should be a valid list", "body", "projects")
+	}
+	return in.Projects.V, nil
+}
+
 // releaseUpdate validates an update body.
 func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
 	u := store.ReleaseUpdate{
@@ -195,13 +206,11 @@ func handleReleaseCreate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		switch {
-		case !in.Projects.Set:
-			return invalid(missing, "Field required", "body", "projects")
-		case in.Projects.Null:
-			return invalid(typeError, "Input should be a valid list", "body", "projects")
+		projects, err := in.projectSlugs()
+		if err != nil {
+			return err
 		}
-		rel, created, err := d.Store.CreateRelease(r.Context(), caller(r).UserID, org, ri, in.Projects.V)
+		rel, created, err := d.Store.CreateRelease(r.Context(), caller(r).UserID, org, ri, projects)
 		if errors.Is(err, store.ErrNoValidProject) {
 			return errNoValidProject
 		}
