@@ -36,3 +36,19 @@ func CheckReleaseVersion(v string) error {
 	}
 	return nil
 }
+
+// MaxDistLength is the longest dist of a release file, in characters
+// (Sentry's limit).
+const MaxDistLength = 64
+
+// CheckDist returns what is wrong with the dist of a release file, or nil.
+// The empty dist is no dist.
+func CheckDist(d string) error {
+	switch {
+	case !utf8.ValidString(d) || strings.ContainsRune(d, 0):
+		return errors.New("it is not valid UTF-8 text")
+	case utf8.RuneCountInString(d) > MaxDistLength:
+		return fmt.Errorf("it is longer than %d characters", MaxDistLength)
+	}
+	return nil
+}
