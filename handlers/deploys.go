@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -52,9 +51,6 @@ func (in deployIn) deployInput() (store.DeployInput, error) {
 		return di, invalid(valueErr, "Invalid environment name", "body", "environment")
 	}
 	di.Environment = in.Environment.V
-	if err := errors.Join(checkText(in.Name, "name"), checkText(in.URL, "url")); err != nil {
-		return di, err
-	}
 	di.Name, di.URL = in.Name.ptr(), in.URL.ptr()
 	var err error
 	if di.DateStarted, err = parseTime(in.DateStarted, "dateStarted"); err != nil {

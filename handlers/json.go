@@ -83,12 +83,7 @@ func unmarshalObject(data []byte, dst any, loc ...any) error {
 	}
 	if err := json.Unmarshal(data, dst); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			at := append([]any{}, loc...)
-			for _, f := range strings.Split(te.Field, ".") {
-				if f != "" {
-					at = append(at, f)
-				}
-			}
+			at := append(append([]any{}, loc...), jsonPath(reflect.TypeOf(dst), te.Field)...)
 			return invalid(typeError, "Input should be a valid "+jsonKind(te.Type), at...)
 		}
 		var ve validationError
@@ -97,7 +92,101 @@ func unmarshalObject(data []byte, dst any, loc ...any) error {
 		}
 		return invalid(typeError, "Input has the wrong type", loc...)
 	}
+	if at, found := nulPath(reflect.ValueOf(dst)); found {
+		// PostgreSQL's text and jsonb cannot hold the NUL character.
+		return invalid(valueErr, "Input should not contain NUL characters", append(append([]any{}, loc...), at...)...)
+	}
 	return nil
+}
+
+// jsonName is the JSON key of a struct field, "" for a field without a
+// json tag (an embedded struct, or the value inside opt).
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
+// jsonPath turns the field path of a type error, Go's dotted field names
+// from t down, into JSON keys: the names of embedded structs, which Go
+// includes, are left out.
+func jsonPath(t reflect.Type, field string) []any {
+	var at []any
+	for _, f := range strings.Split(field, ".") {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		var next reflect.Type
+		if t != nil && t.Kind() == reflect.Struct {
+			if sf, ok := t.FieldByName(f); ok && sf.Anonymous {
+				t = sf.Type
+				continue
+			}
+			for _, sf := range reflect.VisibleFields(t) {
+				if jsonName(sf) == f {
+					next = sf.Type
+					break
+				}
+			}
+		}
+		if f != "" {
+			at = append(at, f)
+		}
+		t = next
+	}
+	return at
+}
+
+// nulPath finds a string holding a NUL character in a decoded value and
+// returns where it is: the JSON keys of the struct fields and the indexes
+// of the list items that lead to it (not the keys of free-form objects).
+// Raw JSON is left to the unmarshalObject call that decodes it.
+func nulPath(v reflect.Value) ([]any, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return nil, strings.IndexByte(v.String(), 0) >= 0
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil, false
+		}
+		return nulPath(v.Elem())
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil, false // raw JSON or bytes, not text
+		}
+		for i := range v.Len() {
+			if at, found := nulPath(v.Index(i)); found {
+				return append([]any{i}, at...), true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if _, found := nulPath(it.Key()); found {
+				return nil, true
+			}
+			if _, found := nulPath(it.Value()); found {
+				return nil, true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() && !f.Anonymous {
+				continue
+			}
+			at, found := nulPath(v.Field(i))
+			if !found {
+				continue
+			}
+			if name := jsonName(f); name != "" {
+				at = append([]any{name}, at...)
+			}
+			return at, true
+		}
+	}
+	return nil, false
 }
 
 // camelCase turns snake_case into camelCase; other keys come back as they are.

@@ -74,10 +74,13 @@ func decodeCursor(c string) (k store.Key, before bool, ok bool) {
 	}
 	micros, err1 := strconv.ParseInt(parts[2], 10, 64)
 	id, err2 := strconv.ParseInt(parts[3], 10, 64)
-	if err1 != nil || err2 != nil || id < 0 {
+	// No row was created outside years 1 to 9999, and times far beyond
+	// them overflow on their way to PostgreSQL.
+	created := time.UnixMicro(micros)
+	if y := created.UTC().Year(); err1 != nil || err2 != nil || id < 0 || y < 1 || y > 9999 {
 		return k, false, false
 	}
-	return store.Key{Created: time.UnixMicro(micros), ID: id}, parts[1] == "p", true
+	return store.Key{Created: created, ID: id}, parts[1] == "p", true
 }
 
 // setPageHeaders writes Sentry's Link header, X-Hits and X-Max-Hits for a

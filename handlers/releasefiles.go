@@ -145,6 +145,12 @@ func handleReleaseFileDelete(d Deps) apiFunc {
 	}
 }
 
+// isText reports whether a multipart value can be stored as text: valid
+// UTF-8 without NUL, which PostgreSQL cannot hold.
+func isText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
 // uploadMemory is how much of a multipart upload is held in memory; the
 // rest goes to temporary files.
 const uploadMemory = 8 << 20
@@ -175,16 +181,19 @@ func handleReleaseFileUpload(d Deps) apiFunc {
 		if nf.Name == "" {
 			nf.Name = fhs[0].Filename
 		}
-		if nf.Name == "" || len(nf.Name) > 1024 || !utf8.ValidString(nf.Name) {
+		if nf.Name == "" || len(nf.Name) > 1024 || !isText(nf.Name) {
 			return invalid(valueErr, "A name of 1 to 1024 characters is required", "body", "name")
 		}
 		if dist := r.FormValue("dist"); dist != "" {
+			if err := store.CheckDist(dist); err != nil {
+				return invalid(valueErr, "Invalid dist: "+err.Error(), "body", "dist")
+			}
 			nf.Dist = &dist
 		}
 		for _, hv := range r.MultipartForm.Value["header"] {
 			k, v, ok := strings.Cut(hv, ":")
 			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-			if !ok || k == "" {
+			if !ok || k == "" || !isText(k) || !isText(v) {
 				return invalid(valueErr, "A header is Key:Value", "body", "header")
 			}
 			nf.Headers[k] = v

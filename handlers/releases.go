@@ -1,13 +1,11 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"errata/store"
 )
@@ -66,24 +64,11 @@ func newReleaseOut(rel store.Release) releaseOut {
 	return out
 }
 
-// maxVersionLength is the longest release version, in characters.
-const maxVersionLength = 200
-
-// validVersion applies Sentry's rules for release versions: 1 to 200
-// characters, no line breaks, tabs or slashes, and not ".", ".." or
-// "latest" in any case, nor blank.
+// validVersion applies the rules for release versions, the same for
+// request bodies, paths and the assembly worker: see
+// store.CheckReleaseVersion.
 func validVersion(v string) bool {
-	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > maxVersionLength {
-		return false
-	}
-	if strings.ContainsAny(v, "\r\n\f\t/\\\x00") {
-		return false
-	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", ".", "..", "latest":
-		return false
-	}
-	return true
+	return store.CheckReleaseVersion(v) == nil
 }
 
 // pathVersion returns the version path value, decoded, or a 422 when no
@@ -123,40 +108,26 @@ type releaseUpdateIn struct {
 	Data         opt[map[string]any] `json:"data"`
 }
 
-// checkText rejects a string field that the database cannot store.
-func checkText(o opt[string], field string) error {
-	if o.Set && !o.Null && strings.ContainsRune(o.V, 0) {
-		return invalid(valueErr, "Input should not contain NUL characters", "body", field)
-	}
-	return nil
-}
-
 // parseTime reads an optional RFC 3339 timestamp field.
 func parseTime(o opt[string], field string) (*time.Time, error) {
 	if !o.Set || o.Null {
 		return nil, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, o.V)
-	if err != nil {
+	// The API writes timestamps in UTC with a four-digit year.
+	if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
 		return nil, invalid(typeError, "Input should be a valid datetime", "body", field)
 	}
 	return &t, nil
 }
 
 // encodeData encodes a data object; nil stays nil (the empty object).
+// decodeJSON has already refused NUL characters, which jsonb cannot hold.
 func encodeData(o opt[map[string]any]) (json.RawMessage, error) {
 	if !o.Set || o.Null {
 		return nil, nil
 	}
-	b, err := json.Marshal(o.V)
-	if err != nil {
-		return nil, err
-	}
-	// PostgreSQL's jsonb cannot hold the NUL character.
-	if bytes.Contains(b, []byte(`\u0000`)) {
-		return nil, invalid(valueErr, "Input should not contain NUL characters", "body", "data")
-	}
-	return b, nil
+	return json.Marshal(o.V)
 }
 
 // releaseInput validates a create body.
@@ -171,9 +142,6 @@ func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
 		return ri, invalid(valueErr, "Invalid release version", "body", "version")
 	}
 	ri.Version = in.Version.V
-	if err := errors.Join(checkText(in.Ref, "ref"), checkText(in.URL, "url")); err != nil {
-		return ri, err
-	}
 	ri.Ref, ri.URL = in.Ref.ptr(), in.URL.ptr()
 	var err error
 	if ri.DateReleased, err = parseTime(in.DateReleased, "dateReleased"); err != nil {
@@ -186,6 +154,17 @@ func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
 	return ri, err
 }
 
+// projectSlugs validates the projects of an organization create body.
+func (in releaseIn) projectSlugs() ([]string, error) {
+	switch {
+	case !in.Projects.Set:
+		return nil, invalid(missing, "Field required", "body", "projects")
+	case in.Projects.Null:
+		return nil, invalid(typeError, "Input should be a valid list", "body", "projects")
+	}
+	return in.Projects.V, nil
+}
+
 // releaseUpdate validates an update body.
 func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
 	u := store.ReleaseUpdate{
@@ -194,9 +173,6 @@ func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
 		SetData:         in.Data.Set,
 		SetDateReleased: in.DateReleased.Set,
 		SetDateStarted:  in.DateStarted.Set,
-	}
-	if err := errors.Join(checkText(in.Ref, "ref"), checkText(in.URL, "url")); err != nil {
-		return u, err
 	}
 	var err error
 	if u.DateReleased, err = parseTime(in.DateReleased, "dateReleased"); err != nil {
@@ -230,13 +206,11 @@ func handleReleaseCreate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		switch {
-		case !in.Projects.Set:
-			return invalid(missing, "Field required", "body", "projects")
-		case in.Projects.Null:
-			return invalid(typeError, "Input should be a valid list", "body", "projects")
+		projects, err := in.projectSlugs()
+		if err != nil {
+			return err
 		}
-		rel, created, err := d.Store.CreateRelease(r.Context(), caller(r).UserID, org, ri, in.Projects.V)
+		rel, created, err := d.Store.CreateRelease(r.Context(), caller(r).UserID, org, ri, projects)
 		if errors.Is(err, store.ErrNoValidProject) {
 			return errNoValidProject
 		}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -165,59 +166,19 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 	if err != nil {
 		return err
 	}
-	if m.Org != job.OrgSlug {
-		return badBundle("The manifest's organization %q is not %q", clip(m.Org), job.OrgSlug)
+	bt, err := checkManifest(m, members, job)
+	if err != nil {
+		return err
 	}
-	version := job.Version
-	switch {
-	case m.Release != nil && version != nil && *m.Release != *version:
-		return badBundle("The manifest's release %q is not %q", clip(*m.Release), clip(*version))
-	case version == nil && m.Release != nil:
-		version = m.Release
-	case version == nil:
-		return badBundle("The bundle names no release: pass a release version")
-	}
-	if msg := checkVersion(*version); msg != "" {
-		return badBundle("Invalid release version: %s", msg)
-	}
-	dist := job.Dist
-	if m.Dist != nil {
-		dist = m.Dist
-	}
-	if dist != nil && *dist == "" {
-		dist = nil
-	}
-
-	// Check every entry before storing any, then store them in one
-	// transaction.
-	paths := slices.Sorted(func(yield func(string) bool) {
-		for p := range m.Files {
-			if !yield(p) {
-				return
-			}
-		}
-	})
-	for _, p := range paths {
-		e := m.Files[p]
-		if unsafeName(p) {
-			return badBundle("The manifest names an unsafe member %q", clip(p))
-		}
-		if members[p] == nil {
-			return badBundle("The manifest lists %q, which the bundle lacks", clip(p))
-		}
-		if e.URL == "" || len(e.URL) > 1024 || !utf8.ValidString(e.URL) {
-			return badBundle("The manifest entry %q has no valid url", clip(p))
-		}
-	}
-	target := store.AssemblyTarget{OrganizationID: job.OrganizationID, Version: *version, Projects: job.Projects}
+	target := store.AssemblyTarget{OrganizationID: job.OrganizationID, Version: bt.version, Projects: job.Projects}
 	return a.Store.SaveAssembledFiles(ctx, target, func(add store.AddFileFunc) error {
-		for _, p := range paths {
+		for _, p := range bt.paths {
 			e := m.Files[p]
 			rc, err := members[p].Open()
 			if err != nil {
 				return badBundle("The member %q cannot be read: %v", clip(p), err)
 			}
-			err = add(store.NewReleaseFile{Name: e.URL, Dist: dist, Headers: e.Headers},
+			err = add(store.NewReleaseFile{Name: e.URL, Dist: bt.dist, Headers: e.Headers},
 				budget.reader(memberReader{rc, p}))
 			rc.Close()
 			if err != nil {
@@ -228,18 +189,80 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 	})
 }
 
-// openBundle opens the bundle in f: a zip, optionally after an 8-byte
-// header that starts with SYSB.
-func openBundle(f *os.File, size int64) (*zip.Reader, error) {
+// bundleTarget is what a checked bundle fills: the release, the dist of
+// its files and the manifest's member paths in order.
+type bundleTarget struct {
+	version string
+	dist    *string
+	paths   []string
+}
+
+// checkManifest checks the manifest m of a bundle with members against the
+// job: its organization and release, and every entry, before any is
+// stored. Values that the database cannot hold are the bundle's fault too.
+func checkManifest(m manifest, members map[string]*zip.File, job store.AssemblyJob) (bundleTarget, error) {
+	var bt bundleTarget
+	if m.Org != job.OrgSlug {
+		return bt, badBundle("The manifest's organization %q is not %q", clip(m.Org), job.OrgSlug)
+	}
+	version := job.Version
+	switch {
+	case m.Release != nil && version != nil && *m.Release != *version:
+		return bt, badBundle("The manifest's release %q is not %q", clip(*m.Release), clip(*version))
+	case version == nil && m.Release != nil:
+		version = m.Release
+	case version == nil:
+		return bt, badBundle("The bundle names no release: pass a release version")
+	}
+	if err := store.CheckReleaseVersion(*version); err != nil {
+		return bt, badBundle("Invalid release version: %v", err)
+	}
+	bt.version = *version
+	bt.dist = job.Dist
+	if m.Dist != nil {
+		bt.dist = m.Dist
+	}
+	if bt.dist != nil && *bt.dist == "" {
+		bt.dist = nil
+	}
+	if bt.dist != nil {
+		if err := store.CheckDist(*bt.dist); err != nil {
+			return bt, badBundle("Invalid dist %q: %v", clip(*bt.dist), err)
+		}
+	}
+	bt.paths = slices.Sorted(maps.Keys(m.Files))
+	for _, p := range bt.paths {
+		e := m.Files[p]
+		if unsafeName(p) {
+			return bt, badBundle("The manifest names an unsafe member %q", clip(p))
+		}
+		if members[p] == nil {
+			return bt, badBundle("The manifest lists %q, which the bundle lacks", clip(p))
+		}
+		if e.URL == "" || len(e.URL) > 1024 || !utf8.ValidString(e.URL) || strings.ContainsRune(e.URL, 0) {
+			return bt, badBundle("The manifest entry %q has no valid url", clip(p))
+		}
+		for k, v := range e.Headers {
+			if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
+				return bt, badBundle("The manifest entry %q has a header with a NUL character", clip(p))
+			}
+		}
+	}
+	return bt, nil
+}
+
+// openBundle opens the bundle of size bytes in r: a zip, optionally after
+// an 8-byte header that starts with SYSB.
+func openBundle(r io.ReaderAt, size int64) (*zip.Reader, error) {
 	var offset int64
 	magic := make([]byte, 4)
-	if _, err := f.ReadAt(magic, 0); err == nil && bytes.Equal(magic, []byte("SYSB")) {
+	if _, err := r.ReadAt(magic, 0); err == nil && bytes.Equal(magic, []byte("SYSB")) {
 		offset = 8
 	}
 	if size < offset {
 		return nil, badBundle("The bundle is not a zip archive")
 	}
-	zr, err := zip.NewReader(io.NewSectionReader(f, offset, size-offset), size-offset)
+	zr, err := zip.NewReader(io.NewSectionReader(r, offset, size-offset), size-offset)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, badBundle("The bundle is not a zip archive")
 	}
@@ -358,21 +381,6 @@ func (mr memberReader) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// checkVersion returns what is wrong with a release version, or "".
-func checkVersion(v string) string {
-	switch {
-	case strings.TrimSpace(v) == "":
-		return "it is blank"
-	case utf8.RuneCountInString(v) > 200:
-		return "it is longer than 200 characters"
-	case strings.ContainsAny(v, "\r\n\f\t/\\"):
-		return "it contains a slash, a backslash or a control character"
-	case v == "." || v == ".." || strings.EqualFold(v, "latest"):
-		return "it is reserved"
-	}
-	return ""
 }
 
 // clip shortens client text quoted in an error.

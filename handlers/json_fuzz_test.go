@@ -1,0 +1,303 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/mail"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"errata/store"
+)
+
+// bodyInput is one request body type of the API, decoded the way its
+// handler decodes it.
+type bodyInput struct {
+	name string
+	// keys are the JSON keys of the body, where a 422 may point;
+	// options are those of a nested options object.
+	keys, options []string
+	// decode runs decodeJSON and the handler's own validation function,
+	// when it has one, and returns the validated value.
+	decode func(w http.ResponseWriter, r *http.Request) (any, error)
+	// check says what is wrong with a value that decode accepted, beyond
+	// what every accepted value must satisfy (see checkStorable).
+	check func(v any) error
+}
+
+// decodeInto is the decode of a body that its handler checks inline
+// after decodeJSON: the fuzz target checks what decodeJSON lets through;
+// FuzzAPI covers the inline checks.
+func decodeInto[T any](w http.ResponseWriter, r *http.Request) (any, error) {
+	var in T
+	err := decodeJSON(w, r, &in)
+	return in, err
+}
+
+// bodyInputs is every body that a handler reads with decodeJSON.
+var bodyInputs = []bodyInput{
+	{name: "release_create",
+		keys: []string{"version", "ref", "url", "dateReleased", "dateStarted", "data", "projects"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in releaseIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			ri, err := in.releaseInput()
+			if err != nil {
+				return nil, err
+			}
+			projects, err := in.projectSlugs()
+			return []any{ri, projects}, err
+		},
+		check: func(v any) error { return checkReleaseInput(v.([]any)[0].(store.ReleaseInput)) }},
+	{name: "project_release_create",
+		keys: []string{"version", "ref", "url", "dateReleased", "dateStarted", "data"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in releaseBaseIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			return in.releaseInput()
+		},
+		check: func(v any) error { return checkReleaseInput(v.(store.ReleaseInput)) }},
+	{name: "release_update",
+		keys: []string{"ref", "url", "dateReleased", "dateStarted", "data"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in releaseUpdateIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			return in.releaseUpdate()
+		},
+		check: func(v any) error {
+			u := v.(store.ReleaseUpdate)
+			if (!u.SetRef && u.Ref != nil) || (!u.SetURL && u.URL != nil) || (!u.SetData && u.Data != nil) ||
+				(!u.SetDateReleased && u.DateReleased != nil) || (!u.SetDateStarted && u.DateStarted != nil) {
+				return fmt.Errorf("a value is assigned for a key that was not sent: %+v", u)
+			}
+			return nil
+		}},
+	{name: "deploy_create",
+		keys: []string{"environment", "name", "url", "dateStarted", "dateFinished", "projects"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in deployIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			return in.deployInput()
+		},
+		check: func(v any) error {
+			env := v.(store.DeployInput).Environment
+			if n := utf8.RuneCountInString(env); n < 1 || n > 64 || strings.ContainsAny(env, "\r\n\f/") {
+				return fmt.Errorf("environment %q breaks the naming rule", env)
+			}
+			return nil
+		}},
+	{name: "environment_update", keys: []string{"isHidden"}, decode: decodeInto[environmentProjectIn]},
+	{name: "user_update", keys: []string{"name", "options"},
+		options: []string{"timezone", "stacktraceOrder", "language", "clock24Hours", "preferredTheme"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			return decodeUserIn(w, r)
+		},
+		check: func(v any) error {
+			u := v.(store.UserUpdate)
+			for _, s := range []*string{u.Name.Value, u.Timezone.Value, u.StacktraceOrder.Value, u.Language.Value, u.PreferredTheme.Value} {
+				if s != nil && utf8.RuneCountInString(*s) > 255 {
+					return fmt.Errorf("a string of %d characters", utf8.RuneCountInString(*s))
+				}
+			}
+			if u.Name.Set && u.Name.Value == nil {
+				return fmt.Errorf("name is set to null")
+			}
+			if tz := u.Timezone.Value; tz != nil {
+				if _, err := time.LoadLocation(*tz); err != nil || *tz == "" || *tz == "Local" {
+					return fmt.Errorf("timezone %q is not an IANA zone", *tz)
+				}
+			}
+			return nil
+		}},
+	{name: "email", keys: []string{"email"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			return decodeEmailIn(w, r)
+		},
+		check: func(v any) error {
+			e := v.(string)
+			a, err := mail.ParseAddress(e)
+			at := strings.LastIndexByte(e, '@')
+			switch {
+			case len(e) > 254:
+				return fmt.Errorf("an address of %d bytes", len(e))
+			case err != nil || a.Address != e || a.Name != "" || at < 1:
+				return fmt.Errorf("%q is not a bare address: %v", e, err)
+			case e[at+1:] != strings.ToLower(e[at+1:]):
+				return fmt.Errorf("the domain of %q is not lower-case", e)
+			}
+			return nil
+		}},
+	{name: "notifications_update", keys: []string{"subscribeByDefault"}, decode: decodeInto[notificationsIn]},
+	{name: "recovery_code", keys: []string{"code"}, decode: decodeInto[recoveryCodeIn]},
+	{name: "email_verify", keys: []string{"key"}, decode: decodeInto[verifyIn]},
+	{name: "assemble", keys: []string{"checksum", "chunks", "projects", "version", "dist"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			return readAssemble(w, r)
+		},
+		check: func(v any) error {
+			req := v.(store.AssemblyRequest)
+			for _, sum := range append([]string{req.Checksum}, req.Chunks...) {
+				if len(sum) != 40 || strings.Trim(sum, "0123456789abcdef") != "" {
+					return fmt.Errorf("%q is not a lower-case SHA-1 in hex", sum)
+				}
+			}
+			return nil
+		}},
+}
+
+// checkReleaseInput checks a validated release body against the contract.
+func checkReleaseInput(ri store.ReleaseInput) error {
+	if !versionRule(ri.Version) {
+		return fmt.Errorf("version %q breaks the version rule", ri.Version)
+	}
+	return nil
+}
+
+// checkStorable says what an accepted value holds that PostgreSQL cannot
+// store or the API cannot write back: a string with NUL or invalid UTF-8,
+// raw JSON with either, a timestamp outside years 0000 to 9999 in UTC.
+func checkStorable(v reflect.Value, at string) error {
+	switch v.Kind() {
+	case reflect.String:
+		if s := v.String(); !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return fmt.Errorf("%s: %q cannot be stored", at, s)
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return checkStorable(v.Elem(), at)
+		}
+	case reflect.Slice:
+		if v.Type() == reflect.TypeFor[json.RawMessage]() {
+			if b := v.Bytes(); b != nil && (!json.Valid(b) || bytes.Contains(b, []byte(`\u0000`)) || !utf8.Valid(b)) {
+				return fmt.Errorf("%s: raw JSON %q cannot be stored", at, b)
+			}
+			return nil
+		}
+		for i := range v.Len() {
+			if err := checkStorable(v.Index(i), fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if err := checkStorable(it.Key(), at+" key"); err != nil {
+				return err
+			}
+			if err := checkStorable(it.Value(), fmt.Sprintf("%s[%v]", at, it.Key())); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		if t, ok := reflect.TypeAssert[time.Time](v); ok {
+			if y := t.UTC().Year(); y < 0 || y > 9999 {
+				return fmt.Errorf("%s: %v cannot be written as the API writes times", at, t)
+			}
+			return nil
+		}
+		for i := range v.NumField() {
+			if err := checkStorable(v.Field(i), at+"."+v.Type().Field(i).Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkAPIError says what is wrong with err as the answer to a body of in:
+// it must be a 4xx of the contract, a 422 pointing at one of the body's
+// keys.
+func checkAPIError(in bodyInput, body []byte, err error) error {
+	status, resp := errorResponse(err)
+	enc, jerr := json.Marshal(resp)
+	if jerr != nil {
+		return fmt.Errorf("the answer to %v does not encode: %v", err, jerr)
+	}
+	switch status {
+	case http.StatusBadRequest:
+		if string(enc) != `{"detail":"Cannot parse request body"}` {
+			return fmt.Errorf("400 with %s", enc)
+		}
+		if json.Valid(body) {
+			return fmt.Errorf("400 for valid JSON: %v", err)
+		}
+		return nil
+	case http.StatusRequestEntityTooLarge:
+		if len(body) <= maxBodyBytes {
+			return fmt.Errorf("413 for %d bytes", len(body))
+		}
+		return nil
+	case http.StatusUnprocessableEntity:
+	default:
+		return fmt.Errorf("status %d (%v)", status, err)
+	}
+	if !json.Valid(body) {
+		return fmt.Errorf("422 for JSON that does not parse: %v", err)
+	}
+	ve := resp.(map[string]any)["detail"].(validationError)
+	if len(ve) == 0 {
+		return fmt.Errorf("422 without detail")
+	}
+	for _, fe := range ve {
+		if !slices.Contains([]string{missing, typeError, valueErr}, fe.Type) || fe.Msg == "" {
+			return fmt.Errorf("422 entry %+v", fe)
+		}
+		if len(fe.Loc) == 1 && fe.Loc[0] == "body" && fe.Msg == "Input should be an object" {
+			continue // the body is JSON but not an object
+		}
+		key := func(i int) string {
+			s, _ := fe.Loc[i].(string)
+			return s
+		}
+		if len(fe.Loc) < 2 || fe.Loc[0] != "body" || !slices.Contains(in.keys, key(1)) {
+			return fmt.Errorf("422 at %v, not at a key of the body", fe.Loc)
+		}
+		if len(fe.Loc) > 2 && key(1) == "options" && !slices.Contains(in.options, key(2)) {
+			return fmt.Errorf("422 at %v, not at an option", fe.Loc)
+		}
+	}
+	return nil
+}
+
+// FuzzDecodeJSON sends arbitrary bytes through the decoding and validation
+// of every request body: each either yields a value that keeps the
+// contract's rules and can be stored, or an error that errors.go answers
+// with a 4xx of the contract. Seeds are named after the input they were
+// written for; every seed goes through every input.
+func FuzzDecodeJSON(f *testing.F) {
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, in := range bodyInputs {
+			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
+			v, err := in.decode(httptest.NewRecorder(), r)
+			if err != nil {
+				if cerr := checkAPIError(in, body, err); cerr != nil {
+					t.Errorf("%s: %v", in.name, cerr)
+				}
+				continue
+			}
+			if err := checkStorable(reflect.ValueOf(v), in.name); err != nil {
+				t.Errorf("accepted: %v", err)
+			}
+			if in.check != nil {
+				if err := in.check(v); err != nil {
+					t.Errorf("%s: accepted: %v", in.name, err)
+				}
+			}
+		}
+	})
+}
