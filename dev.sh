@@ -121,7 +121,7 @@ machine() {
 	local cpu
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 	echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1e6}' /proc/meminfo) RAM," \
-		"$(uname -sr); $(go version | cut -d' ' -f3); PostgreSQL $("$PGBENCH" --version | awk '{print $NF}');" \
+		"$(uname -sr); $(go version | cut -d' ' -f3); PostgreSQL $("$PGBENCH" --version | awk '{print $3}');" \
 		"$(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2)."
 }
 
