@@ -431,8 +431,8 @@ func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement
 }
 
 // recordCall serves GET target once in process on a store that records,
-// after a first call that touches the token, and returns the statements of
-// the second.
+// after a first call that touches and caches the token, as the server
+// does, and returns the statements of the second.
 func recordCall(b *testing.B, dbURL, token, target string) []storetest.Statement {
 	b.Helper()
 	rec := &storetest.Recorder{}
@@ -441,7 +441,7 @@ func recordCall(b *testing.B, dbURL, token, target string) []storetest.Statement
 		b.Fatal(err)
 	}
 	defer st.Close()
-	h := handlers.New(handlers.Deps{Store: st, Auth: &authn.Authenticator{Store: st},
+	h := handlers.New(handlers.Deps{Store: st, Auth: &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime},
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), SecretKey: "bench"})
 	call := func() {
 		req := httptest.NewRequest("GET", target, nil)
