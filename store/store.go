@@ -147,6 +147,19 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return wrap(tx.Commit(ctx))
 }
 
+// read runs fn on one pooled connection, outside a transaction. Under READ
+// COMMITTED, PostgreSQL's default, a transaction gives each statement its
+// own snapshot anyway: reads that need neither atomicity nor one snapshot
+// save its BEGIN and COMMIT, two round trips.
+func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	defer conn.Release()
+	return wrap(fn(conn))
+}
+
 // wrap turns pgx errors into the store's errors, keeping the cause.
 func wrap(err error) error {
 	if err == nil {
