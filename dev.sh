@@ -139,7 +139,7 @@ run_bench() {
 	{
 		echo "Figures of \`./dev.sh bench\` ($(date -u +%Y-%m-%d))."
 		echo "$(machine)"
-		awk '/^### / {print ""} /^(### |\||Targets:)/ {print}' "$log"
+		awk '/^### / {print ""; print; print ""} /^\|/ {print} /^(Targets|CPU)/ {print ""; print}' "$log"
 	} >"$summary"
 	echo
 	cat "$summary"
