@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# dev.sh: the two commands of the README.
+# dev.sh: the commands of the README.
 #
 #   ./dev.sh run     start errata on a throwaway PostgreSQL with demo data
 #   ./dev.sh test    run every test (go vet, go test -race ./...)
+#   ./dev.sh bench   measure errata against its floor and print the figures
 #
-# Both use DATABASE_URL when it is set. Otherwise they start a throwaway
+# All use DATABASE_URL when it is set. Otherwise they start a throwaway
 # PostgreSQL cluster in a temporary folder (installing PostgreSQL with
 # apt-get when it is missing) and remove it on exit.
 set -euo pipefail
@@ -143,6 +144,52 @@ build_static() {
 	log "static binary $ERRATA_VERSION: $(wc -c <"$ERRATA_BIN") bytes"
 }
 
+# install_bench_tools brings what the benchmarks drive besides PostgreSQL:
+# wrk from Debian, and pgbench, which comes with PostgreSQL's server package.
+install_bench_tools() {
+	command -v wrk >/dev/null 2>&1 || apt_install wrk
+	WRK=$(command -v wrk)
+	local bindir
+	bindir=$(pg_bindir || true)
+	if [ -z "$bindir" ] || [ ! -x "$bindir/pgbench" ]; then
+		install_postgres
+		bindir=$(pg_bindir)
+	fi
+	PGBENCH=$bindir/pgbench
+	command -v sha1sum >/dev/null 2>&1 || apt_install coreutils
+	export WRK PGBENCH
+}
+
+# machine describes where the figures come from.
+machine() {
+	local cpu
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+	echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1e6}' /proc/meminfo) RAM," \
+		"$(uname -sr); $(go version | cut -d' ' -f3); PostgreSQL $("$PGBENCH" --version | awk '{print $3}');" \
+		"$(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2)."
+}
+
+# run_bench runs the benchmarks on the seeded database errata_bench and
+# prints, at the end, the markdown tables of their figures.
+run_bench() {
+	local log summary
+	log=$(mktemp "${TMPDIR:-/tmp}/errata-bench.XXXXXX")
+	summary=${TMPDIR:-/tmp}/errata-bench-summary.md
+	log "benchmark output in $log"
+	# Endpoints against their floor (this also seeds errata_bench), then
+	# the process-level measurements: start-up, load and assembly.
+	go test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-3}" -timeout 60m ./handlers/ | tee "$log"
+	go test -run '^$' -bench . -benchtime 1x -timeout 60m . | tee -a "$log"
+	{
+		echo "Figures of \`./dev.sh bench\` ($(date -u +%Y-%m-%d))."
+		echo "$(machine)"
+		awk '/^### / {print ""; print; print ""} /^\|/ {print} /^(Targets|CPU)/ {print ""; print}' "$log"
+	} >"$summary"
+	echo
+	cat "$summary"
+	log "summary written to $summary"
+}
+
 cmd=${1:-}
 case "$cmd" in
 run)
@@ -163,8 +210,14 @@ test)
 	go vet ./...
 	go test -race -count=1 "$@" ./...
 	;;
+bench)
+	shift
+	[ -n "${DATABASE_URL:-}" ] || start_postgres
+	install_bench_tools
+	run_bench
+	;;
 *)
-	echo "usage: ./dev.sh run | ./dev.sh test [go test flags]" >&2
+	echo "usage: ./dev.sh run | ./dev.sh test [go test flags] | ./dev.sh bench" >&2
 	exit 2
 	;;
 esac

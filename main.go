@@ -351,7 +351,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv := &http.Server{
 		Handler: handlers.New(handlers.Deps{
 			Store:         st,
-			Auth:          &authn.Authenticator{Store: st},
+			Auth:          &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime},
 			Log:           log,
 			PublicURL:     cfg.publicURL,
 			SecretKey:     cfg.secretKey,

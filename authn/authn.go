@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"errata/store"
@@ -98,11 +99,35 @@ func CallerFrom(ctx context.Context) (Caller, bool) {
 // Authenticator turns a request's credential into a Caller.
 type Authenticator struct {
 	Store *store.Store
+	// CacheFor is how long a token found in the database is trusted
+	// without asking the database again; 0 asks on every request. A
+	// token whose user is deactivated or deleted may go on working that
+	// long, except that ForgetUser ends it at once in this process.
+	// Unknown tokens are never cached.
+	CacheFor time.Duration
+
+	mu    sync.Mutex
+	cache map[[sha256.Size]byte]cachedToken
 }
 
+// TokenCacheTime is how long the server trusts a token it found in the
+// database before asking again: the bound on the staleness of its cache.
+const TokenCacheTime = time.Second
+
+// cachedToken is a token found in the database and until when it is
+// trusted.
+type cachedToken struct {
+	token store.Token
+	until time.Time
+}
+
+// maxCachedTokens is the size past which remembering a token first drops
+// the expired ones.
+const maxCachedTokens = 1024
+
 // Authenticate reads "Authorization: Bearer <token>" (the scheme in any
-// case) and looks the token up by its hash. Tokens of inactive users do not
-// authenticate.
+// case) and looks the token up by its hash, in the cache first when
+// CacheFor is set. Tokens of inactive users do not authenticate.
 func (a *Authenticator) Authenticate(r *http.Request) (Caller, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
@@ -113,19 +138,78 @@ func (a *Authenticator) Authenticate(r *http.Request) (Caller, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || !wellFormed(token) {
 		return Caller{}, ErrBadCredential
 	}
-	t, err := a.Store.TokenByHash(r.Context(), Hash(token))
-	if errors.Is(err, store.ErrNotFound) {
-		return Caller{}, ErrBadCredential
+	key := sha256.Sum256([]byte(token))
+	now := time.Now()
+	c, ok := a.cached(key, now)
+	if !ok {
+		t, err := a.Store.TokenByHash(r.Context(), key[:])
+		if errors.Is(err, store.ErrNotFound) {
+			return Caller{}, ErrBadCredential
+		}
+		if err != nil {
+			return Caller{}, err
+		}
+		c = cachedToken{token: t, until: now.Add(a.CacheFor)}
 	}
-	if err != nil {
-		return Caller{}, err
-	}
-	if t.LastUsed == nil || time.Since(*t.LastUsed) > time.Minute {
+	t := c.token
+	touch := t.LastUsed == nil || now.Sub(*t.LastUsed) > time.Minute
+	if touch {
 		if err := a.Store.TouchToken(r.Context(), t.ID); err != nil {
 			return Caller{}, err
 		}
+		c.token.LastUsed = &now
+	}
+	if !ok || touch {
+		a.remember(key, c, now)
 	}
 	return Caller{UserID: t.UserID, TokenID: t.ID, Scopes: t.Scopes}, nil
+}
+
+// cached returns the token of hash key when it is cached and still
+// trusted.
+func (a *Authenticator) cached(key [sha256.Size]byte, now time.Time) (cachedToken, bool) {
+	if a.CacheFor <= 0 {
+		return cachedToken{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.cache[key]
+	if !ok || now.After(c.until) {
+		return cachedToken{}, false
+	}
+	return c, true
+}
+
+// remember caches c; now is the time, to drop expired tokens.
+func (a *Authenticator) remember(key [sha256.Size]byte, c cachedToken, now time.Time) {
+	if a.CacheFor <= 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cache == nil {
+		a.cache = map[[sha256.Size]byte]cachedToken{}
+	}
+	if len(a.cache) >= maxCachedTokens {
+		for k, c := range a.cache {
+			if now.After(c.until) {
+				delete(a.cache, k)
+			}
+		}
+	}
+	a.cache[key] = c
+}
+
+// ForgetUser drops the cached tokens of the user, so that they stop
+// working at once when the user is deleted.
+func (a *Authenticator) ForgetUser(userID int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k, c := range a.cache {
+		if c.token.UserID == userID {
+			delete(a.cache, k)
+		}
+	}
 }
 
 // wellFormed reports whether token could be one of ours, so that garbage

@@ -271,6 +271,7 @@ func handleUserDelete(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
+		d.Auth.ForgetUser(id)
 		noContent(w)
 		return nil
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"regexp"
 	"strconv"
+	"strings"
 
 	"errata/authn"
 	"errata/store"
@@ -61,8 +61,18 @@ func handleEmailVerify(d Deps) apiFunc {
 	}
 }
 
-// emailKeyPattern is the shape of a confirmation key: two base64url parts.
-var emailKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,600}\.[A-Za-z0-9_-]{1,100}$`)
+// base64URLAlphabet is the alphabet of unpadded base64url.
+const base64URLAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// validEmailKey reports whether key has the shape of a confirmation key:
+// two base64url parts of 1 to 600 and 1 to 100 characters, joined by a
+// dot. (A regular expression with these counts compiles to a 400 KB
+// program at start-up.)
+func validEmailKey(key string) bool {
+	payload, sig, ok := strings.Cut(key, ".")
+	return ok && len(payload) >= 1 && len(payload) <= 600 && len(sig) >= 1 && len(sig) <= 100 &&
+		strings.Trim(payload, base64URLAlphabet) == "" && strings.Trim(sig, base64URLAlphabet) == ""
+}
 
 // confirmPage is the page of a confirmation link. It has no script: its
 // button submits a form that posts the key back to the same address.
@@ -134,7 +144,7 @@ func handleConfirmPage(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		key := r.PathValue("key")
 		k, err := keys.Check(key, d.Now())
-		if !emailKeyPattern.MatchString(key) || err != nil {
+		if !validEmailKey(key) || err != nil {
 			writeConfirmPage(w, d, r, http.StatusBadRequest, invalidLinkView)
 			return nil
 		}
@@ -156,7 +166,7 @@ func handleConfirmSubmit(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		r.Body = http.MaxBytesReader(w, r.Body, 4096)
 		key := r.PathValue("key")
-		if err := r.ParseForm(); err != nil || r.PostForm.Get("key") != key || !emailKeyPattern.MatchString(key) {
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("key") != key || !validEmailKey(key) {
 			writeConfirmPage(w, d, r, http.StatusBadRequest, invalidLinkView)
 			return nil
 		}

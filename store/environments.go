@@ -68,8 +68,8 @@ func projectIDForMember(ctx context.Context, q querier, userID int64, orgSlug, p
 func (s *Store) Environments(ctx context.Context, userID int64, orgSlug string, vis Visibility, page Page) ([]Environment, PageInfo, error) {
 	var envs []Environment
 	var info PageInfo
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		org, err := orgIDForMember(ctx, tx, userID, orgSlug)
+	err := s.read(ctx, func(q querier) error {
+		org, err := orgIDForMember(ctx, q, userID, orgSlug)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (s *Store) Environments(ctx context.Context, userID int64, orgSlug string, 
 			lq.from += ` AND EXISTS (SELECT 1 FROM environment_projects ep
 				WHERE ep.environment_id = e.id AND ep.is_hidden)`
 		}
-		envs, info, err = list(ctx, tx, lq, page, func(rows pgx.Rows) (Environment, Key, error) {
+		envs, info, err = list(ctx, q, lq, page, func(rows pgx.Rows) (Environment, Key, error) {
 			var e Environment
 			var k Key
 			err := rows.Scan(&e.ID, &e.Name, &k.Created)
@@ -106,8 +106,8 @@ func (s *Store) Environments(ctx context.Context, userID int64, orgSlug string, 
 func (s *Store) ProjectEnvironments(ctx context.Context, userID int64, orgSlug, projectSlug string, vis Visibility, page Page) ([]EnvironmentLink, PageInfo, error) {
 	var links []EnvironmentLink
 	var info PageInfo
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		_, project, err := projectIDForMember(ctx, tx, userID, orgSlug, projectSlug)
+	err := s.read(ctx, func(q querier) error {
+		_, project, err := projectIDForMember(ctx, q, userID, orgSlug, projectSlug)
 		if err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (s *Store) ProjectEnvironments(ctx context.Context, userID int64, orgSlug, 
 		case HiddenOnly:
 			lq.from += ` AND ep.is_hidden`
 		}
-		links, info, err = list(ctx, tx, lq, page, func(rows pgx.Rows) (EnvironmentLink, Key, error) {
+		links, info, err = list(ctx, q, lq, page, func(rows pgx.Rows) (EnvironmentLink, Key, error) {
 			var l EnvironmentLink
 			var k Key
 			err := rows.Scan(&l.ID, &l.Name, &l.IsHidden, &k.Created)

@@ -73,8 +73,8 @@ func list[T any](ctx context.Context, q querier, lq listQuery, page Page, scan f
 	if err != nil {
 		return nil, PageInfo{}, wrap(err)
 	}
-	items := make([]T, 0, limit)
-	keys := make([]Key, 0, limit)
+	items := make([]T, 0, limit+1)
+	keys := make([]Key, 0, limit+1)
 	for rows.Next() {
 		item, key, err := scan(rows)
 		if err != nil {

@@ -65,9 +65,12 @@ type ReleaseUpdate struct {
 const releaseCols = `r.id, r.version, r.ref, r.url, r.data, r.date_created,
 	r.date_released, r.date_started`
 
+// scanRelease reads the columns of releaseCols. It scans data as bytes:
+// PostgreSQL's jsonb is valid JSON, and pgx would otherwise run it through
+// json.Unmarshal.
 func scanRelease(row pgx.Row) (Release, error) {
 	var r Release
-	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, &r.Data, &r.DateCreated,
+	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, (*[]byte)(&r.Data), &r.DateCreated,
 		&r.DateReleased, &r.DateStarted)
 	return r, err
 }
@@ -259,14 +262,16 @@ const releaseWhere = `
 // must also be linked to that project.
 func (s *Store) Release(ctx context.Context, userID int64, orgSlug, projectSlug, version string) (Release, error) {
 	var rel Release
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var id int64
-		err := tx.QueryRow(ctx, `SELECT r.id FROM releases r`+releaseWhere,
-			userID, orgSlug, version, projectSlug).Scan(&id)
+	err := s.read(ctx, func(q querier) error {
+		var err error
+		rel, err = scanRelease(q.QueryRow(ctx, `SELECT `+releaseCols+` FROM releases r`+releaseWhere,
+			userID, orgSlug, version, projectSlug))
 		if err != nil {
 			return fmt.Errorf("release %q: %w", version, wrap(err))
 		}
-		rel, err = releaseByID(ctx, tx, id)
+		rels := []Release{rel}
+		err = fillReleases(ctx, q, rels)
+		rel = rels[0]
 		return err
 	})
 	return rel, err
@@ -278,21 +283,21 @@ func (s *Store) Release(ctx context.Context, userID int64, orgSlug, projectSlug,
 func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug string, page Page) ([]Release, PageInfo, error) {
 	var rels []Release
 	var info PageInfo
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.read(ctx, func(q querier) error {
 		lq := listQuery{
 			cols:       releaseCols,
 			createdCol: "r.date_created",
 			idCol:      "r.id",
 		}
 		if projectSlug == "" {
-			org, err := orgIDForMember(ctx, tx, userID, orgSlug)
+			org, err := orgIDForMember(ctx, q, userID, orgSlug)
 			if err != nil {
 				return err
 			}
 			lq.from = `FROM releases r WHERE r.organization_id = $1`
 			lq.args = []any{org}
 		} else {
-			_, project, err := projectIDForMember(ctx, tx, userID, orgSlug, projectSlug)
+			_, project, err := projectIDForMember(ctx, q, userID, orgSlug, projectSlug)
 			if err != nil {
 				return err
 			}
@@ -301,14 +306,14 @@ func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug
 			lq.args = []any{project}
 		}
 		var err error
-		rels, info, err = list(ctx, tx, lq, page, func(rows pgx.Rows) (Release, Key, error) {
+		rels, info, err = list(ctx, q, lq, page, func(rows pgx.Rows) (Release, Key, error) {
 			r, err := scanRelease(rows)
 			return r, Key{Created: r.DateCreated, ID: r.ID}, err
 		})
 		if err != nil {
 			return err
 		}
-		return fillReleases(ctx, tx, rels)
+		return fillReleases(ctx, q, rels)
 	})
 	return rels, info, err
 }

@@ -45,7 +45,21 @@ type Config struct {
 	MaxConns         int32         // 0: pgxpool's default
 	StatementTimeout time.Duration // 0: 30s
 	ConnectTimeout   time.Duration // 0: 3s
+	// OnStatement, when not nil, is called with each statement and its
+	// arguments before the pool runs it. Benchmarks record with it the
+	// statements an endpoint runs, to replay them as its floor.
+	OnStatement func(sql string, args []any)
 }
+
+// statementHook is the pgx tracer that calls Config.OnStatement.
+type statementHook func(sql string, args []any)
+
+func (h statementHook) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	h(d.SQL, d.Args)
+	return ctx
+}
+
+func (h statementHook) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // Open creates a pool for cfg.URL. It does not wait for the database; call
 // Ping for that.
@@ -66,6 +80,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
 	pc.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(cfg.StatementTimeout.Milliseconds())
 	pc.ConnConfig.RuntimeParams["application_name"] = "errata"
+	if cfg.OnStatement != nil {
+		pc.ConnConfig.Tracer = statementHook(cfg.OnStatement)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
@@ -157,6 +174,19 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return wrap(err)
 	}
 	return wrap(tx.Commit(ctx))
+}
+
+// read runs fn on one pooled connection, outside a transaction. Under READ
+// COMMITTED, PostgreSQL's default, a transaction gives each statement its
+// own snapshot anyway: reads that need neither atomicity nor one snapshot
+// save its BEGIN and COMMIT, two round trips.
+func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	defer conn.Release()
+	return wrap(fn(conn))
 }
 
 // wrap turns pgx errors into the store's errors, keeping the cause. Every

@@ -1,0 +1,127 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"errata/store"
+	"errata/store/storetest"
+)
+
+// tokenEnv is a database with one user and a token of theirs.
+type tokenEnv struct {
+	st    *store.Store
+	url   string
+	user  int64
+	token string
+}
+
+func newTokenEnv(t *testing.T) tokenEnv {
+	t.Helper()
+	st, url := storetest.NewWithURL(t)
+	user, err := st.CreateUser(context.Background(), "dev@example.com", "Dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, hash := NewToken()
+	if _, err := st.CreateToken(context.Background(), "dev@example.com", hash, []string{"org:read"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return tokenEnv{st: st, url: url, user: user, token: token}
+}
+
+// authenticate runs a with the env's token.
+func (e tokenEnv) authenticate(a *Authenticator) error {
+	r := httptest.NewRequest("GET", "/api/0/", nil)
+	r.Header.Set("Authorization", "Bearer "+e.token)
+	c, err := a.Authenticate(r)
+	if err == nil && c.UserID != e.user {
+		return errors.New("authenticated as another user")
+	}
+	return err
+}
+
+// deactivate makes the env's user inactive in the database.
+func (e tokenEnv) deactivate(t *testing.T) {
+	t.Helper()
+	storetest.Exec(t, e.url, `UPDATE users SET is_active = false WHERE id = $1`, e.user)
+}
+
+func TestTokenCache(t *testing.T) {
+	t.Run("without a cache a deactivated user's token stops at once", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st}
+		if err := e.authenticate(a); err != nil {
+			t.Fatal(err)
+		}
+		e.deactivate(t)
+		if err := e.authenticate(a); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("err = %v, want ErrBadCredential", err)
+		}
+	})
+	t.Run("a cached token works until its time is up", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st, CacheFor: 200 * time.Millisecond}
+		if err := e.authenticate(a); err != nil {
+			t.Fatal(err)
+		}
+		e.deactivate(t)
+		if err := e.authenticate(a); err != nil {
+			t.Fatalf("within the cache time: %v", err)
+		}
+		time.Sleep(250 * time.Millisecond)
+		if err := e.authenticate(a); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("after the cache time: err = %v, want ErrBadCredential", err)
+		}
+	})
+	t.Run("ForgetUser ends a cached token at once", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st, CacheFor: time.Hour}
+		if err := e.authenticate(a); err != nil {
+			t.Fatal(err)
+		}
+		e.deactivate(t)
+		a.ForgetUser(e.user)
+		if err := e.authenticate(a); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("err = %v, want ErrBadCredential", err)
+		}
+	})
+	t.Run("an unknown token is not cached", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st, CacheFor: time.Hour}
+		unknown, hash := NewToken()
+		r := httptest.NewRequest("GET", "/api/0/", nil)
+		r.Header.Set("Authorization", "Bearer "+unknown)
+		if _, err := a.Authenticate(r); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("unknown token: err = %v, want ErrBadCredential", err)
+		}
+		if _, err := e.st.CreateToken(context.Background(), "dev@example.com", hash, []string{"org:read"}, "later"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Authenticate(r); err != nil {
+			t.Fatalf("the token once created: %v", err)
+		}
+	})
+	t.Run("a cached token is not touched again within the minute", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st, CacheFor: time.Hour}
+		if err := e.authenticate(a); err != nil {
+			t.Fatal(err)
+		}
+		storetest.Exec(t, e.url, `UPDATE api_tokens SET last_used = now() - interval '2 minutes'`)
+		// The cache believes the token was used just now: no touch.
+		if err := e.authenticate(a); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := e.st.TokenByHash(context.Background(), Hash(e.token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(*tok.LastUsed) < time.Minute {
+			t.Errorf("last_used = %v: touched again within the minute", tok.LastUsed)
+		}
+	})
+}

@@ -1,0 +1,770 @@
+package main
+
+// The process-level benchmarks of ./dev.sh bench. They build the static
+// binary, start it as a real process on the seeded benchmark database
+// (testdata/bench/seed.sql) and measure it from outside: start-up, wrk
+// load against pgbench on the same statements, and bundle assembly against
+// sha1sum. Each runs its measurement once, whatever b.N (run them with
+// -benchtime 1x), and prints a markdown table.
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"debug/elf"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"errata/authn"
+	"errata/handlers"
+	"errata/store"
+	"errata/store/storetest"
+)
+
+// releaseBuildFlags build the static release binary: no cgo, no local
+// paths, no symbol table or DWARF (panics still print file:line).
+var releaseBuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
+
+// benchBinary builds errata with flags, CGO_ENABLED=0, and returns its
+// path, its size and whether it is static (no interpreter, no shared
+// libraries).
+func benchBinary(b *testing.B, flags ...string) (path string, size int64, static bool) {
+	b.Helper()
+	path = filepath.Join(b.TempDir(), "errata")
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", path, ".")...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	libs, _ := f.ImportedLibraries()
+	static = len(libs) == 0 && !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
+	return path, fi.Size(), static
+}
+
+// benchServer is errata running as a process of its own.
+type benchServer struct {
+	base  string
+	pid   int
+	ready time.Duration // from start to the first 200 of /readyz
+}
+
+// benchStart starts bin serve on a free port with env added to the
+// database's, waits for /readyz and stops it when b ends.
+func benchStart(b *testing.B, bin, dbURL string, env ...string) *benchServer {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	logFile, err := os.CreateTemp(b.TempDir(), "errata-log-*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { logFile.Close() })
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append([]string{"DATABASE_URL=" + dbURL, "ADDR=" + addr, "SECRET_KEY=bench",
+		"PUBLIC_URL=http://" + addr}, env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck // it may have exited
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill() //nolint:errcheck
+			<-exited
+		}
+	})
+	s := &benchServer{base: "http://" + addr, pid: cmd.Process.Pid}
+	client := &http.Client{Timeout: time.Second}
+	for {
+		res, err := client.Get(s.base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				s.ready = time.Since(start)
+				return s
+			}
+		}
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(logFile.Name())
+			b.Fatalf("errata exited: %v\n%s", err, log)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Since(start) > 30*time.Second {
+			b.Fatal("errata did not become ready in 30 s")
+		}
+	}
+}
+
+// memory returns a field of /proc/<pid>/status (VmRSS, VmHWM) in bytes.
+func (s *benchServer) memory(b *testing.B, field string) int64 {
+	b.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				b.Fatalf("%s: %v", field, err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatalf("/proc/%d/status has no %s", s.pid, field)
+	return 0
+}
+
+// cpu returns the CPU time the process used so far, user and system.
+func (s *benchServer) cpu(b *testing.B) time.Duration {
+	b.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which ends with the last ")";
+	// utime and stime are the 14th and 15th of the line, in clock ticks
+	// of 1/100 s on Linux.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", s.pid, stat)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// peakRSS runs f and returns the largest RSS of the process while f ran:
+// the kernel's peak (VmHWM, started over from the current RSS) or the
+// largest RSS sampled every 10 ms, whichever is larger, since the kernel
+// may not record a peak that the Go runtime returned with madvise.
+func (s *benchServer) peakRSS(b *testing.B, f func()) int64 {
+	b.Helper()
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.pid), []byte("5"), 0); err != nil {
+		b.Fatalf("reset the peak RSS: %v", err)
+	}
+	path := fmt.Sprintf("/proc/%d/status", s.pid)
+	stop, sampled := make(chan struct{}), make(chan int64)
+	go func() {
+		var peak int64
+		for {
+			if data, err := os.ReadFile(path); err == nil {
+				_, rest, _ := strings.Cut(string(data), "VmRSS:")
+				kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+				peak = max(peak, kb<<10)
+			}
+			select {
+			case <-stop:
+				sampled <- peak
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	return max(<-sampled, s.memory(b, "VmHWM"))
+}
+
+// benchToken creates a token with every scope for the owner of the bench
+// organization, removed when b ends.
+func benchToken(b *testing.B, bench storetest.Bench) string {
+	b.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{URL: bench.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(st.Close)
+	tok, hash := authn.NewToken()
+	if _, err := st.CreateToken(ctx, bench.Owner, hash, authn.Scopes, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		storetest.Exec(b, bench.URL, `DELETE FROM api_tokens WHERE token_hash = $1`, hash)
+	})
+	return tok
+}
+
+// benchGet sends GET path with the token and returns status and body.
+func benchGet(b *testing.B, base, path, token string) (int, []byte) {
+	b.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, body
+}
+
+const mib = 1 << 20
+
+func passMiss(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "**miss**"
+}
+
+// BenchmarkStartup measures the static binary: its size, the time from
+// exec to the first 200 of /readyz against a running database (median of
+// five starts) and its RSS when idle.
+func BenchmarkStartup(b *testing.B) {
+	bench := storetest.BenchDatabase(b)
+	bin, size, static := benchBinary(b, releaseBuildFlags...)
+	_, plainSize, _ := benchBinary(b, "-trimpath")
+	var times []time.Duration
+	var idle, idleAnon, idleFile int64
+	for i := range 5 {
+		s := benchStart(b, bin, bench.URL)
+		times = append(times, s.ready)
+		if i == 4 {
+			time.Sleep(2 * time.Second)
+			idle, idleAnon, idleFile = s.memory(b, "VmRSS"), s.memory(b, "RssAnon"), s.memory(b, "RssFile")
+		}
+	}
+	slices.Sort(times)
+	ready := times[len(times)/2]
+	b.ReportMetric(float64(size)/mib, "MiB")
+	b.ReportMetric(float64(ready.Microseconds())/1e3, "ms-to-ready")
+	b.ReportMetric(float64(idle)/mib, "MiB-idle-RSS")
+
+	fmt.Printf("\n### Binary and start-up (CGO_ENABLED=0 go build %s)\n\n", strings.Join(releaseBuildFlags, " "))
+	fmt.Println("| measure | value | target | |")
+	fmt.Println("|---|---:|---:|---|")
+	fmt.Printf("| binary size (static: %t) | %.1f MB | < 20 MB | %s |\n", static, float64(size)/1e6, passMiss(static && size < 20e6))
+	fmt.Printf("| binary size with symbols (-trimpath only) | %.1f MB | | |\n", float64(plainSize)/1e6)
+	fmt.Printf("| exec to first 200 of /readyz (median of 5) | %.0f ms | ≤ 200 ms | %s |\n",
+		float64(ready.Microseconds())/1e3, passMiss(ready <= 200*time.Millisecond))
+	fmt.Printf("| idle RSS (anonymous %.1f MB, mapped from the binary %.1f MB) | %.1f MB | < 15 MB | %s |\n\n",
+		float64(idleAnon)/1e6, float64(idleFile)/1e6, float64(idle)/1e6, passMiss(idle < 15e6))
+}
+
+// benchDuration is the length of each load run: 20 s, or BENCH_DURATION.
+func benchDuration(b *testing.B) time.Duration {
+	b.Helper()
+	if v := os.Getenv("BENCH_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("BENCH_DURATION: %v", err)
+		}
+		return d
+	}
+	return 20 * time.Second
+}
+
+// loadConnections is the number of connections of wrk and clients of
+// pgbench.
+const loadConnections = 64
+
+// loadResult is what one load run measured.
+type loadResult struct {
+	perSecond        float64
+	p50, p99, mean   time.Duration
+	errors, requests int64
+	peakRSS          int64         // errata's; 0 for pgbench
+	cpuPerRequest    time.Duration // errata's; 0 for pgbench
+}
+
+// benchTool finds a program: in the environment variable env, on PATH,
+// or (pgbench) among PostgreSQL's programs.
+func benchTool(b *testing.B, name, env string) string {
+	b.Helper()
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
+	if len(matches) > 0 {
+		slices.Sort(matches)
+		return matches[len(matches)-1]
+	}
+	b.Fatalf("%s is not installed: run ./dev.sh bench, which installs it (or set %s)", name, env)
+	return ""
+}
+
+// runWrk loads url for d with wrk and reads the JSON line that
+// testdata/bench/wrk.lua prints.
+func runWrk(b *testing.B, wrk, target, token string, d time.Duration) loadResult {
+	b.Helper()
+	cmd := exec.Command(wrk, "-t2", fmt.Sprintf("-c%d", loadConnections), fmt.Sprintf("-d%ds", int(d.Seconds())),
+		"--timeout", "10s", "-s", filepath.Join("testdata", "bench", "wrk.lua"),
+		"-H", "Authorization: Bearer "+token, target)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("wrk: %v\n%s", err, out)
+	}
+	var r struct {
+		Requests, Errors           int64
+		DurationUS, P50US, P99US   float64
+		MeanUS                     float64
+		StatusErrors, SocketErrors int64
+	}
+	i := bytes.LastIndex(out, []byte("\n{"))
+	if i < 0 {
+		b.Fatalf("wrk printed no summary:\n%s", out)
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out[i:]), &r); err != nil {
+		b.Fatalf("wrk summary: %v\n%s", err, out)
+	}
+	us := func(f float64) time.Duration { return time.Duration(f * 1e3) }
+	return loadResult{
+		perSecond: float64(r.Requests) / (r.DurationUS / 1e6), requests: r.Requests,
+		p50: us(r.P50US), p99: us(r.P99US), mean: us(r.MeanUS), errors: r.Errors,
+	}
+}
+
+var pgbenchTPS = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+var pgbenchFailed = regexp.MustCompile(`(?m)^number of failed transactions: ([0-9]+)`)
+
+// runPgbench runs stmts as one transaction of a pgbench script, prepared,
+// with as many clients as wrk has connections, and reads its
+// per-transaction log for the latencies.
+func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement, d time.Duration) loadResult {
+	b.Helper()
+	script, defs, err := storetest.PgbenchScript(stmts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	scriptPath := filepath.Join(dir, "floor.sql")
+	if err := os.WriteFile(scriptPath, []byte(script), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(loadConnections), "-j", "2",
+		"-T", strconv.Itoa(int(d.Seconds())), "-f", scriptPath, "-l", "--log-prefix", filepath.Join(dir, "tx")}
+	for _, def := range defs {
+		args = append(args, "-D", def)
+	}
+	out, err := exec.Command(pgbench, append(args, dbURL)...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("pgbench: %v\n%s\nscript:\n%s", err, out, script)
+	}
+	m := pgbenchTPS.FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("pgbench printed no tps:\n%s", out)
+	}
+	var r loadResult
+	r.perSecond, _ = strconv.ParseFloat(string(m[1]), 64)
+	if m := pgbenchFailed.FindSubmatch(out); m != nil {
+		r.errors, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "tx.*"))
+	var lat []time.Duration
+	var sum time.Duration
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			// client_id transaction_no time script_no time_epoch time_us
+			f := strings.Fields(line)
+			if len(f) < 3 {
+				continue
+			}
+			us, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil {
+				continue // a failed transaction
+			}
+			lat = append(lat, time.Duration(us)*time.Microsecond)
+			sum += time.Duration(us) * time.Microsecond
+		}
+	}
+	if len(lat) == 0 {
+		b.Fatalf("pgbench logged no transaction:\n%s", out)
+	}
+	slices.Sort(lat)
+	r.requests = int64(len(lat))
+	r.p50, r.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	r.mean = sum / time.Duration(len(lat))
+	return r
+}
+
+// recordCall serves GET target once in process on a store that records,
+// after a first call that touches and caches the token, as the server
+// does, and returns the statements of the second.
+func recordCall(b *testing.B, dbURL, token, target string) []storetest.Statement {
+	b.Helper()
+	rec := &storetest.Recorder{}
+	st, err := store.Open(context.Background(), store.Config{URL: dbURL, OnStatement: rec.Hook})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	h := handlers.New(handlers.Deps{Store: st, Auth: &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime},
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), SecretKey: "bench"})
+	call := func() {
+		req := httptest.NewRequest("GET", target, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("GET %s: %d %s", target, w.Code, w.Body)
+		}
+	}
+	call()
+	return rec.Record(call)
+}
+
+// BenchmarkLoad loads the release get, the release list and its page after
+// row 25 000 with wrk at 64 connections, and runs the statements of each
+// with pgbench -M prepared at 64 clients as its floor.
+func BenchmarkLoad(b *testing.B) {
+	wrk := benchTool(b, "wrk", "WRK")
+	pgbench := benchTool(b, "pgbench", "PGBENCH")
+	bench := storetest.BenchDatabase(b)
+	d := benchDuration(b)
+	bin, _, _ := benchBinary(b, releaseBuildFlags...)
+	token := benchToken(b, bench)
+	s := benchStart(b, bin, bench.URL)
+
+	org := "/api/0/organizations/" + bench.Org
+	// The cursor format of handlers/page.go; the check below fails if it
+	// changes.
+	cursor := base64.RawURLEncoding.EncodeToString(
+		fmt.Appendf(nil, "v1:n:%d:%d", bench.Deep.Created.UnixMicro(), bench.Deep.ID))
+	calls := []struct {
+		name, path string
+		atLeast    float64 // of the floor's throughput
+		items      int
+	}{
+		{"release get", org + "/releases/" + url.PathEscape(bench.Release) + "/", 0.5, 0},
+		{"release list, page 1", org + "/releases/", 0.7, 50},
+		{"release list, page after row 25 000", org + "/releases/?cursor=" + cursor, 0.7, 50},
+	}
+	for _, c := range calls {
+		status, body := benchGet(b, s.base, c.path, token)
+		if status != http.StatusOK {
+			b.Fatalf("GET %s: %d %s", c.path, status, body)
+		}
+		if c.items > 0 {
+			var items []struct{ ID int64 }
+			if err := json.Unmarshal(body, &items); err != nil || len(items) != c.items {
+				b.Fatalf("GET %s: %d items (%v), want %d", c.path, len(items), err, c.items)
+			}
+			if strings.Contains(c.path, "cursor=") && items[0].ID != bench.DeepNext {
+				b.Fatalf("GET %s starts at release %d, want %d", c.path, items[0].ID, bench.DeepNext)
+			}
+		}
+	}
+
+	errata := make([]loadResult, len(calls))
+	floor := make([]loadResult, len(calls))
+	for i, c := range calls {
+		cpu := s.cpu(b)
+		rss := s.peakRSS(b, func() { errata[i] = runWrk(b, wrk, s.base+c.path, token, d) })
+		errata[i].peakRSS = rss
+		errata[i].cpuPerRequest = (s.cpu(b) - cpu) / time.Duration(max(errata[i].requests, 1))
+	}
+	for i, c := range calls {
+		floor[i] = runPgbench(b, pgbench, bench.URL, recordCall(b, bench.URL, token, c.path), d)
+	}
+
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1e3) }
+	fmt.Printf("\n### Load: %d connections for %s (errata under wrk; floor: the same statements under pgbench -M prepared)\n\n",
+		loadConnections, d)
+	fmt.Println("| call | | req/s | p50 ms | p99 ms | mean ms | p99/mean | errors | peak RSS | CPU/req | errata/floor | targets |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for i, c := range calls {
+		e, f := errata[i], floor[i]
+		ratio := e.perSecond / f.perSecond
+		var misses []string
+		if ratio < c.atLeast {
+			misses = append(misses, fmt.Sprintf("throughput < %.0f %%", c.atLeast*100))
+		}
+		if e.p99 > 3*e.mean {
+			misses = append(misses, "p99 > 3× mean")
+		}
+		if e.errors > 0 {
+			misses = append(misses, "errors")
+		}
+		if e.peakRSS >= 40e6 {
+			misses = append(misses, "RSS ≥ 40 MB")
+		}
+		verdict := "pass"
+		if len(misses) > 0 {
+			verdict = "**miss**: " + strings.Join(misses, ", ")
+		}
+		fmt.Printf("| %s | errata | %.0f | %s | %s | %s | %.1f | %d | %.1f MB | %.0f µs | %.2f | %s |\n",
+			c.name, e.perSecond, ms(e.p50), ms(e.p99), ms(e.mean), float64(e.p99)/float64(e.mean), e.errors,
+			float64(e.peakRSS)/1e6, float64(e.cpuPerRequest.Nanoseconds())/1e3, ratio, verdict)
+		fmt.Printf("| | floor | %.0f | %s | %s | %s | %.1f | %d | | | | |\n",
+			f.perSecond, ms(f.p50), ms(f.p99), ms(f.mean), float64(f.p99)/float64(f.mean), f.errors)
+		b.ReportMetric(e.perSecond, strings.NewReplacer(" ", "-", ",", "").Replace(c.name)+"-req/s")
+	}
+	fmt.Printf("\nTargets: throughput at least %.0f %% (release get) or %.0f %% (lists) of the floor's, p99 ≤ 3× mean, no errors, peak RSS < 40 MB. CPU/req is the server's CPU time (user and system) per request.\n\n",
+		calls[0].atLeast*100, calls[1].atLeast*100)
+}
+
+// benchBundle writes an artifact bundle of about size bytes to path: the
+// SYSB header and a zip of a manifest and 2 MiB members of random bytes,
+// stored uncompressed, for release version of org. It returns its SHA-1.
+func benchBundle(b *testing.B, path, org, version string, size int64) string {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	h := sha1.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(f, h), mib)
+	bw.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(bw)
+	const member = 2 * mib
+	files := map[string]any{}
+	for i := range size / member {
+		files[fmt.Sprintf("files/_/_/bundle-%04d.js", i)] = map[string]any{
+			"url": fmt.Sprintf("~/static/bundle-%04d.js", i), "type": "minified_source",
+			"headers": map[string]string{"Content-Type": "application/javascript"},
+		}
+	}
+	manifest, _ := json.Marshal(map[string]any{"org": org, "release": version, "files": files})
+	w, err := zw.Create("manifest.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Write(manifest)
+	rng := rand.NewChaCha8([32]byte{1})
+	buf := make([]byte, member)
+	for i := range size / member {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("files/_/_/bundle-%04d.js", i), Method: zip.Store})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng.Read(buf)
+		if _, err := w.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// benchUpload sends the file at path as 8 MiB chunks through chunk-upload,
+// three to a request, and returns the chunks' SHA-1s in order.
+func benchUpload(b *testing.B, base, org, token, path string) []string {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	const chunkSize, perRequest = 8 * mib, 3
+	var names []string
+	chunk := make([]byte, chunkSize)
+	for done := false; !done; {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		for range perRequest {
+			n, err := io.ReadFull(f, chunk)
+			if n == 0 {
+				done = true
+				break
+			}
+			if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+				b.Fatal(err)
+			}
+			sum := sha1.Sum(chunk[:n])
+			name := hex.EncodeToString(sum[:])
+			names = append(names, name)
+			pw, _ := mw.CreateFormFile("file", name)
+			pw.Write(chunk[:n])
+			if n < chunkSize {
+				done = true
+				break
+			}
+		}
+		mw.Close()
+		req, _ := http.NewRequest("POST", base+"/api/0/organizations/"+org+"/chunk-upload/", &body)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("chunk upload: %d %s", res.StatusCode, out)
+		}
+	}
+	return names
+}
+
+// benchAssemble asks for the assembly of the chunks and polls until it is
+// done, returning how long it took from the first request.
+func benchAssemble(b *testing.B, base, org, token, checksum string, chunks []string) time.Duration {
+	b.Helper()
+	body, _ := json.Marshal(map[string]any{"checksum": checksum, "chunks": chunks, "projects": []string{"project-01"}})
+	start := time.Now()
+	for {
+		req, _ := http.NewRequest("POST", base+"/api/0/organizations/"+org+"/artifactbundle/assemble/", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out struct {
+			State  string
+			Detail *string
+		}
+		err = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			b.Fatalf("assemble: %d %v", res.StatusCode, err)
+		}
+		switch out.State {
+		case "ok":
+			return time.Since(start)
+		case "error", "not_found":
+			b.Fatalf("assemble: %s %v", out.State, out.Detail)
+		}
+		if time.Since(start) > 10*time.Minute {
+			b.Fatal("assembly did not end in 10 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sha1sumTime is the best of three runs of sha1sum over the file, which the
+// page cache holds after the first.
+func sha1sumTime(b *testing.B, path, want string) time.Duration {
+	b.Helper()
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		start := time.Now()
+		out, err := exec.Command("sha1sum", path).Output()
+		elapsed := time.Since(start)
+		if err != nil {
+			b.Fatalf("sha1sum: %v", err)
+		}
+		if got, _, _ := strings.Cut(string(out), " "); got != want {
+			b.Fatalf("sha1sum says %s, the bundle's SHA-1 is %s", got, want)
+		}
+		best = min(best, elapsed)
+	}
+	return best
+}
+
+// BenchmarkAssembly uploads bundles of 100 MiB and 256 MiB as 8 MiB chunks,
+// then times their assembly by the worker of the server process against
+// sha1sum over the same bytes, and records how much the server's RSS grows
+// while it assembles.
+func BenchmarkAssembly(b *testing.B) {
+	bench := storetest.BenchDatabase(b)
+	bin, _, _ := benchBinary(b, releaseBuildFlags...)
+	token := benchToken(b, bench)
+	s := benchStart(b, bin, bench.URL, fmt.Sprintf("MAX_BUNDLE_SIZE=%d", 512*mib))
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+
+	type result struct {
+		size                 int64
+		upload, assemble, sh time.Duration
+		base, peak           int64
+	}
+	var results []result
+	for _, size := range []int64{100 * mib, 256 * mib} {
+		version := fmt.Sprintf("bench-assemble-%s-%d", run, size/mib)
+		path := filepath.Join(b.TempDir(), "bundle")
+		checksum := benchBundle(b, path, bench.Org, version, size)
+		fi, _ := os.Stat(path)
+		start := time.Now()
+		chunks := benchUpload(b, s.base, bench.Org, token, path)
+		r := result{size: fi.Size(), upload: time.Since(start)}
+		clean := func() {
+			storetest.Exec(b, bench.URL, `
+				WITH r AS (DELETE FROM releases WHERE version = $1 RETURNING id)
+				DELETE FROM files WHERE id IN (
+					SELECT file_id FROM release_files WHERE release_id IN (SELECT id FROM r))`, version)
+			storetest.Exec(b, bench.URL, `DELETE FROM file_chunks WHERE sha1 = ANY($1)`, chunks)
+			storetest.Exec(b, bench.URL, `DELETE FROM jobs WHERE payload ->> 'checksum' = $1`, checksum)
+		}
+		b.Cleanup(clean)
+		// Let the server settle after the upload, so that its RSS before
+		// the assembly is not the upload's.
+		time.Sleep(3 * time.Second)
+		r.base = s.memory(b, "VmRSS")
+		r.peak = s.peakRSS(b, func() { r.assemble = benchAssemble(b, s.base, bench.Org, token, checksum, chunks) })
+		r.sh = sha1sumTime(b, path, checksum)
+		os.Remove(path)
+		clean()
+		results = append(results, r)
+	}
+
+	fmt.Printf("\n### Assembly of an artifact bundle uploaded as 8 MiB chunks\n\n")
+	fmt.Println("| bundle | upload | assembly | assembly MiB/s | sha1sum MiB/s | assembly/sha1sum | RSS before | peak RSS | RSS growth | targets |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, r := range results {
+		mbps := func(d time.Duration) float64 { return float64(r.size) / mib / d.Seconds() }
+		ratio := mbps(r.assemble) / mbps(r.sh)
+		growth := r.peak - r.base
+		var verdict string
+		switch r.size < 200*mib {
+		case true:
+			verdict = "assembly ≥ 50 % of sha1sum: " + passMiss(ratio >= 0.5)
+		default:
+			verdict = "RSS growth < 64 MB: " + passMiss(growth < 64e6)
+		}
+		fmt.Printf("| %.0f MiB | %.1f s | %.2f s | %.0f | %.0f | %.2f | %.1f MB | %.1f MB | %.1f MB | %s |\n",
+			float64(r.size)/mib, r.upload.Seconds(), r.assemble.Seconds(), mbps(r.assemble), mbps(r.sh), ratio,
+			float64(r.base)/1e6, float64(r.peak)/1e6, float64(growth)/1e6, verdict)
+		b.ReportMetric(mbps(r.assemble), fmt.Sprintf("MiB/s-%.0fMiB", float64(r.size)/mib))
+	}
+	fmt.Println()
+}
