@@ -69,7 +69,13 @@ func list[T any](ctx context.Context, q querier, lq listQuery, page Page, scan f
 	}
 	sql += fmt.Sprintf(" LIMIT %d", limit+1)
 
-	rows, err := q.Query(ctx, sql, args...)
+	// The page and its count go in one round trip.
+	batch := &pgx.Batch{}
+	batch.Queue(sql, args...)
+	batch.Queue(fmt.Sprintf("SELECT count(*) FROM (SELECT 1 %s LIMIT %d) hits", lq.from, MaxHits), lq.args...)
+	br := q.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return nil, PageInfo{}, wrap(err)
 	}
@@ -102,10 +108,10 @@ func list[T any](ctx context.Context, q querier, lq listQuery, page Page, scan f
 	if len(keys) > 0 {
 		info.First, info.Last = keys[0], keys[len(keys)-1]
 	}
-	err = q.QueryRow(ctx,
-		fmt.Sprintf("SELECT count(*) FROM (SELECT 1 %s LIMIT %d) hits", lq.from, MaxHits),
-		lq.args...).Scan(&info.Hits)
-	if err != nil {
+	if err := br.QueryRow().Scan(&info.Hits); err != nil {
+		return nil, PageInfo{}, wrap(err)
+	}
+	if err := br.Close(); err != nil {
 		return nil, PageInfo{}, wrap(err)
 	}
 	return items, info, nil

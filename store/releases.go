@@ -203,12 +203,23 @@ func fillReleases(ctx context.Context, q querier, rels []Release) error {
 		rels[i].Projects = []ReleaseProject{}
 		at[rels[i].ID] = &rels[i]
 	}
-	rows, err := q.Query(ctx, `
+	// Projects and deploys of the page go in one round trip.
+	batch := &pgx.Batch{}
+	batch.Queue(`
 		SELECT rp.release_id, p.id, p.slug, p.name
 		FROM release_projects rp
 		JOIN projects p ON p.id = rp.project_id
 		WHERE rp.release_id = ANY($1)
 		ORDER BY p.slug, p.id`, ids)
+	batch.Queue(`
+		SELECT d.release_id, count(*) OVER (PARTITION BY d.release_id), `+deployCols+`
+		FROM deploys d
+		JOIN environments e ON e.id = d.environment_id
+		WHERE d.release_id = ANY($1)
+		ORDER BY d.release_id, d.date_created DESC, d.id DESC`, ids)
+	br := q.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return err
 	}
@@ -221,12 +232,7 @@ func fillReleases(ctx context.Context, q querier, rels []Release) error {
 	if err != nil {
 		return err
 	}
-	rows, err = q.Query(ctx, `
-		SELECT d.release_id, count(*) OVER (PARTITION BY d.release_id), `+deployCols+`
-		FROM deploys d
-		JOIN environments e ON e.id = d.environment_id
-		WHERE d.release_id = ANY($1)
-		ORDER BY d.release_id, d.date_created DESC, d.id DESC`, ids)
+	rows, err = br.Query()
 	if err != nil {
 		return err
 	}
@@ -243,7 +249,11 @@ func fillReleases(ctx context.Context, q querier, rels []Release) error {
 			r.LastDeploy = &d
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	return br.Close()
 }
 
 // releaseWhere selects the release $3 of the organization $2 of which the

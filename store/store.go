@@ -37,6 +37,7 @@ type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // Config tunes the connection pool.
@@ -60,6 +61,18 @@ func (h statementHook) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.T
 }
 
 func (h statementHook) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// The statements of a batch are seen one by one, as if run alone.
+
+func (h statementHook) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (h statementHook) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	h(d.SQL, d.Args)
+}
+
+func (h statementHook) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // Open creates a pool for cfg.URL. It does not wait for the database; call
 // Ping for that.
