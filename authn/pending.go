@@ -89,20 +89,6 @@ func (p *PendingSeeds) Consume(_ context.Context, userID int64, seed string) (bo
 	return p.now().Before(e.expires), nil
 }
 
-// Sweep removes every expired entry.
-func (p *PendingSeeds) Sweep() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sweep(p.now())
-}
-
-// Len returns the number of entries held, expired or not.
-func (p *PendingSeeds) Len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.entries)
-}
-
 func (p *PendingSeeds) sweep(now time.Time) {
 	for id, e := range p.entries {
 		if !now.Before(e.expires) {
