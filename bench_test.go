@@ -732,7 +732,9 @@ func BenchmarkAssembly(b *testing.B) {
 				WITH r AS (DELETE FROM releases WHERE version = $1 RETURNING id)
 				DELETE FROM files WHERE id IN (
 					SELECT file_id FROM release_files WHERE release_id IN (SELECT id FROM r))`, version)
-			storetest.Exec(b, bench.URL, `DELETE FROM file_chunks WHERE sha1 = ANY($1)`, chunks)
+			storetest.Exec(b, bench.URL, `DELETE FROM blob_owners WHERE sha1 = ANY($1)`, chunks)
+			storetest.Exec(b, bench.URL, `DELETE FROM blob_data WHERE key = ANY($1)`, chunks)
+			storetest.Exec(b, bench.URL, `DELETE FROM blobs WHERE sha1 = ANY($1)`, chunks)
 			storetest.Exec(b, bench.URL, `DELETE FROM jobs WHERE payload ->> 'checksum' = $1`, checksum)
 		}
 		b.Cleanup(clean)

@@ -501,9 +501,9 @@ func TestKilledDuringAssemblyCompletesAfterRestart(t *testing.T) {
 	chunks := uploadChunks(t, s, b.data, 1<<20)
 	assemble := map[string]any{"checksum": sha1Hex(b.data), "chunks": chunks, "projects": []string{"web"}, "version": "1.0.0"}
 
-	// Hold the assembly in its transaction: with file_parts locked, it
-	// blocks at its first file, after it claimed the job and created the
-	// release.
+	// Hold the assembly in its transaction: with release_files locked, it
+	// blocks at its first file, after it claimed the job, stored the bundle's
+	// index and created the release.
 	ctx := context.Background()
 	lock, err := pgx.Connect(ctx, s.env["DATABASE_URL"])
 	if err != nil {
@@ -515,7 +515,7 @@ func TestKilledDuringAssemblyCompletesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	if _, err := tx.Exec(ctx, `LOCK TABLE file_parts IN EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(ctx, `LOCK TABLE release_files IN EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 
@@ -571,7 +571,7 @@ func TestKilledDuringAssemblyCompletesAfterRestart(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("release files (-want +got):\n%s", diff)
 	}
-	for table, n := range map[string]int{"releases": 1, "release_projects": 1, "release_files": len(b.files), "files": len(b.files)} {
+	for table, n := range map[string]int{"releases": 1, "release_projects": 1, "release_files": len(b.files), "files": 1, "file_blobs": len(chunks)} {
 		if got := s.count(t, `SELECT count(*) FROM `+table); got != n {
 			t.Errorf("%s has %d rows, want %d", table, got, n)
 		}
@@ -974,7 +974,7 @@ func TestOversizedBodiesAreCutAtTheLimit(t *testing.T) {
 		}
 	})
 
-	for table, n := range map[string]int{"releases": 2, "release_files": 1, "files": 1, "file_chunks": 0} {
+	for table, n := range map[string]int{"releases": 2, "release_files": 1, "files": 1, "blob_owners": 1} {
 		if got := s.count(t, `SELECT count(*) FROM `+table); got != n {
 			t.Errorf("%s has %d rows, want %d: an oversized body was stored", table, got, n)
 		}

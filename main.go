@@ -144,6 +144,11 @@ type config struct {
 	jobLease         time.Duration
 	http             httpTimeouts
 	assembleLimits   worker.AssembleLimits
+	// blobGrace keeps what nothing uses for a while before the collector
+	// removes it; fileRetention (0: off) expires files nobody used.
+	blobGrace       time.Duration
+	fileRetention   time.Duration
+	collectInterval time.Duration
 
 	// recoverySeedStore is where pending recovery-code seeds wait:
 	// "memory" (one process) or "postgres" (replicas).
@@ -200,6 +205,15 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.http.read, "read-timeout", envDuration("READ_TIMEOUT", 60*time.Second), "how long a client may take to send a whole request, body included (READ_TIMEOUT)")
 	fs.DurationVar(&c.http.write, "write-timeout", envDuration("WRITE_TIMEOUT", 120*time.Second), "how long the server may take to send a response (WRITE_TIMEOUT)")
 	fs.DurationVar(&c.http.idle, "idle-timeout", envDuration("IDLE_TIMEOUT", 120*time.Second), "how long an idle keep-alive connection stays open (IDLE_TIMEOUT)")
+	fs.DurationVar(&c.blobGrace, "blob-grace", envDuration("BLOB_GRACE", 24*time.Hour), "how long an upload that nothing uses is kept before the collector removes it (BLOB_GRACE)")
+	fs.DurationVar(&c.collectInterval, "collect-interval", envDuration("COLLECT_INTERVAL", time.Hour), "how often the collector runs (COLLECT_INTERVAL)")
+	retentionDays := 0
+	if v := getenv("FILE_RETENTION_DAYS"); v != "" {
+		if _, err := fmt.Sscan(v, &retentionDays); err != nil || retentionDays < 0 {
+			envErrs = append(envErrs, fmt.Errorf("FILE_RETENTION_DAYS: %q is not a number of days", v))
+		}
+	}
+	fs.IntVar(&retentionDays, "file-retention-days", retentionDays, "expire release files, bundles and debug files nobody read or wrote for this many days; 0: never (FILE_RETENTION_DAYS)")
 	for _, l := range []struct {
 		env, flag, usage string
 		dst              *int64
@@ -231,6 +245,10 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
 	}
+	if retentionDays < 0 {
+		return c, fmt.Errorf("FILE_RETENTION_DAYS: %d is negative", retentionDays)
+	}
+	c.fileRetention = time.Duration(retentionDays) * 24 * time.Hour
 	if c.databaseURL == "" {
 		return c, errors.New("DATABASE_URL is not set")
 	}
@@ -342,7 +360,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	jobs.Handle(store.MailJobKind, mail.Deliver(st, sender))
 	assembler := &worker.Assembler{Store: st, Log: log, Limits: cfg.assembleLimits}
 	jobs.Handle(store.AssembleJobKind, assembler.Run)
+	collector := &worker.Collector{Store: st, Log: log, Grace: cfg.blobGrace, Retention: cfg.fileRetention}
+	jobs.Handle(store.CollectJobKind, collector.Run)
 	jobs.Start()
+	scheduleCtx, stopSchedule := context.WithCancel(ctx)
+	defer stopSchedule()
+	go collector.Schedule(scheduleCtx, cfg.collectInterval, jobs.Notify)
 
 	var metrics *handlers.Metrics
 	if metricsLn != nil {

@@ -239,4 +239,146 @@ CREATE TABLE IF NOT EXISTS pending_recovery_seeds (
 );
 CREATE INDEX IF NOT EXISTS pending_recovery_seeds_expires_idx ON pending_recovery_seeds (expires_at);
 
+-- Blobs: the content-addressed store of uploaded bytes. A blob is a chunk of
+-- an upload, named by the SHA-1 of its bytes and stored once, whatever the
+-- number of organizations, files and releases that use it. Its bytes live
+-- in the blob store: blob_data below (BLOB_STORE=postgres) or an object
+-- store. A blob row is written only after its bytes are stored, and the
+-- collector removes the bytes before the row.
+CREATE TABLE IF NOT EXISTS blobs (
+    sha1         text PRIMARY KEY CHECK (sha1 ~ '^[0-9a-f]{40}$'),
+    size         integer NOT NULL CHECK (size >= 0),
+    date_created timestamptz NOT NULL DEFAULT now()
+);
+
+-- The bytes of blobs when BLOB_STORE=postgres, by key (the SHA-1). They are
+-- stored out of line and uncompressed, so that a range is read without
+-- reading the whole blob.
+CREATE TABLE IF NOT EXISTS blob_data (
+    key  text PRIMARY KEY,
+    data bytea NOT NULL
+);
+ALTER TABLE blob_data ALTER COLUMN data SET STORAGE EXTERNAL;
+
+-- Which organization may use which blob: an organization sees and reuses
+-- only the blobs it uploaded. date_used is the last upload or assembly
+-- request that named the blob; the collector keeps an unreferenced owner
+-- row for a grace period after it.
+CREATE TABLE IF NOT EXISTS blob_owners (
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    sha1            text NOT NULL REFERENCES blobs (sha1),
+    date_used       timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (organization_id, sha1)
+);
+CREATE INDEX IF NOT EXISTS blob_owners_sha1_idx ON blob_owners (sha1);
+
+-- A file is the ordered list of its blobs: file_blobs. Assembly writes
+-- these rows, never the bytes again. The foreign key to blob_owners makes
+-- it impossible to collect a blob that a file uses.
+ALTER TABLE files ADD COLUMN IF NOT EXISTS date_used timestamptz NOT NULL DEFAULT now();
+CREATE TABLE IF NOT EXISTS file_blobs (
+    file_id         bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    position        integer NOT NULL CHECK (position >= 0),
+    organization_id bigint NOT NULL,
+    sha1            text NOT NULL,
+    start           bigint NOT NULL CHECK (start >= 0),
+    PRIMARY KEY (file_id, position),
+    FOREIGN KEY (organization_id, sha1) REFERENCES blob_owners (organization_id, sha1)
+);
+CREATE INDEX IF NOT EXISTS file_blobs_owner_idx ON file_blobs (organization_id, sha1);
+CREATE INDEX IF NOT EXISTS files_org_idx ON files (organization_id);
+
+-- A release file is a whole file, or a member of a bundle file: then
+-- member_start is where the member's data starts in the bundle,
+-- member_csize its stored size and member_method its zip method (0 stored,
+-- 8 deflated). size and sha1 are the content's, the member's for a member.
+ALTER TABLE release_files ADD COLUMN IF NOT EXISTS member_start bigint;
+ALTER TABLE release_files ADD COLUMN IF NOT EXISTS member_csize bigint;
+ALTER TABLE release_files ADD COLUMN IF NOT EXISTS member_method smallint;
+ALTER TABLE release_files ADD COLUMN IF NOT EXISTS size bigint;
+ALTER TABLE release_files ADD COLUMN IF NOT EXISTS sha1 text;
+CREATE INDEX IF NOT EXISTS release_files_file_idx ON release_files (file_id);
+
+-- Artifact bundles indexed by the debug ids of their files (source maps
+-- after `sentry-cli sourcemaps inject`): the bundle is one stored file and
+-- each of its files a row that points into it. A bundle belongs to the
+-- projects it was uploaded for, and to a release when it names one.
+CREATE TABLE IF NOT EXISTS artifact_bundles (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    bundle_id       text NOT NULL CHECK (length(bundle_id) BETWEEN 1 AND 64),
+    file_id         bigint NOT NULL REFERENCES files (id),
+    release         text,
+    dist            text,
+    file_count      integer NOT NULL CHECK (file_count >= 0),
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    date_modified   timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (organization_id, bundle_id)
+);
+CREATE INDEX IF NOT EXISTS artifact_bundles_file_idx ON artifact_bundles (file_id);
+
+CREATE TABLE IF NOT EXISTS artifact_bundle_projects (
+    artifact_bundle_id bigint NOT NULL REFERENCES artifact_bundles (id) ON DELETE CASCADE,
+    project_id         bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    PRIMARY KEY (artifact_bundle_id, project_id)
+);
+CREATE INDEX IF NOT EXISTS artifact_bundle_projects_project_idx
+    ON artifact_bundle_projects (project_id, artifact_bundle_id);
+
+CREATE TABLE IF NOT EXISTS artifact_bundle_files (
+    id                 bigserial PRIMARY KEY,
+    artifact_bundle_id bigint NOT NULL REFERENCES artifact_bundles (id) ON DELETE CASCADE,
+    path               text NOT NULL,
+    url                text NOT NULL,
+    file_type          text NOT NULL,
+    debug_id           uuid,
+    headers            jsonb NOT NULL DEFAULT '{}',
+    member_start       bigint NOT NULL,
+    member_csize       bigint NOT NULL,
+    member_method      smallint NOT NULL,
+    size               bigint NOT NULL,
+    sha1               text NOT NULL,
+    UNIQUE (artifact_bundle_id, path)
+);
+CREATE INDEX IF NOT EXISTS artifact_bundle_files_debug_idx
+    ON artifact_bundle_files (debug_id) WHERE debug_id IS NOT NULL;
+
+-- Migration from the copy-per-assembly model (file_chunks, file_parts): each
+-- part of a stored file becomes a blob owned by the file's organization,
+-- each chunk a blob of its organization; then the old rows go. It runs once:
+-- afterwards both old tables are empty.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM file_parts LIMIT 1) OR EXISTS (SELECT 1 FROM file_chunks LIMIT 1) THEN
+        INSERT INTO blob_data (key, data)
+            SELECT DISTINCT ON (s) s, data
+            FROM (SELECT encode(sha1(data), 'hex') AS s, data FROM file_parts
+                  UNION ALL SELECT sha1, data FROM file_chunks) AS p
+        ON CONFLICT (key) DO NOTHING;
+        INSERT INTO blobs (sha1, size)
+            SELECT DISTINCT ON (s) s, length(data)
+            FROM (SELECT encode(sha1(data), 'hex') AS s, data FROM file_parts
+                  UNION ALL SELECT sha1, data FROM file_chunks) AS p
+        ON CONFLICT (sha1) DO NOTHING;
+        INSERT INTO blob_owners (organization_id, sha1)
+            SELECT DISTINCT f.organization_id, encode(sha1(fp.data), 'hex')
+            FROM file_parts fp JOIN files f ON f.id = fp.file_id
+            UNION SELECT organization_id, sha1 FROM file_chunks
+        ON CONFLICT DO NOTHING;
+        INSERT INTO file_blobs (file_id, position, organization_id, sha1, start)
+            SELECT fp.file_id, fp.position, f.organization_id, encode(sha1(fp.data), 'hex'),
+                COALESCE(sum(length(fp.data)) OVER (PARTITION BY fp.file_id ORDER BY fp.position
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+            FROM file_parts fp JOIN files f ON f.id = fp.file_id
+        ON CONFLICT DO NOTHING;
+        DELETE FROM file_parts;
+        DELETE FROM file_chunks;
+    END IF;
+END
+$$;
+UPDATE release_files rf SET size = f.size, sha1 = f.sha1
+    FROM files f WHERE f.id = rf.file_id AND rf.sha1 IS NULL;
+ALTER TABLE release_files ALTER COLUMN size SET NOT NULL;
+ALTER TABLE release_files ALTER COLUMN sha1 SET NOT NULL;
+
 INSERT INTO errata_schema (version) VALUES (1) ON CONFLICT DO NOTHING;

@@ -34,8 +34,11 @@ func maxBundleSize(d Deps) int64 {
 	return defaultMaxBundleSize
 }
 
-// chunkUploadOptions is the answer of GET chunk-upload/. accept leaves out
-// artifact_bundles so that sentry-cli 2.x uses releases/{version}/assemble/.
+// chunkUploadOptions is the answer of GET chunk-upload/. With
+// artifact_bundles, sentry-cli 2.17+ uploads source maps as artifact bundles
+// (artifactbundle/assemble/); with artifact_bundles_v2 it asks first which
+// chunks the organization lacks and uploads only those. Older clients use
+// the spec's releases/{version}/assemble/.
 type chunkUploadOptions struct {
 	URL              string   `json:"url"`
 	ChunkSize        int      `json:"chunkSize"`
@@ -68,7 +71,7 @@ func handleChunkUploadOptions(d Deps) apiFunc {
 			Concurrency:      chunkConcurrency,
 			HashAlgorithm:    "sha1",
 			Compression:      []string{"gzip"},
-			Accept:           []string{"release_files"},
+			Accept:           []string{"release_files", "artifact_bundles", "artifact_bundles_v2"},
 		})
 		return nil
 	}

@@ -198,17 +198,26 @@ func TestReleaseDeleteRemovesFileContent(t *testing.T) {
 	f := newAssembleFixture(t)
 	f.assembleFiles(t, "1.0", map[string]string{"~/app.min.js": "x()", "~/app.min.js.map": "{}"})
 	f.assembleFiles(t, "2.0", map[string]string{"~/app.min.js": "y()"})
-	counts := func() [3]int {
-		return [3]int{f.count(`SELECT count(*) FROM release_files`), f.count(`SELECT count(*) FROM files`),
-			f.count(`SELECT count(*) FROM file_parts`)}
+	counts := func() [4]int {
+		return [4]int{f.count(`SELECT count(*) FROM release_files`), f.count(`SELECT count(*) FROM files`),
+			f.count(`SELECT count(*) FROM blobs`), f.count(`SELECT count(*) FROM blob_data`)}
 	}
 	before := counts()
 	f.do("DELETE", "/api/0/organizations/acme/releases/1.0/", f.owner, nil).expect(t, 204, nil)
+	// The content goes with the collector: each release's bundle is one
+	// file of one blob here.
+	if _, err := f.st.Collect(context.Background(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
 	after := counts()
-	if want := [3]int{before[0] - 2, before[1] - 2, before[2] - 2}; after != want {
-		t.Errorf("release_files, files, file_parts = %v after the delete, want %v (before %v)", after, want, before)
+	if want := [4]int{before[0] - 2, before[1] - 1, before[2] - 1, before[3] - 1}; after != want {
+		t.Errorf("release_files, files, blobs, blob_data = %v after the delete and a collection, want %v (before %v)", after, want, before)
 	}
 	if names := f.fileNames(t, "2.0"); len(names) != 1 {
 		t.Errorf("the other release lost its files: %q", names)
+	}
+	id := f.fileID(t, "2.0", "~/app.min.js")
+	if res := f.do("GET", "/api/0/organizations/acme/releases/2.0/files/"+id+"/?download=1", f.owner, nil); string(res.body) != "y()" {
+		t.Errorf("the other release's file downloads as %q after the collection", res.body)
 	}
 }

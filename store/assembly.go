@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -120,73 +118,6 @@ func (s *Store) AssembleArtifactBundle(ctx context.Context, userID int64, orgSlu
 			Scan(&st.Job.ID, &st.Job.State, &st.Job.LastError)
 	})
 	return st, err
-}
-
-// AssemblyTarget is the release that an assembly fills.
-type AssemblyTarget struct {
-	OrganizationID int64
-	Version        string
-	Projects       []string // linked to the release when it is created or found
-}
-
-// AddFileFunc stores one assembled file; see SaveAssembledFiles.
-type AddFileFunc func(nf NewReleaseFile, content io.Reader) error
-
-// SaveAssembledFiles stores, in one transaction, the files that fill calls
-// add with: the release of t is created when missing and linked to t's
-// projects, and each file replaces the release's file of the same name and
-// dist, or is left alone when it has the same content and headers. When
-// fill returns an error nothing is stored.
-func (s *Store) SaveAssembledFiles(ctx context.Context, t AssemblyTarget, fill func(add AddFileFunc) error) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		releaseID, err := ensureRelease(ctx, tx, t.OrganizationID, t.Version, t.Projects)
-		if err != nil {
-			return err
-		}
-		return fill(func(nf NewReleaseFile, content io.Reader) error {
-			return saveAssembledFile(ctx, tx, t.OrganizationID, releaseID, nf, content)
-		})
-	})
-}
-
-// saveAssembledFile stores one file of an assembly in release releaseID.
-func saveAssembledFile(ctx context.Context, tx pgx.Tx, orgID, releaseID int64, nf NewReleaseFile, content io.Reader) error {
-	f, err := insertFile(ctx, tx, orgID, content)
-	if err != nil {
-		return err
-	}
-	headers := headersJSON(nf.Headers)
-	var rfID, oldFileID int64
-	var oldSHA1 string
-	var sameHeaders bool
-	err = tx.QueryRow(ctx, `
-		SELECT rf.id, rf.file_id, f.sha1, rf.headers = $4::jsonb
-		FROM release_files rf JOIN files f ON f.id = rf.file_id
-		WHERE rf.release_id = $1 AND rf.name = $2 AND rf.dist IS NOT DISTINCT FROM $3
-		FOR UPDATE OF rf`, releaseID, nf.Name, nf.Dist, headers).
-		Scan(&rfID, &oldFileID, &oldSHA1, &sameHeaders)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		_, err = tx.Exec(ctx, `
-			INSERT INTO release_files (release_id, file_id, name, dist, headers)
-			VALUES ($1, $2, $3, $4, $5)`, releaseID, f.id, nf.Name, nf.Dist, headers)
-		return err
-	case err != nil:
-		return err
-	case oldSHA1 == f.sha1 && sameHeaders:
-		// The same file again: keep the one stored, drop the copy.
-		_, err = tx.Exec(ctx, `DELETE FROM files WHERE id = $1`, f.id)
-		return err
-	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE release_files SET file_id = $2, headers = $3 WHERE id = $1`,
-		rfID, f.id, headers); err != nil {
-		return err
-	}
-	_, err = tx.Exec(ctx, `
-		DELETE FROM files WHERE id = $1
-		  AND NOT EXISTS (SELECT 1 FROM release_files WHERE file_id = $1)`, oldFileID)
-	return err
 }
 
 // ensureRelease returns the id of the release version of organization

@@ -1,20 +1,16 @@
 package store
 
 import (
+	"bufio"
+	"compress/flate"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
-
-// FilePartSize is the size of the parts a stored file is split into.
-const FilePartSize = 1 << 20
 
 // ReleaseFile is a file attached to a release.
 type ReleaseFile struct {
@@ -43,7 +39,6 @@ type ReleaseFileScope struct {
 // slug (” on organization routes).
 const releaseFileFrom = `
 	FROM release_files rf
-	JOIN files f ON f.id = rf.file_id
 	JOIN releases r ON r.id = rf.release_id
 	JOIN organizations o ON o.id = r.organization_id
 	JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
@@ -52,12 +47,13 @@ const releaseFileFrom = `
 		SELECT 1 FROM release_projects rp JOIN projects p ON p.id = rp.project_id
 		WHERE rp.release_id = r.id AND p.slug = $4))`
 
-const releaseFileCols = `rf.id, rf.name, rf.dist, rf.headers, f.size, f.sha1, rf.date_created`
+const releaseFileCols = `rf.id, rf.name, rf.dist, rf.headers, rf.size, rf.sha1, rf.date_created`
 
-func scanReleaseFile(row pgx.Row) (ReleaseFile, error) {
+// scanReleaseFile scans the columns releaseFileCols, then into extra.
+func scanReleaseFile(row pgx.Row, extra ...any) (ReleaseFile, error) {
 	var rf ReleaseFile
 	var headers []byte
-	err := row.Scan(&rf.ID, &rf.Name, &rf.Dist, &headers, &rf.Size, &rf.SHA1, &rf.DateCreated)
+	err := row.Scan(append([]any{&rf.ID, &rf.Name, &rf.Dist, &headers, &rf.Size, &rf.SHA1, &rf.DateCreated}, extra...)...)
 	if err != nil {
 		return rf, err
 	}
@@ -97,56 +93,78 @@ func (s *Store) ReleaseFile(ctx context.Context, sc ReleaseFileScope, id int64) 
 
 // WriteReleaseFile streams the content of file id of the release sc names.
 // It calls start with the file's record once it is found, then writes the
-// content to the writer start returned, one part at a time.
+// content to the writer start returned: the whole stored file, or the
+// member of a bundle, inflated when it is compressed. No transaction and no
+// connection is held while the client reads: the file is read in bounded
+// windows, one short query each.
 func (s *Store) WriteReleaseFile(ctx context.Context, sc ReleaseFileScope, id int64, start func(ReleaseFile) io.Writer) error {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	var orgID, fileID int64
+	var member bundleMember
+	row := s.pool.QueryRow(ctx, `
+		SELECT `+releaseFileCols+`, r.organization_id, rf.file_id,
+			rf.member_start, rf.member_csize, rf.member_method`+releaseFileFrom+` AND rf.id = $5`,
+		append(sc.args(), id)...)
+	rf, err := scanReleaseFile(row, &orgID, &fileID, &member.start, &member.csize, &member.method)
 	if err != nil {
 		return wrap(err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // read-only
-	var fileID int64
-	rf, err := scanReleaseFile(tx.QueryRow(ctx, `
-		SELECT `+releaseFileCols+releaseFileFrom+` AND rf.id = $5`,
-		append(sc.args(), id)...))
+	fr, err := s.OpenFile(ctx, orgID, fileID)
 	if err != nil {
-		return wrap(err)
+		return err
 	}
-	err = tx.QueryRow(ctx, `SELECT file_id FROM release_files WHERE id = $1`, rf.ID).Scan(&fileID)
+	s.touchFile(ctx, fileID)
+	content, err := member.open(fr, rf.Size)
 	if err != nil {
-		return wrap(err)
+		return err
 	}
 	w := start(rf)
-	rows, err := tx.Query(ctx, `
-		SELECT data FROM file_parts WHERE file_id = $1 ORDER BY position`, fileID)
-	if err != nil {
-		return wrap(err)
+	buf := make([]byte, 256<<10)
+	n, err := io.CopyBuffer(w, content, buf)
+	if err == nil && n != rf.Size {
+		err = fmt.Errorf("release file %d: %d bytes, not %d: %w", rf.ID, n, rf.Size, io.ErrUnexpectedEOF)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		// RawValues is valid until the next row: write it without copying.
-		if _, err := w.Write(rows.RawValues()[0]); err != nil {
-			return err
-		}
-	}
-	return wrap(rows.Err())
+	return wrap(err)
 }
 
-// DeleteReleaseFile removes file id of the release sc names, with its
-// content. Nothing removed is ErrNotFound.
+// bundleMember is where a release file lies in a bundle; all nil for a
+// release file that is a whole file.
+type bundleMember struct {
+	start, csize *int64
+	method       *int16
+}
+
+// open returns the content of the member in fr, size bytes once inflated.
+func (m bundleMember) open(fr *FileReader, size int64) (io.Reader, error) {
+	if m.start == nil || m.csize == nil || m.method == nil {
+		return fr, nil
+	}
+	section := io.NewSectionReader(fr, *m.start, *m.csize)
+	switch *m.method {
+	case 0:
+		return section, nil
+	case 8:
+		return io.LimitReader(flate.NewReader(bufio.NewReaderSize(section, 64<<10)), size), nil
+	}
+	return nil, fmt.Errorf("bundle member: unknown method %d", *m.method)
+}
+
+// touchFile records that file id was used now, at most once an hour, for
+// FILE_RETENTION_DAYS. A failure only costs the record.
+func (s *Store) touchFile(ctx context.Context, id int64) {
+	s.pool.Exec(ctx, `
+		UPDATE files SET date_used = now() WHERE id = $1 AND date_used < now() - interval '1 hour'`, id) //nolint:errcheck // best effort
+}
+
+// DeleteReleaseFile removes file id of the release sc names. Its content
+// goes when the collector finds nothing else uses it. Nothing removed is
+// ErrNotFound.
 func (s *Store) DeleteReleaseFile(ctx context.Context, sc ReleaseFileScope, id int64) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		var fileID int64
-		err := tx.QueryRow(ctx, `
+		return tx.QueryRow(ctx, `
 			DELETE FROM release_files WHERE id = (
 				SELECT rf.id `+releaseFileFrom+` AND rf.id = $5)
 			RETURNING file_id`, append(sc.args(), id)...).Scan(&fileID)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `
-			DELETE FROM files WHERE id = $1
-			  AND NOT EXISTS (SELECT 1 FROM release_files WHERE file_id = $1)`, fileID)
-		return err
 	})
 }
 
@@ -159,91 +177,39 @@ type NewReleaseFile struct {
 
 // CreateReleaseFile stores content as a new file of the release sc names.
 // A release the caller cannot see is ErrNotFound; a file with the same name
-// and dist already in the release is ErrConflict.
+// and dist already in the release is ErrConflict. The content is stored as
+// blobs before the release file is written: a failure in between leaves
+// blobs that the collector removes.
 func (s *Store) CreateReleaseFile(ctx context.Context, sc ReleaseFileScope, nf NewReleaseFile, content io.Reader) (ReleaseFile, error) {
-	var rf ReleaseFile
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var releaseID, orgID int64
-		err := tx.QueryRow(ctx, `
-			SELECT r.id, r.organization_id
-			FROM releases r
-			JOIN organizations o ON o.id = r.organization_id
-			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-			WHERE o.slug = $2 AND r.version = $3
-			  AND ($4 = '' OR EXISTS (
-				SELECT 1 FROM release_projects rp JOIN projects p ON p.id = rp.project_id
-				WHERE rp.release_id = r.id AND p.slug = $4))`,
-			sc.args()...).Scan(&releaseID, &orgID)
-		if err != nil {
-			return err
-		}
-		var taken bool
-		err = tx.QueryRow(ctx, `
-			SELECT EXISTS (SELECT 1 FROM release_files
-				WHERE release_id = $1 AND name = $2 AND dist IS NOT DISTINCT FROM $3)`,
-			releaseID, nf.Name, nf.Dist).Scan(&taken)
-		if err != nil {
-			return err
-		}
-		if taken {
-			return ErrConflict
-		}
-		f, err := insertFile(ctx, tx, orgID, content)
-		if err != nil {
-			return err
-		}
-		rf, err = scanReleaseFile(tx.QueryRow(ctx, `
-			WITH rf AS (
-				INSERT INTO release_files (release_id, file_id, name, dist, headers)
-				VALUES ($1, $2, $3, $4, $5)
-				RETURNING id, name, dist, headers, date_created, file_id)
-			SELECT `+releaseFileCols+` FROM rf JOIN files f ON f.id = rf.file_id`,
-			releaseID, f.id, nf.Name, nf.Dist, headersJSON(nf.Headers)))
-		return err
-	})
-	return rf, err
-}
-
-// storedFile is a row of files.
-type storedFile struct {
-	id   int64
-	size int64
-	sha1 string
-}
-
-// insertFile stores content as a new file of organization orgID, split
-// into parts of FilePartSize, hashing it as it goes.
-func insertFile(ctx context.Context, q querier, orgID int64, content io.Reader) (storedFile, error) {
-	var f storedFile
-	err := q.QueryRow(ctx, `
-		INSERT INTO files (organization_id, size, sha1) VALUES ($1, 0, $2) RETURNING id`,
-		orgID, hex.EncodeToString(make([]byte, sha1.Size))).Scan(&f.id)
+	var releaseID, orgID int64
+	var taken bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT r.id, r.organization_id, EXISTS (SELECT 1 FROM release_files
+			WHERE release_id = r.id AND name = $5 AND dist IS NOT DISTINCT FROM $6)
+		FROM releases r
+		JOIN organizations o ON o.id = r.organization_id
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2 AND r.version = $3
+		  AND ($4 = '' OR EXISTS (
+			SELECT 1 FROM release_projects rp JOIN projects p ON p.id = rp.project_id
+			WHERE rp.release_id = r.id AND p.slug = $4))`,
+		append(sc.args(), nf.Name, nf.Dist)...).Scan(&releaseID, &orgID, &taken)
 	if err != nil {
-		return f, err
+		return ReleaseFile{}, wrap(err)
 	}
-	h := sha1.New()
-	buf := make([]byte, FilePartSize)
-	for position := 0; ; position++ {
-		n, err := io.ReadFull(content, buf)
-		if n > 0 {
-			h.Write(buf[:n])
-			f.size += int64(n)
-			if _, err := q.Exec(ctx, `
-				INSERT INTO file_parts (file_id, position, data) VALUES ($1, $2, $3)`,
-				f.id, position, buf[:n]); err != nil {
-				return f, err
-			}
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			break
-		}
-		if err != nil {
-			return f, err
-		}
+	if taken {
+		return ReleaseFile{}, ErrConflict
 	}
-	f.sha1 = hex.EncodeToString(h.Sum(nil))
-	_, err = q.Exec(ctx, `UPDATE files SET size = $2, sha1 = $3 WHERE id = $1`, f.id, f.size, f.sha1)
-	return f, err
+	f, err := s.CreateFileFromReader(ctx, orgID, content)
+	if err != nil {
+		return ReleaseFile{}, err
+	}
+	rf, err := scanReleaseFile(s.pool.QueryRow(ctx, `
+		INSERT INTO release_files AS rf (release_id, file_id, name, dist, headers, size, sha1)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		RETURNING `+releaseFileCols,
+		releaseID, f.ID, nf.Name, nf.Dist, headersJSON(nf.Headers), f.Size, f.SHA1))
+	return rf, wrap(err)
 }
 
 // headersJSON is headers as stored: always an object.

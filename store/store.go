@@ -29,6 +29,10 @@ const SchemaVersion = 1
 // Store is errata's PostgreSQL storage.
 type Store struct {
 	pool *pgxpool.Pool
+	// objects keeps the bytes of blobs when they live in an object store;
+	// nil keeps them in PostgreSQL. objectPrefix comes before their keys.
+	objects      BlobStore
+	objectPrefix string
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers
@@ -50,6 +54,10 @@ type Config struct {
 	// arguments before the pool runs it. Benchmarks record with it the
 	// statements an endpoint runs, to replay them as its floor.
 	OnStatement func(sql string, args []any)
+	// Blobs, when not nil, keeps the bytes of uploads in an object store
+	// under BlobPrefix; nil keeps them in PostgreSQL.
+	Blobs      BlobStore
+	BlobPrefix string
 }
 
 // statementHook is the pgx tracer that calls Config.OnStatement.
@@ -100,7 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix}, nil
 }
 
 // Close waits for borrowed connections and closes the pool.
@@ -255,4 +263,11 @@ func unreachable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE)
+}
+
+// isForeignKeyViolation reports whether err is PostgreSQL's
+// foreign_key_violation.
+func isForeignKeyViolation(err error) bool {
+	pgErr, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pgErr.Code == "23503"
 }

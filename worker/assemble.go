@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -38,16 +37,16 @@ const (
 // maxManifestSize bounds manifest.json, which is decoded in memory.
 const maxManifestSize = 32 << 20
 
-// Assembler runs assemble jobs: it concatenates an upload's chunks into a
-// bundle (a zip, optionally behind an 8-byte SYSB header), checks it
-// against its manifest and the limits, and stores one release file per
-// manifest entry. The bundle goes to a temporary file, never to memory, and
-// zip members are read through the zip reader, never extracted by name.
+// Assembler runs assemble jobs: it makes an upload's chunks into one stored
+// file, the bundle (a zip, optionally behind an 8-byte SYSB header), which
+// is a list of the chunks' blobs: no byte is copied. It checks the bundle
+// against its manifest and the limits and indexes it: each manifest entry
+// becomes a release file, or a debug-id entry, that points into the bundle.
+// Members are read through the zip reader, never extracted by name.
 type Assembler struct {
-	Store   *store.Store
-	Log     *slog.Logger
-	Limits  AssembleLimits
-	TempDir string // "" is os.TempDir()
+	Store  *store.Store
+	Log    *slog.Logger
+	Limits AssembleLimits
 }
 
 // bundleError is what is wrong with an upload. Its message is written for
@@ -67,6 +66,7 @@ var errMissingChunks = bundleError{"Some chunks of the bundle are missing: uploa
 // manifest is the manifest.json of a bundle.
 type manifest struct {
 	Org     string                   `json:"org"`
+	DebugID *string                  `json:"debug_id"`
 	Release *string                  `json:"release"`
 	Dist    *string                  `json:"dist"`
 	Files   map[string]manifestEntry `json:"files"`
@@ -123,37 +123,24 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 		return badBundle("The upload has no chunks")
 	}
 
-	// Concatenate the chunks into a temporary file, hashing as they come.
-	f, err := os.CreateTemp(a.TempDir, "errata-bundle-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	h := sha1.New()
-	var size int64
-	err = a.Store.ReadChunks(ctx, job.OrganizationID, job.Chunks, func(b []byte) error {
-		size += int64(len(b))
-		if size > limits.MaxBundleSize {
-			return badBundle("The bundle is larger than the limit of %d bytes", limits.MaxBundleSize)
-		}
-		h.Write(b)
-		_, err := f.Write(b)
-		return err
-	})
+	// The bundle becomes a file made of the chunks: read once to check its
+	// checksum, never copied.
+	file, err := a.Store.CheckFile(ctx, job.OrganizationID, job.Checksum, job.Chunks,
+		store.FileOptions{MaxSize: limits.MaxBundleSize})
+	var sumErr *store.ChecksumError
 	switch {
-	case errors.Is(err, store.ErrNotFound) && job.WaitForChunks:
+	case errors.Is(err, store.ErrMissingChunks) && job.WaitForChunks:
 		return errMissingChunks // retried: the chunks may still come
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrMissingChunks):
 		return Permanent(errMissingChunks)
+	case errors.As(err, &sumErr):
+		return badBundle("Checksum mismatch: the chunks hash to %s, not %s", sumErr.Got, sumErr.Want)
+	case errors.Is(err, store.ErrFileTooLarge):
+		return badBundle("The bundle is larger than the limit of %d bytes", limits.MaxBundleSize)
 	case err != nil:
 		return err
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != job.Checksum {
-		return badBundle("Checksum mismatch: the chunks hash to %s, not %s", got, job.Checksum)
-	}
-
-	zr, err := openBundle(f, size)
+	zr, zipStart, err := openBundle(a.Store.ReadPendingFile(ctx, file), file.Size)
 	if err != nil {
 		return err
 	}
@@ -170,31 +157,83 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 	if err != nil {
 		return err
 	}
-	target := store.AssemblyTarget{OrganizationID: job.OrganizationID, Version: bt.version, Projects: job.Projects}
-	return a.Store.SaveAssembledFiles(ctx, target, func(add store.AddFileFunc) error {
-		for _, p := range bt.paths {
-			e := m.Files[p]
-			rc, err := members[p].Open()
-			if err != nil {
-				return badBundle("The member %q cannot be read: %v", clip(p), err)
-			}
-			err = add(store.NewReleaseFile{Name: e.URL, Dist: bt.dist, Headers: e.Headers},
-				budget.reader(memberReader{rc, p}))
-			rc.Close()
-			if err != nil {
-				return err
-			}
+	bundle := store.Bundle{
+		OrganizationID: job.OrganizationID, File: file, BundleID: bt.bundleID,
+		Version: bt.version, Dist: bt.dist, Projects: job.Projects,
+	}
+	for _, p := range bt.paths {
+		f, err := indexMember(members[p], m.Files[p], zipStart, budget)
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		bundle.Files = append(bundle.Files, f)
+	}
+	return a.Store.SaveBundle(ctx, bundle)
 }
 
-// bundleTarget is what a checked bundle fills: the release, the dist of
-// its files and the manifest's member paths in order.
+// indexMember reads member zf of a bundle whose zip starts at zipStart,
+// once, to learn its size and SHA-1 (the zip reader checks its CRC-32 on
+// the way), and returns where it lies.
+func indexMember(zf *zip.File, e manifestEntry, zipStart int64, budget *readBudget) (store.BundleFile, error) {
+	f := store.BundleFile{Path: zf.Name, URL: e.URL, Type: e.Type, Headers: e.Headers, Method: int16(zf.Method)}
+	if zf.Method != zip.Store && zf.Method != zip.Deflate {
+		return f, badBundle("The member %q is compressed with method %d; only stored and deflated members are read", clip(zf.Name), zf.Method)
+	}
+	offset, err := zf.DataOffset()
+	if err != nil {
+		return f, badBundle("The member %q cannot be read: %v", clip(zf.Name), err)
+	}
+	f.Start, f.CSize = zipStart+offset, int64(zf.CompressedSize64)
+	f.DebugID = debugIDOf(e.Headers)
+	rc, err := zf.Open()
+	if err != nil {
+		return f, badBundle("The member %q cannot be read: %v", clip(zf.Name), err)
+	}
+	defer rc.Close()
+	h := sha1.New()
+	f.Size, err = io.Copy(h, budget.reader(memberReader{rc, zf.Name}))
+	if err != nil {
+		return f, err
+	}
+	f.SHA1 = hex.EncodeToString(h.Sum(nil))
+	return f, nil
+}
+
+// debugIDOf returns the debug id of a manifest entry's headers, in the
+// canonical form of a UUID, or nil.
+func debugIDOf(headers map[string]string) *string {
+	for k, v := range headers {
+		if strings.EqualFold(k, "debug-id") || strings.EqualFold(k, "debug_id") {
+			if id, ok := canonicalDebugID(v); ok {
+				return &id
+			}
+		}
+	}
+	return nil
+}
+
+// canonicalDebugID returns s, a UUID with or without hyphens (and with an
+// optional appendix, as native debug ids have), as a lower-case hyphenated
+// UUID.
+func canonicalDebugID(s string) (string, bool) {
+	hexDigits := strings.ToLower(strings.ReplaceAll(s, "-", ""))
+	if len(hexDigits) > 32 {
+		hexDigits = hexDigits[:32]
+	}
+	if len(hexDigits) != 32 || strings.Trim(hexDigits, "0123456789abcdef") != "" {
+		return "", false
+	}
+	return hexDigits[:8] + "-" + hexDigits[8:12] + "-" + hexDigits[12:16] + "-" + hexDigits[16:20] + "-" + hexDigits[20:], true
+}
+
+// bundleTarget is what a checked bundle fills: the release (nil for a
+// bundle indexed only by debug ids), the dist of its files, the manifest's
+// member paths in order and the bundle's id.
 type bundleTarget struct {
-	version string
-	dist    *string
-	paths   []string
+	version  *string
+	dist     *string
+	paths    []string
+	bundleID string
 }
 
 // checkManifest checks the manifest m of a bundle with members against the
@@ -206,18 +245,42 @@ func checkManifest(m manifest, members map[string]*zip.File, job store.AssemblyJ
 		return bt, badBundle("The manifest's organization %q is not %q", clip(m.Org), job.OrgSlug)
 	}
 	version := job.Version
+	if version != nil && *version == "" {
+		version = nil
+	}
+	if m.Release != nil && *m.Release == "" {
+		m.Release = nil
+	}
 	switch {
 	case m.Release != nil && version != nil && *m.Release != *version:
 		return bt, badBundle("The manifest's release %q is not %q", clip(*m.Release), clip(*version))
 	case version == nil && m.Release != nil:
 		version = m.Release
-	case version == nil:
-		return bt, badBundle("The bundle names no release: pass a release version")
 	}
-	if err := store.CheckReleaseVersion(*version); err != nil {
-		return bt, badBundle("Invalid release version: %v", err)
+	debugIDs := false
+	for _, e := range m.Files {
+		debugIDs = debugIDs || debugIDOf(e.Headers) != nil
 	}
-	bt.version = *version
+	switch {
+	case version == nil && !debugIDs:
+		return bt, badBundle("The bundle names no release and none of its files has a debug id: pass a release version")
+	case version == nil && len(job.Projects) == 0:
+		return bt, badBundle("A bundle without a release belongs to projects: name at least one")
+	}
+	if version != nil {
+		if err := store.CheckReleaseVersion(*version); err != nil {
+			return bt, badBundle("Invalid release version: %v", err)
+		}
+	}
+	bt.version = version
+	bt.bundleID = job.Checksum
+	if m.DebugID != nil {
+		id, ok := canonicalDebugID(*m.DebugID)
+		if !ok {
+			return bt, badBundle("The manifest's debug_id %q is not a UUID", clip(*m.DebugID))
+		}
+		bt.bundleID = id
+	}
 	bt.dist = job.Dist
 	if m.Dist != nil {
 		bt.dist = m.Dist
@@ -252,24 +315,24 @@ func checkManifest(m manifest, members map[string]*zip.File, job store.AssemblyJ
 }
 
 // openBundle opens the bundle of size bytes in r: a zip, optionally after
-// an 8-byte header that starts with SYSB.
-func openBundle(r io.ReaderAt, size int64) (*zip.Reader, error) {
+// an 8-byte header that starts with SYSB. It returns where the zip starts.
+func openBundle(r io.ReaderAt, size int64) (*zip.Reader, int64, error) {
 	var offset int64
 	magic := make([]byte, 4)
 	if _, err := r.ReadAt(magic, 0); err == nil && bytes.Equal(magic, []byte("SYSB")) {
 		offset = 8
 	}
 	if size < offset {
-		return nil, badBundle("The bundle is not a zip archive")
+		return nil, 0, badBundle("The bundle is not a zip archive")
 	}
 	zr, err := zip.NewReader(io.NewSectionReader(r, offset, size-offset), size-offset)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, badBundle("The bundle is not a zip archive")
+		return nil, 0, badBundle("The bundle is not a zip archive")
 	}
 	if zr == nil {
-		return nil, badBundle("The bundle is not a zip archive")
+		return nil, 0, badBundle("The bundle is not a zip archive")
 	}
-	return zr, nil
+	return zr, offset, nil
 }
 
 // checkMembers checks the members' count and names and returns them by

@@ -109,23 +109,31 @@ type storedFile struct {
 func (e *assembleEnv) files(t *testing.T) []storedFile {
 	t.Helper()
 	rows, err := e.db.Query(context.Background(), `
-		SELECT r.version, rf.name, rf.dist, rf.headers,
-			(SELECT string_agg(encode(data, 'escape'), '' ORDER BY position) FROM file_parts WHERE file_id = rf.file_id)
+		SELECT r.version, rf.name, rf.dist, rf.headers, rf.id
 		FROM release_files rf JOIN releases r ON r.id = rf.release_id ORDER BY r.version, rf.name`)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var ids []int64
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (storedFile, error) {
 		var f storedFile
-		var content *string
-		err := row.Scan(&f.Release, &f.Name, &f.Dist, &f.Headers, &content)
-		if content != nil {
-			f.Content = *content
-		}
+		var id int64
+		err := row.Scan(&f.Release, &f.Name, &f.Dist, &f.Headers, &id)
+		ids = append(ids, id)
 		return f, err
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The content is what a download streams.
+	for i, f := range out {
+		var buf strings.Builder
+		sc := store.ReleaseFileScope{UserID: e.user, OrgSlug: "acme", Version: f.Release}
+		err := e.st.WriteReleaseFile(context.Background(), sc, ids[i], func(store.ReleaseFile) io.Writer { return &buf })
+		if err != nil {
+			t.Fatalf("download %s: %v", f.Name, err)
+		}
+		out[i].Content = buf.String()
 	}
 	return out
 }
@@ -209,7 +217,7 @@ func job(e *assembleEnv, checksum string, chunks []string, version *string) json
 func ptr[T any](v T) *T { return &v }
 
 func testAssembler(e *assembleEnv, limits AssembleLimits) *Assembler {
-	return &Assembler{Store: e.st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: limits, TempDir: ""}
+	return &Assembler{Store: e.st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: limits}
 }
 
 func TestAssembleStoresTheManifestFiles(t *testing.T) {
@@ -246,8 +254,13 @@ func TestAssembleStoresTheManifestFiles(t *testing.T) {
 				if diff := cmp.Diff(want, e.files(t)); diff != "" {
 					t.Errorf("run %d: files (-want +got):\n%s", run, diff)
 				}
-				if n := e.count(t, "files"); n != 2 {
-					t.Errorf("run %d: %d stored files, want 2", run, n)
+				// The bundle is one stored file, made of the uploaded
+				// chunks; its members are rows that point into it.
+				if n := e.count(t, "files"); n != 1 {
+					t.Errorf("run %d: %d stored files, want 1", run, n)
+				}
+				if n, want := e.count(t, "file_blobs"), len(chunks); n != want {
+					t.Errorf("run %d: %d file blobs, want %d", run, n, want)
 				}
 			}
 			var linked int
@@ -361,7 +374,7 @@ func TestAssembleRejectsHostileBundles(t *testing.T) {
 			if _, ok := errors.AsType[permanentError](err); !ok {
 				t.Errorf("err = %v is not permanent", err)
 			}
-			for _, table := range []string{"files", "file_parts", "release_files", "releases"} {
+			for _, table := range []string{"files", "file_blobs", "release_files", "releases"} {
 				if n := e.count(t, table); n != 0 {
 					t.Errorf("%d rows in %s, want none", n, table)
 				}

@@ -1,0 +1,401 @@
+package store
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// File is a stored file: the ordered list of its blobs.
+type File struct {
+	ID   int64
+	Size int64
+	SHA1 string
+}
+
+// fileBlob is one blob of a file: where it starts in the file and its size.
+type fileBlob struct {
+	sha1  string
+	start int64
+	size  int64
+}
+
+// CreateFileFromChunks stores for organization orgID the file made of
+// chunks (SHA-1 hex of blobs the organization owns, in order), after
+// checking that together they hash to checksum. It reads each blob once and
+// writes only the file's index, never the bytes. A chunk the organization
+// does not own is ErrMissingChunks; chunks that do not hash to checksum are
+// ErrChecksumMismatch. When the organization already has this file (same
+// checksum, same blobs) it is returned as it is, without reading a byte.
+func (s *Store) CreateFileFromChunks(ctx context.Context, orgID int64, checksum string, chunks []string) (File, error) {
+	pf, err := s.CheckFile(ctx, orgID, checksum, chunks, FileOptions{})
+	if err != nil {
+		return File{}, err
+	}
+	var f File
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		f, err = storeFile(ctx, tx, pf)
+		return err
+	})
+	return f, err
+}
+
+// FileOptions tune CheckFile.
+type FileOptions struct {
+	// MaxSize, when positive, is the largest file: a larger one is
+	// ErrFileTooLarge, before any byte is read.
+	MaxSize int64
+}
+
+// ChecksumError is the error of chunks that do not hash to the checksum
+// they were sent with; it is ErrChecksumMismatch.
+type ChecksumError struct{ Got, Want string }
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("checksum mismatch: the chunks hash to %s, not %s", e.Got, e.Want)
+}
+
+// Is makes a ChecksumError ErrChecksumMismatch.
+func (e *ChecksumError) Is(target error) bool { return target == ErrChecksumMismatch }
+
+// ErrFileTooLarge is the error of a file larger than FileOptions.MaxSize.
+var ErrFileTooLarge = errors.New("store: file too large")
+
+// PendingFile is a file whose chunks were checked, not stored yet: it is
+// stored with what refers to it, in one transaction (see SaveBundle), so
+// that a file is never left without a use. Its ID is set when the
+// organization already has the file.
+type PendingFile struct {
+	File
+	OrganizationID int64
+	blobs          []fileBlob
+}
+
+// CheckFile checks the file that chunks make for organization orgID: the
+// organization owns every chunk, and together they hash to checksum. It
+// reads each blob once, or none when the organization already has the
+// file. The errors are those of CreateFileFromChunks, and ErrFileTooLarge.
+func (s *Store) CheckFile(ctx context.Context, orgID int64, checksum string, chunks []string, opt FileOptions) (PendingFile, error) {
+	pf := PendingFile{File: File{SHA1: checksum}, OrganizationID: orgID}
+	var err error
+	pf.blobs, err = s.fileBlobs(ctx, orgID, chunks)
+	if err != nil {
+		return pf, err
+	}
+	for _, b := range pf.blobs {
+		pf.Size += b.size
+	}
+	if opt.MaxSize > 0 && pf.Size > opt.MaxSize {
+		return pf, fmt.Errorf("%w: %d bytes, more than %d", ErrFileTooLarge, pf.Size, opt.MaxSize)
+	}
+	if f, err := s.existingFile(ctx, orgID, checksum, chunks); err == nil {
+		pf.ID = f.ID
+		return pf, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return pf, err
+	}
+	h := sha1.New()
+	for _, b := range pf.blobs {
+		err := s.readBlob(ctx, b.sha1, 0, -1, func(data []byte) error {
+			if int64(len(data)) != b.size {
+				return fmt.Errorf("blob %s has %d bytes, not %d", b.sha1, len(data), b.size)
+			}
+			h.Write(data)
+			return nil
+		})
+		if errors.Is(err, ErrNotFound) {
+			return pf, fmt.Errorf("blob %s: %w", b.sha1, ErrMissingChunks)
+		}
+		if err != nil {
+			return pf, err
+		}
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != checksum {
+		return pf, &ChecksumError{Got: got, Want: checksum}
+	}
+	return pf, nil
+}
+
+// ReadPendingFile returns a reader of pf, which need not be stored yet.
+func (s *Store) ReadPendingFile(ctx context.Context, pf PendingFile) *FileReader {
+	return &FileReader{s: s, ctx: ctx, file: pf.File, blobs: pf.blobs}
+}
+
+// storeFile stores pf in tx, or returns the file it already is.
+func storeFile(ctx context.Context, tx pgx.Tx, pf PendingFile) (File, error) {
+	if pf.ID != 0 {
+		// The file existed when it was checked; lock it against the
+		// collector, or store it anew when it was collected since.
+		err := tx.QueryRow(ctx, `SELECT id FROM files WHERE id = $1 FOR KEY SHARE`, pf.ID).Scan(&pf.ID)
+		if err == nil {
+			return pf.File, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return pf.File, err
+		}
+	}
+	return insertFileIndex(ctx, tx, pf.OrganizationID, pf.SHA1, pf.blobs)
+}
+
+// existingFile finds a file of organization orgID with checksum made of
+// exactly chunks.
+func (s *Store) existingFile(ctx context.Context, orgID int64, checksum string, chunks []string) (File, error) {
+	f := File{SHA1: checksum}
+	err := s.pool.QueryRow(ctx, `
+		SELECT f.id, f.size FROM files f
+		WHERE f.organization_id = $1 AND f.sha1 = $2
+		  AND (SELECT array_agg(fb.sha1 ORDER BY fb.position) FROM file_blobs fb WHERE fb.file_id = f.id) = $3::text[]
+		ORDER BY f.id LIMIT 1`, orgID, checksum, chunks).Scan(&f.ID, &f.Size)
+	if err != nil {
+		return f, wrap(err)
+	}
+	_, err = s.pool.Exec(ctx, `
+		UPDATE files SET date_used = now() WHERE id = $1 AND date_used < now() - interval '1 minute'`, f.ID)
+	return f, wrap(err)
+}
+
+// fileBlobs returns the blobs of chunks, in order, with their place in the
+// file they make. A chunk organization orgID does not own is
+// ErrMissingChunks.
+func (s *Store) fileBlobs(ctx context.Context, orgID int64, chunks []string) ([]fileBlob, error) {
+	if len(chunks) == 0 {
+		return nil, fmt.Errorf("no chunks: %w", ErrMissingChunks)
+	}
+	missing, err := missingChunks(ctx, s.pool, orgID, chunks)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("chunk %s: %w", missing[0], ErrMissingChunks)
+	}
+	blobs := make([]fileBlob, 0, len(chunks))
+	var start int64
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.sha1, b.size FROM unnest($1::text[]) WITH ORDINALITY AS c (sha1, n)
+		JOIN blobs b ON b.sha1 = c.sha1
+		ORDER BY c.n`, chunks)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b fileBlob
+		if err := rows.Scan(&b.sha1, &b.size); err != nil {
+			return nil, wrap(err)
+		}
+		b.start = start
+		start += b.size
+		blobs = append(blobs, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(err)
+	}
+	if len(blobs) != len(chunks) {
+		return nil, fmt.Errorf("chunks removed while reading: %w", ErrMissingChunks)
+	}
+	return blobs, nil
+}
+
+// insertFileIndex writes the file of organization orgID made of blobs.
+// The foreign key of file_blobs to blob_owners fails, and so the file is
+// not written, when a blob was collected meanwhile.
+func insertFileIndex(ctx context.Context, q querier, orgID int64, checksum string, blobs []fileBlob) (File, error) {
+	f := File{SHA1: checksum}
+	sha1s := make([]string, len(blobs))
+	starts := make([]int64, len(blobs))
+	for i, b := range blobs {
+		sha1s[i], starts[i] = b.sha1, b.start
+		f.Size += b.size
+	}
+	err := q.QueryRow(ctx, `
+		INSERT INTO files (organization_id, size, sha1) VALUES ($1, $2, $3) RETURNING id`,
+		orgID, f.Size, checksum).Scan(&f.ID)
+	if err != nil {
+		return f, err
+	}
+	_, err = q.Exec(ctx, `
+		INSERT INTO file_blobs (file_id, position, organization_id, sha1, start)
+		SELECT $1, b.n - 1, $2, b.sha1, b.start
+		FROM unnest($3::text[], $4::bigint[]) WITH ORDINALITY AS b (sha1, start, n)`,
+		f.ID, orgID, sha1s, starts)
+	if isForeignKeyViolation(err) {
+		return f, fmt.Errorf("a chunk was collected meanwhile: %w", ErrMissingChunks)
+	}
+	return f, err
+}
+
+// CreateFileFromReader stores content as a file of organization orgID, cut
+// into blobs of at most blobSize bytes; a blob already stored is not written
+// again.
+func (s *Store) CreateFileFromReader(ctx context.Context, orgID int64, content io.Reader) (File, error) {
+	whole := sha1.New()
+	buf := make([]byte, blobSize)
+	var blobs []fileBlob
+	var start int64
+	for {
+		n, err := io.ReadFull(content, buf)
+		if n > 0 || (start == 0 && len(blobs) == 0) {
+			data := buf[:n]
+			whole.Write(data)
+			sum := sha1.Sum(data)
+			c := Chunk{SHA1: hex.EncodeToString(sum[:]), Data: data}
+			if err := s.saveBlob(ctx, orgID, c); err != nil {
+				return File{}, err
+			}
+			blobs = append(blobs, fileBlob{sha1: c.SHA1, start: start, size: int64(n)})
+			start += int64(n)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return File{}, err
+		}
+	}
+	var f File
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		f, err = insertFileIndex(ctx, tx, orgID, hex.EncodeToString(whole.Sum(nil)), blobs)
+		return err
+	})
+	return f, err
+}
+
+// blobSize is the size of the blobs that CreateFileFromReader cuts a file
+// into: the chunk size of chunk upload.
+const blobSize = 8 << 20
+
+// FileReader reads a stored file blob by blob, in bounded short queries:
+// no connection is held between two reads. It is an io.ReaderAt and an
+// io.ReadSeeker. It keeps the last window it read, so that small reads (a
+// zip directory) cost one query a window.
+type FileReader struct {
+	s     *Store
+	ctx   context.Context
+	file  File
+	blobs []fileBlob
+	off   int64 // for Read and Seek
+
+	win      []byte
+	winStart int64
+}
+
+// readWindow is the most a FileReader fetches in one query.
+const readWindow = 1 << 20
+
+// OpenFile returns a reader of file fileID of organization orgID; a file of
+// another organization is ErrNotFound.
+func (s *Store) OpenFile(ctx context.Context, orgID, fileID int64) (*FileReader, error) {
+	fr := &FileReader{s: s, ctx: ctx}
+	err := s.read(ctx, func(q querier) error {
+		err := q.QueryRow(ctx, `
+			SELECT id, size, sha1 FROM files WHERE id = $1 AND organization_id = $2`,
+			fileID, orgID).Scan(&fr.file.ID, &fr.file.Size, &fr.file.SHA1)
+		if err != nil {
+			return err
+		}
+		rows, err := q.Query(ctx, `
+			SELECT fb.sha1, fb.start, b.size FROM file_blobs fb JOIN blobs b ON b.sha1 = fb.sha1
+			WHERE fb.file_id = $1 ORDER BY fb.position`, fileID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var b fileBlob
+			if err := rows.Scan(&b.sha1, &b.start, &b.size); err != nil {
+				return err
+			}
+			fr.blobs = append(fr.blobs, b)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fr, nil
+}
+
+// File returns the record of the file being read.
+func (fr *FileReader) File() File { return fr.file }
+
+// Size returns the size of the file.
+func (fr *FileReader) Size() int64 { return fr.file.Size }
+
+// ReadAt reads len(p) bytes from off, as io.ReaderAt says.
+func (fr *FileReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("store: negative offset")
+	}
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		if pos >= fr.file.Size {
+			return n, io.EOF
+		}
+		if fr.win == nil || pos < fr.winStart || pos >= fr.winStart+int64(len(fr.win)) {
+			if err := fr.fetch(pos, int64(len(p)-n)); err != nil {
+				return n, err
+			}
+		}
+		n += copy(p[n:], fr.win[pos-fr.winStart:])
+	}
+	return n, nil
+}
+
+// fetch reads the window of the file that holds pos: up to readWindow
+// bytes (at least want, within one blob) from pos.
+func (fr *FileReader) fetch(pos, want int64) error {
+	i := sort.Search(len(fr.blobs), func(i int) bool { return fr.blobs[i].start+fr.blobs[i].size > pos })
+	if i == len(fr.blobs) {
+		return fmt.Errorf("file %d: offset %d past its blobs: %w", fr.file.ID, pos, io.ErrUnexpectedEOF)
+	}
+	b := fr.blobs[i]
+	n := min(max(want, readWindow), b.start+b.size-pos)
+	return fr.s.readBlob(fr.ctx, b.sha1, pos-b.start, n, func(data []byte) error {
+		if int64(len(data)) != n {
+			return fmt.Errorf("blob %s: %d bytes at %d, want %d: %w", b.sha1, len(data), pos-b.start, n, io.ErrUnexpectedEOF)
+		}
+		fr.win = append(fr.win[:0], data...)
+		fr.winStart = pos
+		return nil
+	})
+}
+
+// Read reads from the current offset.
+func (fr *FileReader) Read(p []byte) (int, error) {
+	if fr.off >= fr.file.Size {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), fr.file.Size-fr.off)]
+	n, err := fr.ReadAt(p, fr.off)
+	fr.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+// Seek sets the offset of the next Read.
+func (fr *FileReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += fr.off
+	case io.SeekEnd:
+		offset += fr.file.Size
+	default:
+		return 0, errors.New("store: bad whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("store: negative offset")
+	}
+	fr.off = offset
+	return offset, nil
+}
