@@ -343,42 +343,14 @@ CREATE TABLE IF NOT EXISTS artifact_bundle_files (
 CREATE INDEX IF NOT EXISTS artifact_bundle_files_debug_idx
     ON artifact_bundle_files (debug_id) WHERE debug_id IS NOT NULL;
 
--- Migration from the copy-per-assembly model (file_chunks, file_parts): each
--- part of a stored file becomes a blob owned by the file's organization,
--- each chunk a blob of its organization; then the old rows go. It runs once:
--- afterwards both old tables are empty.
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM file_parts LIMIT 1) OR EXISTS (SELECT 1 FROM file_chunks LIMIT 1) THEN
-        INSERT INTO blob_data (key, data)
-            SELECT DISTINCT ON (s) s, data
-            FROM (SELECT encode(sha1(data), 'hex') AS s, data FROM file_parts
-                  UNION ALL SELECT sha1, data FROM file_chunks) AS p
-        ON CONFLICT (key) DO NOTHING;
-        INSERT INTO blobs (sha1, size)
-            SELECT DISTINCT ON (s) s, length(data)
-            FROM (SELECT encode(sha1(data), 'hex') AS s, data FROM file_parts
-                  UNION ALL SELECT sha1, data FROM file_chunks) AS p
-        ON CONFLICT (sha1) DO NOTHING;
-        INSERT INTO blob_owners (organization_id, sha1)
-            SELECT DISTINCT f.organization_id, encode(sha1(fp.data), 'hex')
-            FROM file_parts fp JOIN files f ON f.id = fp.file_id
-            UNION SELECT organization_id, sha1 FROM file_chunks
-        ON CONFLICT DO NOTHING;
-        INSERT INTO file_blobs (file_id, position, organization_id, sha1, start)
-            SELECT fp.file_id, fp.position, f.organization_id, encode(sha1(fp.data), 'hex'),
-                COALESCE(sum(length(fp.data)) OVER (PARTITION BY fp.file_id ORDER BY fp.position
-                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-            FROM file_parts fp JOIN files f ON f.id = fp.file_id
-        ON CONFLICT DO NOTHING;
-        DELETE FROM file_parts;
-        DELETE FROM file_chunks;
-    END IF;
-END
-$$;
+-- The files and chunks of schema version 1 (file_parts, file_chunks) are
+-- moved into blobs by `errata migrate` after this file is applied (see
+-- store.Migrate); both tables stay, empty, for older replicas.
 UPDATE release_files rf SET size = f.size, sha1 = f.sha1
     FROM files f WHERE f.id = rf.file_id AND rf.sha1 IS NULL;
 ALTER TABLE release_files ALTER COLUMN size SET NOT NULL;
 ALTER TABLE release_files ALTER COLUMN sha1 SET NOT NULL;
 
-INSERT INTO errata_schema (version) VALUES (1) ON CONFLICT DO NOTHING;
+-- Version 1: the first schema; 2: blobs, files as blob lists, indexed
+-- bundles.
+INSERT INTO errata_schema (version) VALUES (1), (2) ON CONFLICT DO NOTHING;

@@ -24,7 +24,7 @@ var (
 )
 
 // SchemaVersion is the version that schema.sql records in errata_schema.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Store is errata's PostgreSQL storage.
 type Store struct {
@@ -156,8 +156,10 @@ func (s *Store) Migrate(ctx context.Context, schema string) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(111542219666529)`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, schema)
-		return err
+		if _, err := tx.Exec(ctx, schema); err != nil {
+			return err
+		}
+		return migrateLegacyFiles(ctx, tx)
 	})
 }
 

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"errata/store/storetest"
+)
+
+// TestMigrateFromTheFirstSchema upgrades a database made by the main of
+// schema version 1 (testdata/schema_v1.sql is its schema.sql), with release
+// files stored as parts and chunks waiting for an assembly, and checks that
+// after `errata migrate` every file downloads byte for byte, the chunks are
+// blobs of their organization, and the old tables are empty.
+func TestMigrateFromTheFirstSchema(t *testing.T) {
+	old, err := os.ReadFile("testdata/schema_v1.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.NewEmptyDatabase(t)
+	storetest.Exec(t, db, string(old))
+
+	// Files as the first schema stored them: 1 MiB parts. big spans three
+	// parts; twin has the same first part as big, to be stored once.
+	rng := rand.New(rand.NewPCG(1, 2))
+	big := make([]byte, 2<<20+12345)
+	for i := range big {
+		big[i] = byte(rng.Uint32())
+	}
+	files := map[string][]byte{
+		"~/big.js":   big,
+		"~/twin.js":  append(bytes.Clone(big[:1<<20]), "tail"...),
+		"~/small.js": []byte("console.log(1)\n"),
+		"~/empty.js": {},
+	}
+	chunk := []byte("a chunk uploaded before the upgrade")
+	chunkSum := sha1.Sum(chunk)
+	storetest.Exec(t, db, `
+		INSERT INTO users (id, email, name) VALUES (1, 'dev@example.com', 'Dev');
+		INSERT INTO organizations (id, slug, name) VALUES (1, 'acme', 'Acme');
+		INSERT INTO memberships (organization_id, user_id, role) VALUES (1, 1, 'owner');
+		INSERT INTO projects (id, organization_id, slug, name) VALUES (1, 1, 'web', 'Web');
+		INSERT INTO releases (id, organization_id, version) VALUES (1, 1, '1.0.0');
+		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1)`)
+	storetest.Exec(t, db, `INSERT INTO file_chunks (organization_id, sha1, size, data) VALUES (1, $1, $2, $3)`,
+		hex.EncodeToString(chunkSum[:]), len(chunk), chunk)
+	for name, content := range files {
+		sum := sha1.Sum(content)
+		var id int64
+		conn := storetest.Pool(t, db)
+		if err := conn.QueryRow(t.Context(), `
+			INSERT INTO files (organization_id, size, sha1) VALUES (1, $1, $2) RETURNING id`,
+			len(content), hex.EncodeToString(sum[:])).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		for pos, rest := 0, content; len(rest) > 0; pos++ {
+			n := min(1<<20, len(rest))
+			storetest.Exec(t, db, `INSERT INTO file_parts (file_id, position, data) VALUES ($1, $2, $3)`, id, pos, rest[:n])
+			rest = rest[n:]
+		}
+		storetest.Exec(t, db, `
+			INSERT INTO release_files (release_id, file_id, name, headers) VALUES (1, $1, $2, '{"Sourcemap": "x.map"}')`, id, name)
+	}
+
+	mustCLI(t, db, "migrate")
+	mustCLI(t, db, "migrate") // and again: nothing changes
+
+	for table, want := range map[string]int{"file_parts": 0, "file_chunks": 0, "files": 4, "release_files": 4,
+		// big's 3 parts, twin's 2 of which 1 is big's, small, the empty
+		// file has no part, and the chunk.
+		"blobs": 6, "blob_owners": 6} {
+		if got := storetest.Count(t, db, `SELECT count(*) FROM `+table); got != want {
+			t.Errorf("%s has %d rows after the migration, want %d", table, got, want)
+		}
+	}
+
+	s := newErrata(t, map[string]string{"DATABASE_URL": db, "LOG_LEVEL": "warn"})
+	s.serve(t)
+	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "project:releases")
+	var list []struct {
+		ID, Name, SHA1 string
+		Size           int
+		Headers        map[string]string
+	}
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/1.0.0/files/", &list); status != http.StatusOK {
+		t.Fatalf("list files: %d", status)
+	}
+	got := map[string]string{}
+	for _, f := range list {
+		req, _ := http.NewRequest("GET", s.url+"/api/0/organizations/acme/releases/1.0.0/files/"+f.ID+"/?download=1", nil)
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !bytes.Equal(body, files[f.Name]) {
+			t.Errorf("download %s: %d, %d bytes, want 200 and its %d bytes", f.Name, res.StatusCode, len(body), len(files[f.Name]))
+		}
+		sum := sha1.Sum(files[f.Name])
+		if f.SHA1 != hex.EncodeToString(sum[:]) || f.Size != len(files[f.Name]) || f.Headers["Sourcemap"] != "x.map" {
+			t.Errorf("%s listed as %+v", f.Name, f)
+		}
+		got[f.Name] = f.SHA1
+	}
+	if len(got) != len(files) {
+		t.Errorf("listed %v, want the %d files", got, len(files))
+	}
+
+	// The chunk uploaded before the upgrade is still the organization's:
+	// an assembly asks for nothing.
+	var st struct {
+		State         string   `json:"state"`
+		MissingChunks []string `json:"missingChunks"`
+	}
+	status, body := s.api(t, "POST", "/api/0/organizations/acme/artifactbundle/assemble/", map[string]any{
+		"checksum": hex.EncodeToString(chunkSum[:]), "chunks": []string{hex.EncodeToString(chunkSum[:])},
+		"projects": []string{"web"}, "version": "1.0.0"})
+	if err := json.Unmarshal(body, &st); err != nil || status != http.StatusOK {
+		t.Fatalf("assemble: %d %s", status, body)
+	}
+	if diff := cmp.Diff([]string{}, st.MissingChunks); diff != "" {
+		t.Errorf("missing chunks after the upgrade (-want +got):\n%s", diff)
+	}
+}

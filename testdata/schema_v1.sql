@@ -1,0 +1,242 @@
+-- schema.sql is the whole data model of errata. `errata migrate` applies it
+-- idempotently inside one transaction under an advisory lock; every statement
+-- must therefore be safe to run again on a database that already has it.
+
+CREATE TABLE IF NOT EXISTS errata_schema (
+    version    integer PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS users (
+    id                   bigserial PRIMARY KEY,
+    email                text NOT NULL,
+    name                 text NOT NULL DEFAULT '' CHECK (length(name) <= 255),
+    password_hash        text,
+    is_active            boolean NOT NULL DEFAULT true,
+    is_superuser         boolean NOT NULL DEFAULT false,
+    date_joined          timestamptz NOT NULL DEFAULT now(),
+    last_login           timestamptz,
+    -- The five user options of the API; NULL means unset.
+    opt_timezone         text,
+    opt_stacktrace_order text,
+    opt_language         text,
+    opt_clock_24_hours   boolean,
+    opt_preferred_theme  text,
+    subscribe_by_default boolean NOT NULL DEFAULT true
+);
+CREATE UNIQUE INDEX IF NOT EXISTS users_email_key ON users (lower(email));
+
+CREATE TABLE IF NOT EXISTS social_accounts (
+    id          bigserial PRIMARY KEY,
+    user_id     bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    provider    text NOT NULL,
+    uid         text NOT NULL,
+    email       text,
+    username    text,
+    date_joined timestamptz NOT NULL DEFAULT now(),
+    last_login  timestamptz,
+    UNIQUE (provider, uid)
+);
+CREATE INDEX IF NOT EXISTS social_accounts_user_idx ON social_accounts (user_id);
+
+CREATE TABLE IF NOT EXISTS organizations (
+    id           bigserial PRIMARY KEY,
+    slug         text NOT NULL UNIQUE,
+    name         text NOT NULL,
+    date_created timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS projects (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    slug            text NOT NULL,
+    name            text NOT NULL,
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (organization_id, slug)
+);
+
+CREATE TABLE IF NOT EXISTS memberships (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    user_id         bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    role            text NOT NULL DEFAULT 'member'
+                    CHECK (role IN ('member', 'admin', 'manager', 'owner')),
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (organization_id, user_id)
+);
+CREATE INDEX IF NOT EXISTS memberships_user_idx ON memberships (user_id, organization_id);
+
+CREATE TABLE IF NOT EXISTS api_tokens (
+    id           bigserial PRIMARY KEY,
+    user_id      bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    token_hash   bytea NOT NULL UNIQUE CHECK (length(token_hash) = 32),
+    scopes       text[] NOT NULL,
+    label        text NOT NULL DEFAULT '',
+    date_created timestamptz NOT NULL DEFAULT now(),
+    last_used    timestamptz
+);
+CREATE INDEX IF NOT EXISTS api_tokens_user_idx ON api_tokens (user_id);
+
+CREATE TABLE IF NOT EXISTS environments (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    name            text NOT NULL,
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (organization_id, name)
+);
+CREATE INDEX IF NOT EXISTS environments_page_idx
+    ON environments (organization_id, date_created DESC, id DESC);
+
+CREATE TABLE IF NOT EXISTS environment_projects (
+    id             bigserial PRIMARY KEY,
+    environment_id bigint NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+    project_id     bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    is_hidden      boolean NOT NULL DEFAULT false,
+    date_created   timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (project_id, environment_id)
+);
+CREATE INDEX IF NOT EXISTS environment_projects_env_idx ON environment_projects (environment_id);
+
+CREATE TABLE IF NOT EXISTS releases (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    version         text NOT NULL CHECK (length(version) BETWEEN 1 AND 200),
+    ref             text,
+    url             text,
+    data            jsonb NOT NULL DEFAULT '{}',
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    date_released   timestamptz,
+    date_started    timestamptz,
+    UNIQUE (organization_id, version)
+);
+CREATE INDEX IF NOT EXISTS releases_page_idx
+    ON releases (organization_id, date_created DESC, id DESC);
+
+CREATE TABLE IF NOT EXISTS release_projects (
+    release_id bigint NOT NULL REFERENCES releases (id) ON DELETE CASCADE,
+    project_id bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    PRIMARY KEY (release_id, project_id)
+);
+CREATE INDEX IF NOT EXISTS release_projects_project_idx ON release_projects (project_id, release_id);
+
+CREATE TABLE IF NOT EXISTS deploys (
+    id             bigserial PRIMARY KEY,
+    release_id     bigint NOT NULL REFERENCES releases (id) ON DELETE CASCADE,
+    environment_id bigint NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+    name           text,
+    url            text,
+    date_started   timestamptz,
+    date_finished  timestamptz NOT NULL DEFAULT now(),
+    date_created   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS deploys_page_idx ON deploys (release_id, date_created DESC, id DESC);
+
+-- Chunks uploaded through chunk-upload, owned by the organization that sent
+-- them and named by the SHA-1 of their uncompressed bytes.
+CREATE TABLE IF NOT EXISTS file_chunks (
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    sha1            text NOT NULL CHECK (sha1 ~ '^[0-9a-f]{40}$'),
+    size            integer NOT NULL CHECK (size >= 0),
+    data            bytea NOT NULL,
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (organization_id, sha1)
+);
+
+-- A stored file is the content behind a release file, kept as ordered parts.
+CREATE TABLE IF NOT EXISTS files (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    size            bigint NOT NULL CHECK (size >= 0),
+    sha1            text NOT NULL CHECK (sha1 ~ '^[0-9a-f]{40}$'),
+    date_created    timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS file_parts (
+    file_id  bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    position integer NOT NULL CHECK (position >= 0),
+    data     bytea NOT NULL,
+    PRIMARY KEY (file_id, position)
+);
+
+CREATE TABLE IF NOT EXISTS release_files (
+    id           bigserial PRIMARY KEY,
+    release_id   bigint NOT NULL REFERENCES releases (id) ON DELETE CASCADE,
+    file_id      bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    name         text NOT NULL CHECK (length(name) BETWEEN 1 AND 1024),
+    dist         text,
+    headers      jsonb NOT NULL DEFAULT '{}',
+    date_created timestamptz NOT NULL DEFAULT now(),
+    UNIQUE NULLS NOT DISTINCT (release_id, name, dist)
+);
+CREATE INDEX IF NOT EXISTS release_files_page_idx
+    ON release_files (release_id, date_created DESC, id DESC);
+
+-- Background jobs. A job is inserted in the transaction of the data it acts
+-- on; workers claim it with FOR UPDATE SKIP LOCKED and hold a lease.
+CREATE TABLE IF NOT EXISTS jobs (
+    id           bigserial PRIMARY KEY,
+    kind         text NOT NULL,
+    -- unique_key makes enqueueing idempotent (for example one assembly per
+    -- organization and checksum).
+    unique_key   text UNIQUE,
+    payload      jsonb NOT NULL DEFAULT '{}',
+    state        text NOT NULL DEFAULT 'queued'
+                 CHECK (state IN ('queued', 'running', 'done', 'error')),
+    attempts     integer NOT NULL DEFAULT 0,
+    max_attempts integer NOT NULL DEFAULT 5 CHECK (max_attempts >= 1),
+    run_at       timestamptz NOT NULL DEFAULT now(),
+    locked_by    text,
+    locked_until timestamptz,
+    last_error   text,
+    date_created timestamptz NOT NULL DEFAULT now(),
+    date_updated timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS jobs_ready_idx ON jobs (run_at, id) WHERE state IN ('queued', 'running');
+
+CREATE TABLE IF NOT EXISTS email_addresses (
+    id           bigserial PRIMARY KEY,
+    user_id      bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    email        text NOT NULL CHECK (length(email) BETWEEN 3 AND 254),
+    is_verified  boolean NOT NULL DEFAULT false,
+    is_primary   boolean NOT NULL DEFAULT false,
+    date_created timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX IF NOT EXISTS email_addresses_user_email_key
+    ON email_addresses (user_id, lower(email));
+CREATE UNIQUE INDEX IF NOT EXISTS email_addresses_one_primary_key
+    ON email_addresses (user_id) WHERE is_primary;
+CREATE UNIQUE INDEX IF NOT EXISTS email_addresses_verified_key
+    ON email_addresses (lower(email)) WHERE is_verified;
+
+-- Messages waiting to be delivered; a 'mail' job delivers each one.
+CREATE TABLE IF NOT EXISTS mail_outbox (
+    id           bigserial PRIMARY KEY,
+    to_address   text NOT NULL,
+    subject      text NOT NULL,
+    text_body    text NOT NULL,
+    html_body    text NOT NULL,
+    date_created timestamptz NOT NULL DEFAULT now(),
+    date_sent    timestamptz
+);
+
+-- Active recovery codes of a user. The seed is encrypted with a key derived
+-- from SECRET_KEY; used_mask has bit i set once code i was used.
+CREATE TABLE IF NOT EXISTS recovery_codes (
+    user_id        bigint PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    seed_encrypted bytea NOT NULL,
+    used_mask      integer NOT NULL DEFAULT 0,
+    date_created   timestamptz NOT NULL DEFAULT now()
+);
+
+-- Pending recovery-code seeds of RECOVERY_SEED_STORE=postgres: generated by a
+-- GET, waiting for the POST that confirms them, possibly on another replica.
+-- The seed is encrypted like recovery_codes.seed_encrypted, bound to the user
+-- id; a row is dead once expires_at passes and swept in batches.
+CREATE TABLE IF NOT EXISTS pending_recovery_seeds (
+    user_id        bigint PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    seed_encrypted bytea NOT NULL,
+    expires_at     timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_recovery_seeds_expires_idx ON pending_recovery_seeds (expires_at);
+
+INSERT INTO errata_schema (version) VALUES (1) ON CONFLICT DO NOTHING;
