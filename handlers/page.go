@@ -105,19 +105,11 @@ func setPageHeaders(w http.ResponseWriter, r *http.Request, publicURL string, in
 
 // pageURL is the request's URL with its cursor replaced.
 func pageURL(r *http.Request, publicURL, cursor string) string {
-	base := publicURL
-	if base == "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
 	q := r.URL.Query()
 	q.Del("cursor")
 	if cursor != "" {
 		q.Set("cursor", cursor)
 	}
 	u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
-	return strings.TrimSuffix(base, "/") + u.String()
+	return publicBase(r, publicURL) + u.String()
 }

@@ -35,6 +35,8 @@ var (
 	projectWrite     = scopes("project:write", "project:admin")
 	projectReleases  = scopes("project:releases")
 	releaseAssembler = scopes("project:releases", "project:write", "project:admin")
+	// releaseReader is Sentry's ProjectReleasePermission for reads.
+	releaseReader = scopes("project:read", "project:write", "project:admin", "project:releases")
 )
 
 // routes lists every route of errata. Each pattern is exact (it ends in
@@ -99,6 +101,14 @@ func routes(d Deps) []route {
 		{"POST /api/0/organizations/{organization_slug}/chunk-upload/{$}", releaseAssembler, handleChunkUpload(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{version}/assemble/{$}", releaseAssembler, handleReleaseAssemble(d)},
 		{"POST /api/0/organizations/{organization_slug}/artifactbundle/assemble/{$}", releaseAssembler, handleArtifactBundleAssemble(d)},
+
+		// Artifact bundles indexed by debug ids (source maps after
+		// sentry-cli sourcemaps inject), per project.
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/artifact-bundles/{$}", releaseReader, handleArtifactBundles(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/artifact-bundles/{$}", releaseAssembler, handleArtifactBundleDelete(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-bundles/{bundle_id}/files/{$}", releaseReader, handleArtifactBundleFiles(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-bundles/{bundle_id}/files/{file_id}/{$}", releaseReader, handleArtifactBundleFile(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-lookup/{$}", releaseReader, handleArtifactLookup(d)},
 
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -163,4 +166,195 @@ func saveDebugIDBundle(ctx context.Context, tx pgx.Tx, b Bundle) error {
 			AS m (path, url, type, debug_id, headers, start, csize, method, size, sha1)`,
 		id, paths, urls, types, debugIDs, headers, starts, csizes, methods, sizes, sha1s)
 	return err
+}
+
+// ArtifactBundle is a bundle indexed by the debug ids of its files, as a
+// project sees it.
+type ArtifactBundle struct {
+	ID           int64
+	BundleID     string
+	Release      *string
+	Dist         *string
+	FileCount    int
+	DateCreated  time.Time
+	DateModified time.Time
+}
+
+// ArtifactBundleFile is a file of an artifact bundle.
+type ArtifactBundleFile struct {
+	ID       int64
+	BundleID string
+	Path     string
+	URL      string
+	Type     string
+	DebugID  *string
+	Headers  map[string]string
+	Size     int64
+	SHA1     string
+}
+
+// ProjectScope names a project of an organization that UserID belongs to.
+type ProjectScope struct {
+	UserID      int64
+	OrgSlug     string
+	ProjectSlug string
+}
+
+// artifactBundleFrom selects the artifact bundles of a project scope; its
+// placeholders are $1 user, $2 organization slug, $3 project slug.
+const artifactBundleFrom = artifactBundleJoins + ` WHERE o.slug = $2`
+
+// artifactBundleJoins is artifactBundleFrom without its WHERE clause, for
+// statements that join more tables.
+const artifactBundleJoins = `
+	FROM artifact_bundles ab
+	JOIN organizations o ON o.id = ab.organization_id
+	JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+	JOIN projects p ON p.organization_id = o.id AND p.slug = $3
+	JOIN artifact_bundle_projects abp ON abp.artifact_bundle_id = ab.id AND abp.project_id = p.id`
+
+const artifactBundleCols = `ab.id, ab.bundle_id, ab.release, ab.dist, ab.file_count, ab.date_created, ab.date_modified`
+
+func scanArtifactBundle(row pgx.Row) (ArtifactBundle, error) {
+	var b ArtifactBundle
+	err := row.Scan(&b.ID, &b.BundleID, &b.Release, &b.Dist, &b.FileCount, &b.DateCreated, &b.DateModified)
+	return b, err
+}
+
+// ArtifactBundles lists a page of the artifact bundles of the project sc
+// names, newest first. query, when not empty, keeps the bundles whose
+// release or dist is query, or, when query is a UUID, whose bundle id or
+// one of whose files' debug id is query.
+func (s *Store) ArtifactBundles(ctx context.Context, sc ProjectScope, query string, page Page) ([]ArtifactBundle, PageInfo, error) {
+	from := artifactBundleFrom
+	args := []any{sc.UserID, sc.OrgSlug, sc.ProjectSlug}
+	if query != "" {
+		from += ` AND (ab.release = $4 OR ab.dist = $4 OR ab.bundle_id = $4 OR EXISTS (
+			SELECT 1 FROM artifact_bundle_files abf
+			WHERE abf.artifact_bundle_id = ab.id AND abf.debug_id::text = $4))`
+		args = append(args, query)
+	}
+	return list(ctx, s.pool, listQuery{
+		cols: artifactBundleCols, from: from, args: args,
+		createdCol: "ab.date_created", idCol: "ab.id",
+	}, page, func(rows pgx.Rows) (ArtifactBundle, Key, error) {
+		b, err := scanArtifactBundle(rows)
+		return b, Key{Created: b.DateCreated, ID: b.ID}, err
+	})
+}
+
+const artifactBundleFileCols = `abf.id, ab.bundle_id, abf.path, abf.url, abf.file_type, abf.debug_id::text,
+	abf.headers, abf.size, abf.sha1`
+
+func scanArtifactBundleFile(row pgx.Row, extra ...any) (ArtifactBundleFile, error) {
+	var f ArtifactBundleFile
+	var headers []byte
+	err := row.Scan(append([]any{&f.ID, &f.BundleID, &f.Path, &f.URL, &f.Type, &f.DebugID, &headers, &f.Size, &f.SHA1}, extra...)...)
+	if err != nil {
+		return f, err
+	}
+	f.Headers = map[string]string{}
+	if err := json.Unmarshal(headers, &f.Headers); err != nil {
+		return f, fmt.Errorf("artifact bundle file %d headers: %w", f.ID, err)
+	}
+	return f, nil
+}
+
+// ArtifactBundleFiles returns bundle bundleID of the project sc names with
+// its files in path order.
+func (s *Store) ArtifactBundleFiles(ctx context.Context, sc ProjectScope, bundleID string) (ArtifactBundle, []ArtifactBundleFile, error) {
+	var b ArtifactBundle
+	var files []ArtifactBundleFile
+	err := s.read(ctx, func(q querier) error {
+		var err error
+		b, err = scanArtifactBundle(q.QueryRow(ctx, `
+			SELECT `+artifactBundleCols+artifactBundleFrom+` AND ab.bundle_id = $4`,
+			sc.UserID, sc.OrgSlug, sc.ProjectSlug, bundleID))
+		if err != nil {
+			return err
+		}
+		rows, err := q.Query(ctx, `
+			SELECT `+artifactBundleFileCols+`
+			FROM artifact_bundle_files abf JOIN artifact_bundles ab ON ab.id = abf.artifact_bundle_id
+			WHERE ab.id = $1 ORDER BY abf.path`, b.ID)
+		if err != nil {
+			return err
+		}
+		files, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ArtifactBundleFile, error) {
+			return scanArtifactBundleFile(row)
+		})
+		return err
+	})
+	return b, files, err
+}
+
+// ArtifactLookup returns the files of the project sc names whose debug id
+// is debugID, newest bundle first, at most limit.
+func (s *Store) ArtifactLookup(ctx context.Context, sc ProjectScope, debugID string, limit int) ([]ArtifactBundleFile, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+artifactBundleFileCols+artifactBundleJoins+`
+		JOIN artifact_bundle_files abf ON abf.artifact_bundle_id = ab.id
+		WHERE o.slug = $2 AND abf.debug_id = $4::uuid
+		ORDER BY ab.date_created DESC, abf.id DESC LIMIT $5`,
+		sc.UserID, sc.OrgSlug, sc.ProjectSlug, debugID, limit)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	files, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ArtifactBundleFile, error) {
+		return scanArtifactBundleFile(row)
+	})
+	return files, wrap(err)
+}
+
+// WriteArtifactBundleFile streams file fileID of bundle bundleID of the
+// project sc names, like WriteReleaseFile.
+func (s *Store) WriteArtifactBundleFile(ctx context.Context, sc ProjectScope, bundleID string, fileID int64, start func(ArtifactBundleFile) io.Writer) error {
+	var orgID, bundleFile int64
+	var member bundleMember
+	f, err := scanArtifactBundleFile(s.pool.QueryRow(ctx, `
+		SELECT `+artifactBundleFileCols+`, ab.organization_id, ab.file_id,
+			abf.member_start, abf.member_csize, abf.member_method`+artifactBundleJoins+`
+		JOIN artifact_bundle_files abf ON abf.artifact_bundle_id = ab.id
+		WHERE o.slug = $2 AND ab.bundle_id = $4 AND abf.id = $5`,
+		sc.UserID, sc.OrgSlug, sc.ProjectSlug, bundleID, fileID),
+		&orgID, &bundleFile, &member.start, &member.csize, &member.method)
+	if err != nil {
+		return wrap(err)
+	}
+	fr, err := s.OpenFile(ctx, orgID, bundleFile)
+	if err != nil {
+		return err
+	}
+	s.touchFile(ctx, bundleFile)
+	content, err := member.open(fr, f.Size)
+	if err != nil {
+		return err
+	}
+	n, err := io.CopyBuffer(start(f), content, make([]byte, 256<<10))
+	if err == nil && n != f.Size {
+		err = fmt.Errorf("artifact bundle file %d: %d bytes, not %d: %w", f.ID, n, f.Size, io.ErrUnexpectedEOF)
+	}
+	return wrap(err)
+}
+
+// DeleteArtifactBundle removes bundle bundleID from the project sc names,
+// and the bundle itself when no other project has it. Its content goes when
+// the collector finds nothing else uses it. Nothing removed is ErrNotFound.
+func (s *Store) DeleteArtifactBundle(ctx context.Context, sc ProjectScope, bundleID string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `
+			DELETE FROM artifact_bundle_projects x USING artifact_bundles ab, organizations o, memberships m, projects p
+			WHERE x.artifact_bundle_id = ab.id AND x.project_id = p.id
+			  AND o.id = ab.organization_id AND m.organization_id = o.id AND m.user_id = $1
+			  AND p.organization_id = o.id AND p.slug = $3 AND o.slug = $2 AND ab.bundle_id = $4
+			RETURNING ab.id`, sc.UserID, sc.OrgSlug, sc.ProjectSlug, bundleID).Scan(&id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+			DELETE FROM artifact_bundles ab WHERE ab.id = $1
+			  AND NOT EXISTS (SELECT 1 FROM artifact_bundle_projects x WHERE x.artifact_bundle_id = ab.id)`, id)
+		return err
+	})
 }

@@ -1,0 +1,270 @@
+package handlers
+
+import (
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+
+	"errata/store"
+)
+
+// projectScope reads the organization and project of a project route.
+func projectScope(r *http.Request) (store.ProjectScope, error) {
+	org, project, err := orgProjectSlugs(r)
+	return store.ProjectScope{UserID: caller(r).UserID, OrgSlug: org, ProjectSlug: project}, err
+}
+
+// pathBundleID reads the bundle_id path value: a bundle's debug id (a
+// UUID) or the SHA-1 of a bundle that has none.
+func pathBundleID(r *http.Request) (string, error) {
+	id := r.PathValue("bundle_id")
+	if !isBundleID(id) {
+		return "", invalid(valueErr, "Expected a bundle id", "path", "bundle_id")
+	}
+	return id, nil
+}
+
+// isBundleID reports whether s can name a bundle: lower-case hex digits and
+// hyphens, 32 to 40 characters.
+func isBundleID(s string) bool {
+	return len(s) >= 32 && len(s) <= 40 && strings.Trim(s, "0123456789abcdef-") == ""
+}
+
+// canonicalUUID returns s, a UUID in any case with or without hyphens, in
+// the lower-case hyphenated form, or false.
+func canonicalUUID(s string) (string, bool) {
+	h := strings.ToLower(strings.ReplaceAll(s, "-", ""))
+	if len(h) != 32 || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", false
+	}
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
+}
+
+// bundleAssociation is a release (and dist) a bundle belongs to.
+type bundleAssociation struct {
+	Release string  `json:"release"`
+	Dist    *string `json:"dist"`
+}
+
+// artifactBundleJSON is an artifact bundle as Sentry's API writes it.
+type artifactBundleJSON struct {
+	BundleID     string              `json:"bundleId"`
+	Associations []bundleAssociation `json:"associations"`
+	FileCount    int                 `json:"fileCount"`
+	Date         jsonTime            `json:"date"`
+	DateModified jsonTime            `json:"dateModified"`
+}
+
+func newArtifactBundleJSON(b store.ArtifactBundle) artifactBundleJSON {
+	out := artifactBundleJSON{
+		BundleID: b.BundleID, Associations: []bundleAssociation{}, FileCount: b.FileCount,
+		Date: jsonTime(b.DateCreated), DateModified: jsonTime(b.DateModified),
+	}
+	if b.Release != nil {
+		out.Associations = append(out.Associations, bundleAssociation{Release: *b.Release, Dist: b.Dist})
+	}
+	return out
+}
+
+// sourceFileTypes are Sentry's codes of the manifest's file types.
+var sourceFileTypes = map[string]int{"source": 1, "minified_source": 2, "source_map": 3, "indexed_ram_bundle": 4}
+
+// artifactBundleFileJSON is a file of an artifact bundle.
+type artifactBundleFileJSON struct {
+	ID        string            `json:"id"`
+	FilePath  string            `json:"filePath"`
+	FileSize  int64             `json:"fileSize"`
+	FileType  *int              `json:"fileType"`
+	SourceMap *string           `json:"sourcemap"`
+	DebugID   *string           `json:"debugId"`
+	Headers   map[string]string `json:"headers"`
+	SHA1      string            `json:"sha1"`
+}
+
+func newArtifactBundleFileJSON(f store.ArtifactBundleFile) artifactBundleFileJSON {
+	out := artifactBundleFileJSON{
+		ID: strconv.FormatInt(f.ID, 10), FilePath: f.URL, FileSize: f.Size,
+		DebugID: f.DebugID, Headers: f.Headers, SHA1: f.SHA1,
+	}
+	if t, ok := sourceFileTypes[f.Type]; ok {
+		out.FileType = &t
+	}
+	for k, v := range f.Headers {
+		if strings.EqualFold(k, "sourcemap") || strings.EqualFold(k, "x-sourcemap") {
+			out.SourceMap = &v
+		}
+	}
+	return out
+}
+
+// handleArtifactBundles serves GET projects/{org}/{project}/files/artifact-bundles/:
+// a page of the project's artifact bundles, newest first; ?query= keeps
+// those of a release or dist, or with a bundle or debug id.
+func handleArtifactBundles(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		page, err := readPage(r)
+		if err != nil {
+			return err
+		}
+		query := strings.TrimSpace(r.URL.Query().Get("query"))
+		if len(query) > 200 || !isText(query) {
+			return invalid(valueErr, "Invalid query", "query", "query")
+		}
+		if id, ok := canonicalUUID(query); ok {
+			query = id
+		}
+		bundles, info, err := d.Store.ArtifactBundles(r.Context(), sc, query, page)
+		if err != nil {
+			return err
+		}
+		out := make([]artifactBundleJSON, 0, len(bundles))
+		for _, b := range bundles {
+			out = append(out, newArtifactBundleJSON(b))
+		}
+		setPageHeaders(w, r, d.PublicURL, info)
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
+// handleArtifactBundleDelete serves DELETE projects/{org}/{project}/files/artifact-bundles/?bundleId=:
+// the bundle leaves the project, and goes when no other project has it.
+func handleArtifactBundleDelete(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		id := r.URL.Query().Get("bundleId")
+		if canon, ok := canonicalUUID(id); ok {
+			id = canon
+		}
+		if !isBundleID(id) {
+			return invalid(valueErr, "Expected a bundle id", "query", "bundleId")
+		}
+		if err := d.Store.DeleteArtifactBundle(r.Context(), sc, id); err != nil {
+			return err
+		}
+		noContent(w)
+		return nil
+	}
+}
+
+// handleArtifactBundleFiles serves GET projects/{org}/{project}/artifact-bundles/{bundle_id}/files/:
+// the bundle with its files.
+func handleArtifactBundleFiles(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		id, err := pathBundleID(r)
+		if err != nil {
+			return err
+		}
+		b, files, err := d.Store.ArtifactBundleFiles(r.Context(), sc, id)
+		if err != nil {
+			return err
+		}
+		out := struct {
+			artifactBundleJSON
+			Files []artifactBundleFileJSON `json:"files"`
+		}{newArtifactBundleJSON(b), make([]artifactBundleFileJSON, 0, len(files))}
+		for _, f := range files {
+			out.Files = append(out.Files, newArtifactBundleFileJSON(f))
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
+// handleArtifactBundleFile serves GET projects/{org}/{project}/artifact-bundles/{bundle_id}/files/{file_id}/:
+// the file's bytes, streamed out of the bundle.
+func handleArtifactBundleFile(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		id, err := pathBundleID(r)
+		if err != nil {
+			return err
+		}
+		fileID, err := pathFileID(r)
+		if err != nil {
+			return err
+		}
+		started := false
+		err = d.Store.WriteArtifactBundleFile(r.Context(), sc, id, fileID, func(f store.ArtifactBundleFile) io.Writer {
+			started = true
+			h := w.Header()
+			h.Set("Content-Type", "application/octet-stream")
+			h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+			h.Set("Content-Disposition", mime.FormatMediaType("attachment",
+				map[string]string{"filename": path.Base(f.URL)}))
+			w.WriteHeader(http.StatusOK)
+			return w
+		})
+		if err != nil && started {
+			d.Log.WarnContext(r.Context(), "download cut short", "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		return err
+	}
+}
+
+// artifactLookupJSON is a file found by its debug id.
+type artifactLookupJSON struct {
+	ID           string            `json:"id"`
+	Type         string            `json:"type"`
+	URL          string            `json:"url"`
+	AbsPath      string            `json:"abs_path"`
+	ResolvedWith string            `json:"resolved_with"`
+	BundleID     string            `json:"bundleId"`
+	DebugID      *string           `json:"debugId"`
+	Headers      map[string]string `json:"headers"`
+	Size         int64             `json:"size"`
+	SHA1         string            `json:"sha1"`
+}
+
+// maxLookup bounds the files one artifact lookup answers.
+const maxLookup = 100
+
+// handleArtifactLookup serves GET projects/{org}/{project}/artifact-lookup/?debug_id=:
+// the project's files whose debug id it is, newest first, each with the
+// URL that downloads it.
+func handleArtifactLookup(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		debugID, ok := canonicalUUID(r.URL.Query().Get("debug_id"))
+		if !ok {
+			return invalid(valueErr, "Expected a debug id (a UUID)", "query", "debug_id")
+		}
+		files, err := d.Store.ArtifactLookup(r.Context(), sc, debugID, maxLookup)
+		if err != nil {
+			return err
+		}
+		out := make([]artifactLookupJSON, 0, len(files))
+		for _, f := range files {
+			id := strconv.FormatInt(f.ID, 10)
+			out = append(out, artifactLookupJSON{
+				ID: id, Type: "file", AbsPath: f.URL, ResolvedWith: "debug-id",
+				URL: publicBase(r, d.PublicURL) + "/api/0/projects/" + sc.OrgSlug + "/" + sc.ProjectSlug +
+					"/artifact-bundles/" + f.BundleID + "/files/" + id + "/",
+				BundleID: f.BundleID, DebugID: f.DebugID, Headers: f.Headers, Size: f.Size, SHA1: f.SHA1,
+			})
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
