@@ -78,7 +78,7 @@ apt_install() {
 }
 
 # install_test_tools brings the real peers the end-to-end tests drive and
-# tells the tests where they are: sentry-cli 2.x and 3.x from npm, an SMTP
+# tells the tests where they are: sentry-cli 1.x, 2.x and 3.x from npm, an SMTP
 # server (Debian's python3-aiosmtpd), headless Chromium, the OpenAPI 3.1
 # validator that checks handlers/openapi.json (npm) and promtool, which
 # checks the /metrics text.
@@ -94,6 +94,18 @@ install_test_tools() {
 		fi
 		case $v in 2.*) export SENTRY_CLI_2=$bin ;; 3.*) export SENTRY_CLI_3=$bin ;; esac
 	done
+	# sentry-cli 1.x predates artifact bundles: it exercises the spec's
+	# releases/{version}/assemble/. @sentry/cli@1.x downloads its binary at
+	# install time, which cannot work here; the platform package ships it.
+	v=1.77.2
+	bin=$tools/sentry-cli-$v/node_modules/@sentry/cli-linux-x64/bin/sentry-cli
+	if [ ! -x "$bin" ]; then
+		command -v npm >/dev/null 2>&1 || apt_install npm
+		log "installing sentry-cli $v from npm"
+		mkdir -p "$tools/sentry-cli-$v"
+		(cd "$tools/sentry-cli-$v" && npm install --no-audit --no-fund --silent "@sentry/cli-linux-x64@$v" >/dev/null)
+	fi
+	export SENTRY_CLI_1=$bin
 	# validate-api checks a document against the official OpenAPI 3.1
 	# schema and checks its references.
 	v=2.11.0

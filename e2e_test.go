@@ -313,6 +313,7 @@ func (b *lockedBuffer) String() string {
 type sentryCLI struct {
 	bin, url, token, org string
 	home                 string // HOME and working folder
+	project              string // SENTRY_PROJECT; "" sets none
 }
 
 // newSentryCLI returns the sentry-cli that the environment variable env
@@ -323,7 +324,14 @@ func newSentryCLI(t *testing.T, env string, s *errataServer, org string) sentryC
 	if bin == "" {
 		t.Fatalf("%s is not set: run the tests with ./dev.sh test, which installs sentry-cli", env)
 	}
-	return sentryCLI{bin: bin, url: s.url, token: s.token, org: org, home: t.TempDir()}
+	return sentryCLI{bin: bin, url: s.url, token: s.token, org: org, home: t.TempDir(), project: "web"}
+}
+
+// withoutProject returns c with no project set: sentry-cli then uploads
+// through the release, as clients that predate artifact bundles do.
+func (c sentryCLI) withoutProject() sentryCLI {
+	c.project = ""
+	return c
 }
 
 // in returns c working in dir, also its HOME.
@@ -350,9 +358,11 @@ func (c sentryCLI) run(t *testing.T, args ...string) cliResult {
 		"SENTRY_URL=" + c.url,
 		"SENTRY_AUTH_TOKEN=" + c.token,
 		"SENTRY_ORG=" + c.org,
-		"SENTRY_PROJECT=web",
 		"SENTRY_DISABLE_UPDATE_CHECK=1",
 		"SENTRY_LOG_LEVEL=warn",
+	}
+	if c.project != "" {
+		cmd.Env = append(cmd.Env, "SENTRY_PROJECT="+c.project)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"errata/authn"
@@ -520,7 +522,7 @@ func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, 
 // runAdmin runs the bootstrap commands of the admin CLI.
 func runAdmin(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("admin: want create-user, create-org, create-project, add-member, create-environment or create-token")
+		return errors.New("admin: want create-user, create-org, create-project, add-member, create-environment, create-token, storage or collect")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
@@ -610,6 +612,24 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 			fmt.Fprintln(stdout, token)
 			return nil
 		}
+	case "storage":
+		exec = func(st *store.Store) error {
+			r, err := st.Storage(ctx)
+			if err != nil {
+				return err
+			}
+			printStorage(stdout, r)
+			return nil
+		}
+	case "collect":
+		grace := fs.Duration("grace", 24*time.Hour, "keep what nothing uses for this long")
+		exec = func(st *store.Store) error {
+			c, err := st.Collect(ctx, *grace, 0)
+			if err == nil {
+				fmt.Fprintf(stdout, "removed %d files, %d blob ownerships, %d blobs (%d bytes)\n", c.Files, c.Owners, c.Blobs, c.Bytes)
+			}
+			return err
+		}
 	default:
 		return fmt.Errorf("admin: unknown command %q", sub)
 	}
@@ -647,4 +667,26 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("admin %s: %w", sub, err)
 	}
 	return nil
+}
+
+// printStorage writes the storage report r as plain tables.
+func printStorage(w io.Writer, r store.StorageReport) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "organization\tkind\tfiles\tbytes as uploaded\t")
+	for _, u := range r.Uses {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", u.Org, u.Kind, u.Files, u.Bytes)
+	}
+	fmt.Fprintln(tw, "\t\t\t\t")
+	fmt.Fprintln(tw, "organization\tblobs owned\tbytes (each blob once)\t\t")
+	for _, o := range r.Owners {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t\t\n", o.Org, o.Blobs, o.Bytes)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nblobs stored: %d (%d bytes); awaiting collection: %d blobs no organization owns (%d bytes), %d ownerships no file uses\n",
+		r.Blobs, r.Bytes, r.UnownedBlobs, r.UnownedBytes, r.UnusedOwners)
+	fmt.Fprint(w, "on disk:")
+	for _, t := range slices.Sorted(maps.Keys(r.Tables)) {
+		fmt.Fprintf(w, " %s %d", t, r.Tables[t])
+	}
+	fmt.Fprintln(w)
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,6 +81,13 @@ func TestMigrateFromTheFirstSchema(t *testing.T) {
 		"blobs": 6, "blob_owners": 6} {
 		if got := storetest.Count(t, db, `SELECT count(*) FROM `+table); got != want {
 			t.Errorf("%s has %d rows after the migration, want %d", table, got, want)
+		}
+	}
+
+	report := mustCLI(t, db, "admin", "storage")
+	for _, want := range []string{`(?m)^acme\s+release files\s+4\s+3158092\b`, `blobs stored: 6 `, `awaiting collection: 0 blobs`} {
+		if !regexp.MustCompile(want).MatchString(report) {
+			t.Errorf("admin storage has no line matching %s:\n%s", want, report)
 		}
 	}
 

@@ -14,10 +14,14 @@ import (
 // blobs (and expire old ones when FILE_RETENTION_DAYS is set).
 const CollectJobKind = "collect"
 
-// fileReferences are the tables whose file_id column keeps a file alive:
-// the referencing tables. A table that refers to files must be listed here,
-// or the collector removes its files.
-var fileReferences = []string{"release_files", "artifact_bundles"}
+// fileReferences are the tables whose file_id column keeps a file alive
+// (the referencing tables), with the kind of file each stores, for the
+// storage report. A table that refers to files must be listed here, or the
+// collector removes its files.
+var fileReferences = []struct{ table, kind string }{
+	{"release_files", "release files"},
+	{"artifact_bundles", "artifact bundles"},
+}
 
 // CollectStats is what one collection removed.
 type CollectStats struct {
@@ -61,8 +65,8 @@ func (s *Store) Collect(ctx context.Context, grace, retention time.Duration) (Co
 		}
 	}
 	var unreferenced []string
-	for _, table := range fileReferences {
-		unreferenced = append(unreferenced, `NOT EXISTS (SELECT 1 FROM `+table+` x WHERE x.file_id = f.id)`)
+	for _, ref := range fileReferences {
+		unreferenced = append(unreferenced, `NOT EXISTS (SELECT 1 FROM `+ref.table+` x WHERE x.file_id = f.id)`)
 	}
 	var err error
 	st.Files, err = s.deleteInBatches(ctx, `
