@@ -82,6 +82,23 @@ type PendingFile struct {
 // reads each blob once, or none when the organization already has the
 // file. The errors are those of CreateFileFromChunks, and ErrFileTooLarge.
 func (s *Store) CheckFile(ctx context.Context, orgID int64, checksum string, chunks []string, opt FileOptions) (PendingFile, error) {
+	pf, err := s.PrepareFile(ctx, orgID, checksum, chunks, opt)
+	if err != nil {
+		return pf, err
+	}
+	if f, err := s.existingFile(ctx, orgID, checksum, chunks); err == nil {
+		pf.ID = f.ID
+		return pf, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return pf, err
+	}
+	return s.VerifyFile(ctx, pf, nil)
+}
+
+// PrepareFile is the first half of CheckFile: it checks that organization
+// orgID owns every chunk and the size, and reads nothing. Read the file
+// with ReadPendingFile, check it with VerifyFile.
+func (s *Store) PrepareFile(ctx context.Context, orgID int64, checksum string, chunks []string, opt FileOptions) (PendingFile, error) {
 	pf := PendingFile{File: File{SHA1: checksum}, OrganizationID: orgID}
 	var err error
 	pf.blobs, err = s.fileBlobs(ctx, orgID, chunks)
@@ -94,30 +111,112 @@ func (s *Store) CheckFile(ctx context.Context, orgID int64, checksum string, chu
 	if opt.MaxSize > 0 && pf.Size > opt.MaxSize {
 		return pf, fmt.Errorf("%w: %d bytes, more than %d", ErrFileTooLarge, pf.Size, opt.MaxSize)
 	}
-	if f, err := s.existingFile(ctx, orgID, checksum, chunks); err == nil {
-		pf.ID = f.ID
-		return pf, nil
-	} else if !errors.Is(err, ErrNotFound) {
+	return pf, nil
+}
+
+// VerifyFile reads the blobs of pf once, in order, checks that they hash
+// to its checksum and, when tee is not nil, writes every byte to tee as it
+// goes; an error from tee is returned as it is. Fetching the next blob,
+// hashing and tee run at once, each on its own goroutine, so that the
+// slowest of them sets the pace. When the organization already has the
+// file, pf comes back with its ID.
+func (s *Store) VerifyFile(ctx context.Context, pf PendingFile, tee io.Writer) (PendingFile, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Blobs are fetched two at a time, each into a buffer of its own, and
+	// handed on in order: hashed by one goroutine, then given to tee. Four
+	// buffers are in flight at most.
+	type fetch struct {
+		done chan struct{}
+		buf  []byte
+		err  error
+	}
+	free := make(chan []byte, 4)
+	for range 4 {
+		free <- nil
+	}
+	order := make(chan *fetch, 2)
+	slots := make(chan struct{}, 2)
+	go func() {
+		defer close(order)
+		for _, b := range pf.blobs {
+			f := &fetch{done: make(chan struct{})}
+			select {
+			case f.buf = <-free:
+			case <-ctx.Done():
+				return
+			}
+			slots <- struct{}{}
+			order <- f
+			go func() {
+				defer func() { <-slots; close(f.done) }()
+				f.err = s.readBlob(ctx, b.sha1, 0, -1, func(data []byte) error {
+					if int64(len(data)) != b.size {
+						return fmt.Errorf("blob %s has %d bytes, not %d", b.sha1, len(data), b.size)
+					}
+					f.buf = append(f.buf[:0], data...)
+					return nil
+				})
+				if errors.Is(f.err, ErrNotFound) {
+					f.err = fmt.Errorf("blob %s: %w", b.sha1, ErrMissingChunks)
+				}
+			}()
+		}
+	}()
+	fetched, hashed := make(chan []byte, 1), make(chan []byte, 1)
+	fetchErr, hashErr := make(chan error, 1), make(chan error, 1)
+	go func() {
+		defer close(fetched)
+		for f := range order {
+			<-f.done
+			if f.err != nil {
+				fetchErr <- f.err
+				cancel()
+				for f := range order { // let the other fetch end
+					<-f.done
+				}
+				return
+			}
+			fetched <- f.buf
+		}
+		fetchErr <- ctx.Err()
+	}()
+	h := sha1.New()
+	go func() {
+		defer close(hashed)
+		for buf := range fetched {
+			h.Write(buf)
+			hashed <- buf
+		}
+		hashErr <- nil
+	}()
+	var teeErr error
+	for buf := range hashed {
+		if tee != nil && teeErr == nil {
+			if _, teeErr = tee.Write(buf); teeErr != nil {
+				cancel()
+			}
+		}
+		free <- buf
+	}
+	<-hashErr
+	if err := <-fetchErr; err != nil && teeErr == nil {
 		return pf, err
 	}
-	h := sha1.New()
-	for _, b := range pf.blobs {
-		err := s.readBlob(ctx, b.sha1, 0, -1, func(data []byte) error {
-			if int64(len(data)) != b.size {
-				return fmt.Errorf("blob %s has %d bytes, not %d", b.sha1, len(data), b.size)
-			}
-			h.Write(data)
-			return nil
-		})
-		if errors.Is(err, ErrNotFound) {
-			return pf, fmt.Errorf("blob %s: %w", b.sha1, ErrMissingChunks)
-		}
-		if err != nil {
-			return pf, err
-		}
+	if teeErr != nil {
+		return pf, teeErr
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != checksum {
-		return pf, &ChecksumError{Got: got, Want: checksum}
+	if got := hex.EncodeToString(h.Sum(nil)); got != pf.SHA1 {
+		return pf, &ChecksumError{Got: got, Want: pf.SHA1}
+	}
+	chunks := make([]string, len(pf.blobs))
+	for i, b := range pf.blobs {
+		chunks[i] = b.sha1
+	}
+	if f, err := s.existingFile(ctx, pf.OrganizationID, pf.SHA1, chunks); err == nil {
+		pf.ID = f.ID
+	} else if !errors.Is(err, ErrNotFound) {
+		return pf, err
 	}
 	return pf, nil
 }

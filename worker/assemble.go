@@ -4,8 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,37 +121,47 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 		return badBundle("The upload has no chunks")
 	}
 
-	// The bundle becomes a file made of the chunks: read once to check its
-	// checksum, never copied.
-	file, err := a.Store.CheckFile(ctx, job.OrganizationID, job.Checksum, job.Chunks,
+	// The bundle becomes a file made of the chunks, never copied. Its zip
+	// directory is read first, from its end; then one pass over its bytes
+	// checks its checksum and, beside it, hashes each member.
+	file, err := a.Store.PrepareFile(ctx, job.OrganizationID, job.Checksum, job.Chunks,
 		store.FileOptions{MaxSize: limits.MaxBundleSize})
-	var sumErr *store.ChecksumError
 	switch {
 	case errors.Is(err, store.ErrMissingChunks) && job.WaitForChunks:
 		return errMissingChunks // retried: the chunks may still come
 	case errors.Is(err, store.ErrMissingChunks):
 		return Permanent(errMissingChunks)
-	case errors.As(err, &sumErr):
-		return badBundle("Checksum mismatch: the chunks hash to %s, not %s", sumErr.Got, sumErr.Want)
 	case errors.Is(err, store.ErrFileTooLarge):
 		return badBundle("The bundle is larger than the limit of %d bytes", limits.MaxBundleSize)
 	case err != nil:
 		return err
 	}
 	zr, zipStart, err := openBundle(a.Store.ReadPendingFile(ctx, file), file.Size)
+	if err == nil {
+		_, err = checkMembers(zr, limits.MaxMembers)
+	}
+	if err != nil {
+		// A checksum mismatch explains a bundle that is not a zip best.
+		if _, verr := a.Store.VerifyFile(ctx, file, nil); verr != nil {
+			return a.verifyError(verr)
+		}
+		return err
+	}
+	budget := &readBudget{left: limits.MaxUncompressedSize, limit: limits.MaxUncompressedSize}
+	ms := newMemberStream(zr, zipStart, budget)
+	defer ms.abort()
+	if file, err = a.Store.VerifyFile(ctx, file, ms); err != nil {
+		return a.verifyError(err)
+	}
+	seen, err := ms.finish()
 	if err != nil {
 		return err
 	}
-	members, err := checkMembers(zr, limits.MaxMembers)
+	m, err := manifestOf(ms)
 	if err != nil {
 		return err
 	}
-	budget := &readBudget{left: limits.MaxUncompressedSize}
-	m, err := readManifest(members, budget)
-	if err != nil {
-		return err
-	}
-	bt, err := checkManifest(m, members, job)
+	bt, err := checkManifest(m, ms.byName, job)
 	if err != nil {
 		return err
 	}
@@ -162,41 +170,25 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 		Version: bt.version, Dist: bt.dist, Projects: job.Projects,
 	}
 	for _, p := range bt.paths {
-		f, err := indexMember(members[p], m.Files[p], zipStart, budget)
-		if err != nil {
-			return err
-		}
-		bundle.Files = append(bundle.Files, f)
+		e, sm := m.Files[p], seen[p]
+		bundle.Files = append(bundle.Files, store.BundleFile{
+			Path: p, URL: e.URL, Type: e.Type, DebugID: debugIDOf(e.Headers), Headers: e.Headers,
+			Start: sm.start, CSize: sm.csize, Method: int16(ms.byName[p].Method), Size: sm.size, SHA1: sm.sha1,
+		})
 	}
 	return a.Store.SaveBundle(ctx, bundle)
 }
 
-// indexMember reads member zf of a bundle whose zip starts at zipStart,
-// once, to learn its size and SHA-1 (the zip reader checks its CRC-32 on
-// the way), and returns where it lies.
-func indexMember(zf *zip.File, e manifestEntry, zipStart int64, budget *readBudget) (store.BundleFile, error) {
-	f := store.BundleFile{Path: zf.Name, URL: e.URL, Type: e.Type, Headers: e.Headers, Method: int16(zf.Method)}
-	if zf.Method != zip.Store && zf.Method != zip.Deflate {
-		return f, badBundle("The member %q is compressed with method %d; only stored and deflated members are read", clip(zf.Name), zf.Method)
+// verifyError is the answer to a failed VerifyFile.
+func (a *Assembler) verifyError(err error) error {
+	var sumErr *store.ChecksumError
+	switch {
+	case errors.As(err, &sumErr):
+		return badBundle("Checksum mismatch: the chunks hash to %s, not %s", sumErr.Got, sumErr.Want)
+	case errors.Is(err, store.ErrMissingChunks):
+		return Permanent(errMissingChunks)
 	}
-	offset, err := zf.DataOffset()
-	if err != nil {
-		return f, badBundle("The member %q cannot be read: %v", clip(zf.Name), err)
-	}
-	f.Start, f.CSize = zipStart+offset, int64(zf.CompressedSize64)
-	f.DebugID = debugIDOf(e.Headers)
-	rc, err := zf.Open()
-	if err != nil {
-		return f, badBundle("The member %q cannot be read: %v", clip(zf.Name), err)
-	}
-	defer rc.Close()
-	h := sha1.New()
-	f.Size, err = io.Copy(h, budget.reader(memberReader{rc, zf.Name}))
-	if err != nil {
-		return f, err
-	}
-	f.SHA1 = hex.EncodeToString(h.Sum(nil))
-	return f, nil
+	return err
 }
 
 // debugIDOf returns the debug id of a manifest entry's headers, in the
@@ -374,76 +366,20 @@ func unsafeName(name string) bool {
 	return false
 }
 
-// readManifest reads and decodes manifest.json.
-func readManifest(members map[string]*zip.File, budget *readBudget) (manifest, error) {
-	var m manifest
-	zf := members["manifest.json"]
-	if zf == nil {
-		return m, badBundle("The bundle has no manifest.json")
-	}
-	rc, err := zf.Open()
-	if err != nil {
-		return m, badBundle("The manifest cannot be read: %v", err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(budget.reader(memberReader{rc, zf.Name}), maxManifestSize+1))
-	if err != nil {
-		return m, err
-	}
-	if len(b) > maxManifestSize {
-		return m, badBundle("The manifest is larger than %d bytes", maxManifestSize)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, badBundle("The manifest is malformed: %v", err)
-	}
-	return m, nil
-}
-
-// readBudget counts the bytes actually read out of a bundle's members,
-// whatever their headers claim, so that a zip bomb stops at the limit.
+// readBudget counts the bytes a bundle's members uncompress to, whatever
+// their headers claim, so that a zip bomb stops at the limit.
 type readBudget struct {
 	left  int64
 	limit int64
 }
 
-func (b *readBudget) reader(r io.Reader) io.Reader {
-	if b.limit == 0 {
-		b.limit = b.left
+// take counts n more bytes, or fails when they are over the limit.
+func (b *readBudget) take(n int) error {
+	if int64(n) > b.left {
+		return badBundle("The bundle uncompresses to more than the limit of %d bytes", b.limit)
 	}
-	return &budgetReader{r: r, b: b}
-}
-
-type budgetReader struct {
-	r io.Reader
-	b *readBudget
-}
-
-func (br *budgetReader) Read(p []byte) (int, error) {
-	if int64(len(p)) > br.b.left+1 {
-		p = p[:br.b.left+1]
-	}
-	n, err := br.r.Read(p)
-	br.b.left -= int64(n)
-	if br.b.left < 0 {
-		return 0, badBundle("The bundle uncompresses to more than the limit of %d bytes", br.b.limit)
-	}
-	return n, err
-}
-
-// memberReader turns the zip reader's format errors into bundle errors.
-type memberReader struct {
-	r    io.Reader
-	name string
-}
-
-func (mr memberReader) Read(p []byte) (int, error) {
-	n, err := mr.r.Read(p)
-	if err != nil && err != io.EOF {
-		if _, ok := errors.AsType[bundleError](err); !ok {
-			err = badBundle("The member %q is corrupt: %v", clip(mr.name), err)
-		}
-	}
-	return n, err
+	b.left -= int64(n)
+	return nil
 }
 
 // clip shortens client text quoted in an error.
