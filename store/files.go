@@ -67,6 +67,9 @@ func (e *ChecksumError) Is(target error) bool { return target == ErrChecksumMism
 // ErrFileTooLarge is the error of a file larger than FileOptions.MaxSize.
 var ErrFileTooLarge = errors.New("store: file too large")
 
+// verifyPiece is the most VerifyFile fetches in one query.
+const verifyPiece = 8 << 20
+
 // PendingFile is a file whose chunks were checked, not stored yet: it is
 // stored with what refers to it, in one transaction (see SaveBundle), so
 // that a file is never left without a use. Its ID is set when the
@@ -123,44 +126,55 @@ func (s *Store) PrepareFile(ctx context.Context, orgID int64, checksum string, c
 func (s *Store) VerifyFile(ctx context.Context, pf PendingFile, tee io.Writer) (PendingFile, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Blobs are fetched two at a time, each into a buffer of its own, and
-	// handed on in order: hashed by one goroutine, then given to tee. Four
-	// buffers are in flight at most.
+	// The file is fetched in pieces of at most verifyPiece bytes, one
+	// ahead of the hashing, each into a buffer of its own, and handed on in
+	// order: hashed by one goroutine, then given to tee. Three buffers are
+	// in flight at most, which bounds the memory an assembly takes.
 	type fetch struct {
 		done chan struct{}
 		buf  []byte
 		err  error
 	}
-	free := make(chan []byte, 4)
-	for range 4 {
+	free := make(chan []byte, 3)
+	for range 3 {
 		free <- nil
 	}
-	order := make(chan *fetch, 2)
-	slots := make(chan struct{}, 2)
+	order := make(chan *fetch, 1)
+	slots := make(chan struct{}, 1)
 	go func() {
 		defer close(order)
 		for _, b := range pf.blobs {
-			f := &fetch{done: make(chan struct{})}
-			select {
-			case f.buf = <-free:
-			case <-ctx.Done():
-				return
-			}
-			slots <- struct{}{}
-			order <- f
-			go func() {
-				defer func() { <-slots; close(f.done) }()
-				f.err = s.readBlob(ctx, b.sha1, 0, -1, func(data []byte) error {
-					if int64(len(data)) != b.size {
-						return fmt.Errorf("blob %s has %d bytes, not %d", b.sha1, len(data), b.size)
-					}
-					f.buf = append(f.buf[:0], data...)
-					return nil
-				})
-				if errors.Is(f.err, ErrNotFound) {
-					f.err = fmt.Errorf("blob %s: %w", b.sha1, ErrMissingChunks)
+			for off := int64(0); off < b.size || (off == 0 && b.size == 0); off += verifyPiece {
+				n := min(verifyPiece, b.size-off)
+				f := &fetch{done: make(chan struct{})}
+				select {
+				case f.buf = <-free:
+				case <-ctx.Done():
+					return
 				}
-			}()
+				slots <- struct{}{}
+				order <- f
+				go func() {
+					defer func() { <-slots; close(f.done) }()
+					length := n
+					if off == 0 && n == b.size {
+						length = -1 // the whole blob
+					}
+					f.err = s.readBlob(ctx, b.sha1, off, length, func(data []byte) error {
+						if int64(len(data)) != n {
+							return fmt.Errorf("blob %s has %d bytes at %d, not %d", b.sha1, len(data), off, n)
+						}
+						f.buf = append(f.buf[:0], data...)
+						return nil
+					})
+					if errors.Is(f.err, ErrNotFound) {
+						f.err = fmt.Errorf("blob %s: %w", b.sha1, ErrMissingChunks)
+					}
+				}()
+				if b.size == 0 {
+					break
+				}
+			}
 		}
 	}()
 	fetched, hashed := make(chan []byte, 1), make(chan []byte, 1)

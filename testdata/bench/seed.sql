@@ -106,10 +106,17 @@ WHERE b.n > 49980;
 INSERT INTO files (organization_id, size, sha1, date_created)
 SELECT organization_id, 1024, sha1, date_created + k * interval '1 second' FROM seed_files;
 
-INSERT INTO file_parts (file_id, position, data)
-SELECT f.id, 0, decode(repeat(left(f.sha1, 32), 32), 'hex') FROM files f JOIN seed_files s USING (sha1);
+-- Each file is one blob of 1 KiB. PostgreSQL has no SHA-1 function, so the
+-- seed names each blob by its file's made-up checksum, not by the SHA-1 of
+-- its bytes: the read-path benchmarks list files and never download them.
+INSERT INTO blob_data (key, data)
+SELECT sha1, decode(repeat(left(sha1, 32), 64), 'hex') FROM seed_files;
+INSERT INTO blobs (sha1, size) SELECT sha1, 1024 FROM seed_files;
+INSERT INTO blob_owners (organization_id, sha1) SELECT organization_id, sha1 FROM seed_files;
+INSERT INTO file_blobs (file_id, position, organization_id, sha1, start)
+SELECT f.id, 0, f.organization_id, f.sha1, 0 FROM files f JOIN seed_files s USING (sha1);
 
-INSERT INTO release_files (release_id, file_id, name, dist, headers, date_created)
+INSERT INTO release_files (release_id, file_id, name, dist, headers, date_created, size, sha1)
 SELECT s.release_id, f.id,
     format('~/static/js/chunk-%s.min.js%s', (s.k + 1) / 2, CASE WHEN s.k % 2 = 0 THEN '.map' ELSE '' END),
     NULL,
@@ -117,7 +124,7 @@ SELECT s.release_id, f.id,
         THEN jsonb_build_object('Content-Type', 'application/javascript',
             'Sourcemap', format('chunk-%s.min.js.map', (s.k + 1) / 2))
         ELSE jsonb_build_object('Content-Type', 'application/json') END,
-    s.date_created + s.k * interval '1 second'
+    s.date_created + s.k * interval '1 second', 1024, s.sha1
 FROM seed_files s JOIN files f USING (sha1);
 
 DROP TABLE seed_files;
