@@ -151,6 +151,9 @@ type config struct {
 	blobGrace       time.Duration
 	fileRetention   time.Duration
 	collectInterval time.Duration
+	// orgStorageQuota bounds the bytes of blobs one organization owns; 0:
+	// no bound.
+	orgStorageQuota int64
 
 	// recoverySeedStore is where pending recovery-code seeds wait:
 	// "memory" (one process) or "postgres" (replicas).
@@ -215,6 +218,12 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 			envErrs = append(envErrs, fmt.Errorf("FILE_RETENTION_DAYS: %q is not a number of days", v))
 		}
 	}
+	if v := getenv("ORG_STORAGE_QUOTA"); v != "" {
+		if _, err := fmt.Sscan(v, &c.orgStorageQuota); err != nil || c.orgStorageQuota < 0 {
+			envErrs = append(envErrs, fmt.Errorf("ORG_STORAGE_QUOTA: %q is not a number of bytes", v))
+		}
+	}
+	fs.Int64Var(&c.orgStorageQuota, "org-storage-quota", c.orgStorageQuota, "most bytes of uploads one organization may keep; 0: no bound (ORG_STORAGE_QUOTA)")
 	fs.IntVar(&retentionDays, "file-retention-days", retentionDays, "expire release files, bundles and debug files nobody read or wrote for this many days; 0: never (FILE_RETENTION_DAYS)")
 	for _, l := range []struct {
 		env, flag, usage string
@@ -281,6 +290,7 @@ func openStore(ctx context.Context, c config) (*store.Store, error) {
 		URL:              c.databaseURL,
 		MaxConns:         int32(c.maxConns),
 		StatementTimeout: c.statementTimeout,
+		OrgStorageQuota:  c.orgStorageQuota,
 	})
 }
 

@@ -104,6 +104,8 @@ func errorResponse(err error) (int, any) {
 		return http.StatusNotFound, detail{"Not Found"}
 	case errors.Is(err, store.ErrUnavailable):
 		return http.StatusServiceUnavailable, detail{"Service Unavailable"}
+	case errors.Is(err, store.ErrQuotaExceeded):
+		return http.StatusForbidden, detail{"The organization's storage quota is exceeded"}
 	}
 	return http.StatusInternalServerError, detail{"Internal Server Error"}
 }

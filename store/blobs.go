@@ -84,11 +84,7 @@ func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, ch
 	}
 	defer os.Remove(spool.Name())
 	defer spool.Close()
-	type spooled struct {
-		sha1 string
-		size int
-	}
-	var list []spooled
+	var list []spooledChunk
 	for c, err := range chunks {
 		if err != nil {
 			return err
@@ -96,10 +92,15 @@ func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, ch
 		if _, err := spool.Write(c.Data); err != nil {
 			return err
 		}
-		list = append(list, spooled{c.SHA1, len(c.Data)})
+		list = append(list, spooledChunk{c.SHA1, len(c.Data)})
 	}
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
+	}
+	if s.orgQuota > 0 {
+		if err := s.checkQuota(ctx, org, list); err != nil {
+			return err
+		}
 	}
 	var buf []byte
 	for _, c := range list {
@@ -110,6 +111,43 @@ func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, ch
 		if err := s.saveBlob(ctx, org, Chunk{SHA1: c.sha1, Data: buf}); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// spooledChunk is a chunk waiting in SaveChunks' spool file.
+type spooledChunk struct {
+	sha1 string
+	size int
+}
+
+// ErrQuotaExceeded is the error of an upload that would take an
+// organization's blobs over ORG_STORAGE_QUOTA.
+var ErrQuotaExceeded = errors.New("store: storage quota exceeded")
+
+// checkQuota fails with ErrQuotaExceeded when the chunks of list that
+// organization org does not own yet would take its blobs over the quota.
+// Two uploads at once may together pass it by at most one request's size.
+func (s *Store) checkQuota(ctx context.Context, org int64, list []spooledChunk) error {
+	sha1s := make([]string, len(list))
+	sizes := make([]int64, len(list))
+	for i, c := range list {
+		sha1s[i], sizes[i] = c.sha1, int64(c.size)
+	}
+	var used, adding int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT
+			(SELECT COALESCE(sum(b.size), 0)::bigint FROM blob_owners o JOIN blobs b ON b.sha1 = o.sha1
+			 WHERE o.organization_id = $1),
+			(SELECT COALESCE(sum(c.size), 0)::bigint FROM (
+				SELECT DISTINCT ON (sha1) sha1, size FROM unnest($2::text[], $3::bigint[]) AS u (sha1, size)) c
+			 WHERE NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.organization_id = $1 AND o.sha1 = c.sha1))`,
+		org, sha1s, sizes).Scan(&used, &adding)
+	if err != nil {
+		return wrap(err)
+	}
+	if adding > 0 && used+adding > s.orgQuota {
+		return fmt.Errorf("%w: %d bytes stored, %d more asked, quota %d", ErrQuotaExceeded, used, adding, s.orgQuota)
 	}
 	return nil
 }

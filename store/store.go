@@ -33,6 +33,9 @@ type Store struct {
 	// nil keeps them in PostgreSQL. objectPrefix comes before their keys.
 	objects      BlobStore
 	objectPrefix string
+	// orgQuota, when positive, bounds the bytes of the blobs one
+	// organization owns.
+	orgQuota int64
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers
@@ -58,6 +61,9 @@ type Config struct {
 	// under BlobPrefix; nil keeps them in PostgreSQL.
 	Blobs      BlobStore
 	BlobPrefix string
+	// OrgStorageQuota, when positive, is the most bytes of blobs one
+	// organization may own; an upload over it is ErrQuotaExceeded.
+	OrgStorageQuota int64
 }
 
 // statementHook is the pgx tracer that calls Config.OnStatement.
@@ -108,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: pool, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix}, nil
+	return &Store{pool: pool, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota}, nil
 }
 
 // Close waits for borrowed connections and closes the pool.

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"mime/multipart"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// assembleBundle uploads b to acme and assembles it for its release, and
+// waits until the assembly is done.
+func assembleBundle(t *testing.T, s *errataServer, b bundle, version string) []string {
+	t.Helper()
+	chunks := uploadChunks(t, s, b.data, 256<<10)
+	body := map[string]any{"checksum": sha1Hex(b.data), "chunks": chunks, "projects": []string{"web"}, "version": version}
+	waitFor(t, 30*time.Second, "the assembly of "+version, func() bool {
+		var st struct{ State string }
+		status, out := s.api(t, "POST", "/api/0/organizations/acme/artifactbundle/assemble/", body)
+		if json.Unmarshal(out, &st); status != http.StatusOK || st.State == "error" {
+			t.Fatalf("assemble %s: %d %s", version, status, out)
+		}
+		return st.State == "ok"
+	})
+	return chunks
+}
+
+// downloadAll checks that every file of release version downloads as the
+// bundle b has it.
+func downloadAll(t *testing.T, s *errataServer, version string, b bundle) {
+	t.Helper()
+	var files []e2eFile
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/"+version+"/files/?limit=100", &files); status != http.StatusOK || len(files) != len(b.files) {
+		t.Fatalf("list files of %s: %d, %d files, want %d", version, status, len(files), len(b.files))
+	}
+	for _, f := range files {
+		status, body := s.api(t, "GET", "/api/0/organizations/acme/releases/"+version+"/files/"+f.ID+"/?download=1", nil)
+		if status != http.StatusOK || !bytes.Equal(body, b.files[f.Name]) {
+			t.Errorf("download %s of %s: %d, %d bytes, want its %d bytes", f.Name, version, status, len(body), len(b.files[f.Name]))
+		}
+	}
+}
+
+// TestKilledDuringCollectionLosesNothing kills the server while its
+// collector removes blobs, restarts it, and checks that the collection
+// finishes, that every file of the release that stays downloads byte for
+// byte, and that no blob row lost its bytes nor bytes their row.
+func TestKilledDuringCollectionLosesNothing(t *testing.T) {
+	s := newErrata(t, map[string]string{"JOB_LEASE": "2s", "LOG_LEVEL": "warn", "BLOB_GRACE": "1ms"})
+	s.spawn(t)
+	setupAcme(t, s)
+	kept, gone := newBundle(t, "1.0.0", 6, 300<<10), newBundle(t, "2.0.0", 6, 300<<10)
+	assembleBundle(t, s, kept, "1.0.0")
+	assembleBundle(t, s, gone, "2.0.0")
+	if status, _ := s.api(t, "DELETE", "/api/0/organizations/acme/releases/2.0.0/", nil); status != http.StatusNoContent {
+		t.Fatalf("delete 2.0.0: %d", status)
+	}
+
+	// Hold the collector at its first blob: with blob_data locked, it
+	// waits in the transaction that removes the blob.
+	ctx := context.Background()
+	lock, err := pgx.Connect(ctx, s.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close(ctx)
+	tx, err := lock.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	if _, err := tx.Exec(ctx, `LOCK TABLE blob_data IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db(t).Exec(ctx, `INSERT INTO jobs (kind, payload) VALUES ('collect', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the collector to wait for its lock", func() bool {
+		return s.count(t, `SELECT count(*) FROM jobs WHERE kind = 'collect' AND state = 'running'`) == 1 &&
+			s.count(t, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = 'errata' AND wait_event_type = 'Lock'`) == 1
+	})
+	s.kill(t)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s.spawn(t)
+	waitFor(t, 30*time.Second, "the collection to finish after the restart", func() bool {
+		return s.count(t, `SELECT count(*) FROM jobs WHERE kind = 'collect' AND state IN ('queued', 'running')`) == 0
+	})
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE kind = 'collect' AND state = 'error'`); n != 0 {
+		t.Errorf("%d collections ended in error", n)
+	}
+	downloadAll(t, s, "1.0.0", kept)
+	for what, q := range map[string]string{
+		"blobs without bytes":  `SELECT count(*) FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM blob_data d WHERE d.key = b.sha1)`,
+		"bytes without a blob": `SELECT count(*) FROM blob_data d WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha1 = d.key)`,
+		"blobs nobody owns":    `SELECT count(*) FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.sha1 = b.sha1)`,
+		"files nothing names":  `SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM release_files rf WHERE rf.file_id = f.id)`,
+		"ownerships no file uses": `SELECT count(*) FROM blob_owners o WHERE NOT EXISTS (SELECT 1 FROM file_blobs fb
+			WHERE fb.organization_id = o.organization_id AND fb.sha1 = o.sha1)`,
+	} {
+		if n := s.count(t, q); n != 0 {
+			t.Errorf("%d %s after the collection", n, what)
+		}
+	}
+}
+
+// TestStorageQuota sets ORG_STORAGE_QUOTA: an upload that would take the
+// organization over it is refused with a clear 403 and stores nothing, and
+// chunks the organization already owns are still accepted.
+func TestStorageQuota(t *testing.T) {
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn", "ORG_STORAGE_QUOTA": "1000"})
+	setupAcme(t, s)
+	upload := func(chunks ...[]byte) (int, string) {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		for _, c := range chunks {
+			w, _ := mw.CreateFormFile("file", sha1Hex(c))
+			w.Write(c)
+		}
+		mw.Close()
+		r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), &body)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.status, string(r.body)
+	}
+	first, second := bytes.Repeat([]byte("a"), 600), bytes.Repeat([]byte("b"), 600)
+	if status, body := upload(first); status != http.StatusOK {
+		t.Fatalf("600 bytes under a quota of 1000: %d %s", status, body)
+	}
+	status, body := upload(second)
+	if want := `{"detail":"The organization's storage quota is exceeded"}`; status != http.StatusForbidden || body != want+"\n" {
+		t.Errorf("600 more bytes: %d %s, want 403 %s", status, body, want)
+	}
+	if n := s.count(t, `SELECT count(*) FROM blob_owners`); n != 1 {
+		t.Errorf("%d blobs owned after the refused upload, want 1", n)
+	}
+	if status, body := upload(first); status != http.StatusOK {
+		t.Errorf("a chunk acme owns, again: %d %s, want 200", status, body)
+	}
+}
