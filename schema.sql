@@ -286,7 +286,7 @@ CREATE TABLE IF NOT EXISTS file_blobs (
     FOREIGN KEY (organization_id, sha1) REFERENCES blob_owners (organization_id, sha1)
 );
 CREATE INDEX IF NOT EXISTS file_blobs_owner_idx ON file_blobs (organization_id, sha1);
-CREATE INDEX IF NOT EXISTS files_org_idx ON files (organization_id);
+CREATE INDEX IF NOT EXISTS files_org_sha1_idx ON files (organization_id, sha1);
 
 -- A release file is a whole file, or a member of a bundle file: then
 -- member_start is where the member's data starts in the bundle,

@@ -64,7 +64,7 @@ type AssemblyStatus struct {
 // earlier identical request that ended in error is run again.
 func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlug, version string, req AssemblyRequest) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		org, err := memberOrganizationID(ctx, tx, userID, orgSlug)
+		org, err := orgIDForMember(ctx, tx, userID, orgSlug)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlu
 func (s *Store) AssembleArtifactBundle(ctx context.Context, userID int64, orgSlug string, req AssemblyRequest) (AssemblyStatus, error) {
 	var st AssemblyStatus
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		org, err := memberOrganizationID(ctx, tx, userID, orgSlug)
+		org, err := orgIDForMember(ctx, tx, userID, orgSlug)
 		if err != nil {
 			return err
 		}

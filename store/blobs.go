@@ -63,7 +63,7 @@ func blobLockKey(sha1 string) int64 {
 // CheckChunkUpload reports ErrNotFound unless userID belongs to the
 // organization orgSlug, which is all that chunk-upload options need.
 func (s *Store) CheckChunkUpload(ctx context.Context, userID int64, orgSlug string) error {
-	_, err := memberOrganizationID(ctx, s.pool, userID, orgSlug)
+	_, err := orgIDForMember(ctx, s.pool, userID, orgSlug)
 	return err
 }
 
@@ -74,7 +74,7 @@ func (s *Store) CheckChunkUpload(ctx context.Context, userID int64, orgSlug stri
 // a short transaction of its own. A blob already stored is not written
 // again: the organization only becomes one of its owners.
 func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, chunks iter.Seq2[Chunk, error]) error {
-	org, err := memberOrganizationID(ctx, s.pool, userID, orgSlug)
+	org, err := orgIDForMember(ctx, s.pool, userID, orgSlug)
 	if err != nil {
 		return err
 	}

@@ -117,17 +117,3 @@ func (s *Store) CreateEnvironment(ctx context.Context, orgSlug, name, projectSlu
 	})
 	return id, err
 }
-
-// memberOrganizationID finds the organization orgSlug when userID belongs
-// to it; otherwise ErrNotFound.
-func memberOrganizationID(ctx context.Context, q querier, userID int64, orgSlug string) (int64, error) {
-	var id int64
-	err := q.QueryRow(ctx, `
-		SELECT o.id FROM organizations o
-		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-		WHERE o.slug = $2`, userID, orgSlug).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("organization %q: %w", orgSlug, wrap(err))
-	}
-	return id, nil
-}
