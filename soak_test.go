@@ -282,7 +282,7 @@ func TestSoak(t *testing.T) {
 		{"release project links", `SELECT count(*) FROM release_projects`, total.releases},
 		{"deploys", `SELECT count(*) FROM deploys`, total.deploys},
 		{"release files", `SELECT count(*) FROM release_files`, total.uploads - total.deletes},
-		{"stored files", `SELECT count(*) FROM files`, total.uploads - total.deletes},
+		{"stored files in use", `SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM release_files rf WHERE rf.file_id = f.id)`, total.uploads - total.deletes},
 		{"email addresses", `SELECT count(*) FROM email_addresses`, 1 + total.emails},
 		{"confirmation mails", `SELECT count(*) FROM mail_outbox`, total.emails},
 		{"environments", `SELECT count(*) FROM environments`, 3},
