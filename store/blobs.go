@@ -72,7 +72,9 @@ func (s *Store) CheckChunkUpload(ctx context.Context, userID int64, orgSlug stri
 // into a temporary spool file, so that a request with a bad chunk stores
 // none and no connection waits on the client; then it stores each chunk in
 // a short transaction of its own. A blob already stored is not written
-// again: the organization only becomes one of its owners.
+// again: the organization only becomes one of its owners; and a chunk the
+// organization owns already writes nothing (its ownership is renewed at
+// most once a minute).
 func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, chunks iter.Seq2[Chunk, error]) error {
 	org, err := orgIDForMember(ctx, s.pool, userID, orgSlug)
 	if err != nil {
@@ -102,11 +104,23 @@ func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, ch
 			return err
 		}
 	}
+	// Chunks the organization owns already are only marked as used.
+	sha1s := make([]string, len(list))
+	for i, c := range list {
+		sha1s[i] = c.sha1
+	}
+	missing, err := missingChunks(ctx, s.pool, org, sha1s)
+	if err != nil {
+		return wrap(err)
+	}
 	var buf []byte
 	for _, c := range list {
 		buf = slices.Grow(buf[:0], c.size)[:c.size]
 		if _, err := io.ReadFull(spool, buf); err != nil {
 			return err
+		}
+		if !slices.Contains(missing, c.sha1) {
+			continue
 		}
 		if err := s.saveBlob(ctx, org, Chunk{SHA1: c.sha1, Data: buf}); err != nil {
 			return err
@@ -177,8 +191,9 @@ func (s *Store) saveBlob(ctx context.Context, org int64, c Chunk) error {
 			}
 		}
 		_, err := tx.Exec(ctx, `
-			INSERT INTO blob_owners (organization_id, sha1) VALUES ($1, $2)
-			ON CONFLICT (organization_id, sha1) DO UPDATE SET date_used = now()`, org, c.SHA1)
+			INSERT INTO blob_owners AS o (organization_id, sha1) VALUES ($1, $2)
+			ON CONFLICT (organization_id, sha1) DO UPDATE SET date_used = now()
+			WHERE o.date_used < now() - interval '1 minute'`, org, c.SHA1)
 		return err
 	})
 }
