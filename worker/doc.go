@@ -1,4 +1,5 @@
-// Package worker runs errata's background jobs (artifact assembly, mail).
+// Package worker runs errata's background jobs (artifact assembly, the
+// collector of unused uploads, mail).
 //
 // Guarantees: a job is a row in PostgreSQL, written before the request that
 // asked for it is answered, so an accepted job is never lost. The channel of
@@ -15,9 +16,13 @@
 // registered by kind. It counts each run's recorded outcome (done, retried,
 // failed) by kind for /metrics.
 //
-// assemble.go holds the one job function that lives here, Assembler.Run:
-// it turns uploaded chunks into release files (see its doc comment). It
-// reads and writes only through the store and knows nothing of HTTP; its
-// errors are written for the client that uploaded the bundle, because the
-// artifact-bundle endpoint shows them as the assembly's detail.
+// assemble.go holds Assembler.Run: it makes uploaded chunks into one stored
+// file, the bundle, and indexes its members as release files or by debug
+// id (see its doc comment); stream.go reads the members in the same pass
+// that checks the bundle's checksum. It reads and writes only through the
+// store and knows nothing of HTTP; its errors are written for the client
+// that uploaded the bundle, because the artifact-bundle endpoint shows them
+// as the assembly's detail. collect.go holds Collector.Run, which calls the
+// store's collector, and Collector.Schedule, which enqueues it every
+// interval.
 package worker
