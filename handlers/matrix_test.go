@@ -27,6 +27,7 @@ import (
 
 	"errata/authn"
 	"errata/store"
+	"errata/store/storetest"
 	"errata/worker"
 )
 
@@ -95,6 +96,18 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 // and returns that file's id.
 func (f *matrixFixture) debugIDBundle(t *testing.T, org, bundleID, debugID string) string {
 	t.Helper()
+	owner := f.victim
+	if org != "acme" {
+		owner = f.intruder
+	}
+	return f.testAPI.debugIDBundle(t, owner.id, org, bundleID, debugID)
+}
+
+// debugIDBundle assembles, as the user ownerID in org for project web, an
+// artifact bundle without a release whose one file ~/app.min.js has the
+// debug id debugID, and returns that file's id.
+func (a *testAPI) debugIDBundle(t *testing.T, ownerID int64, org, bundleID, debugID string) string {
+	t.Helper()
 	ctx := context.Background()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -109,26 +122,19 @@ func (f *matrixFixture) debugIDBundle(t *testing.T, org, bundleID, debugID strin
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	owner := f.victim
-	if org != "acme" {
-		owner = f.intruder
-	}
-	if err := f.st.SaveChunks(ctx, owner.id, org, func(yield func(store.Chunk, error) bool) {
+	if err := a.st.SaveChunks(ctx, ownerID, org, func(yield func(store.Chunk, error) bool) {
 		yield(store.Chunk{SHA1: sha1Hex(data), Data: data}, nil)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var orgID int64
-	if err := f.conn.QueryRow(ctx, `SELECT id FROM organizations WHERE slug = $1`, org).Scan(&orgID); err != nil {
-		t.Fatal(err)
-	}
-	payload, _ := json.Marshal(store.AssemblyJob{OrganizationID: orgID, OrgSlug: org, Projects: []string{"web"},
+	orgID := storetest.Count(t, a.db, `SELECT id FROM organizations WHERE slug = $1`, org)
+	payload, _ := json.Marshal(store.AssemblyJob{OrganizationID: int64(orgID), OrgSlug: org, Projects: []string{"web"},
 		Checksum: sha1Hex(data), Chunks: []string{sha1Hex(data)}})
-	a := &worker.Assembler{Store: f.st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if err := a.Run(ctx, payload); err != nil {
+	asm := &worker.Assembler{Store: a.st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := asm.Run(ctx, payload); err != nil {
 		t.Fatalf("assemble the debug-id bundle of %s: %v", org, err)
 	}
-	found, err := f.st.ArtifactLookup(ctx, store.ProjectScope{UserID: owner.id, OrgSlug: org, ProjectSlug: "web"}, debugID, 10)
+	found, err := a.st.ArtifactLookup(ctx, store.ProjectScope{UserID: ownerID, OrgSlug: org, ProjectSlug: "web"}, debugID, 10)
 	if err != nil || len(found) != 1 {
 		t.Fatalf("the debug-id bundle of %s: %v %v", org, found, err)
 	}
