@@ -739,17 +739,17 @@ func sendDocRequest(t *testing.T, base string, r docRequest) response {
 // unverified one and a GitHub account.
 type docFixture struct {
 	*testAPI
-	annID   int64
-	ann     string // ann's token, every scope
-	ben     string // ben's token, every scope
-	narrow  string // ann's token with member:read, a scope no route accepts
-	scoped  string // ann's token with org:read and project:releases
-	fileID  int64
+	annID  int64
+	ann    string // ann's token, every scope
+	ben    string // ben's token, every scope
+	narrow string // ann's token with member:read, a scope no route accepts
+	scoped string // ann's token with org:read and project:releases
+	fileID int64
 	// bundleFileID is ~/app.min.js of the debug-id bundle matrixBundleID.
 	bundleFileID string
 	homeKey      string // the confirmation key of ann@home.example.com
-	dead    string // URL of a server whose database is unreachable
-	limited string // URL of a server whose bundle limit is 1 KiB
+	dead         string // URL of a server whose database is unreachable
+	limited      string // URL of a server whose bundle limit is 1 KiB
 }
 
 func newDocFixture(t *testing.T, dead string) *docFixture {
