@@ -1,0 +1,330 @@
+package store_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"errata/store"
+	"errata/store/storetest"
+)
+
+// collectEnv is an organization acme with project web, on a store of its
+// own database.
+type collectEnv struct {
+	st   *store.Store
+	db   string
+	user int64
+	org  int64
+}
+
+func newCollectEnv(t *testing.T) collectEnv {
+	t.Helper()
+	ctx := context.Background()
+	st, db := storetest.NewWithURL(t)
+	user, err := st.CreateUser(ctx, "dev@example.com", "Dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, err := st.CreateOrganization(ctx, "acme", "Acme", "dev@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, "acme", "web", "Web"); err != nil {
+		t.Fatal(err)
+	}
+	return collectEnv{st, db, user, org}
+}
+
+// bundleOf is a zip of one member per content, stored or deflated.
+func bundleOf(t *testing.T, contents map[string][]byte, method uint16) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for name, c := range contents {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(c)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// storeBundle uploads data as chunks of size and stores it as the bundle
+// of release version, its members indexed the way the assembler does.
+func (e collectEnv) storeBundle(t *testing.T, version string, data []byte, size int) error {
+	t.Helper()
+	ctx := context.Background()
+	chunks := chunked(data, size)
+	if err := e.st.SaveChunks(ctx, e.user, "acme", saveAll(chunks)); err != nil {
+		return err
+	}
+	names := make([]string, len(chunks))
+	for i, c := range chunks {
+		names[i] = c.SHA1
+	}
+	sum := sha1.Sum(data)
+	pf, err := e.st.CheckFile(ctx, e.org, hex.EncodeToString(sum[:]), names, store.FileOptions{})
+	if err != nil {
+		return err
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.Bundle{OrganizationID: e.org, File: pf, BundleID: hex.EncodeToString(sum[:]), Version: &version, Projects: []string{"web"}}
+	for _, zf := range zr.File {
+		off, _ := zf.DataOffset()
+		rc, _ := zf.Open()
+		content, _ := io.ReadAll(rc)
+		s := sha1.Sum(content)
+		b.Files = append(b.Files, store.BundleFile{Path: zf.Name, URL: "~/" + zf.Name, Start: off,
+			CSize: int64(zf.CompressedSize64), Method: int16(zf.Method), Size: int64(len(content)), SHA1: hex.EncodeToString(s[:])})
+	}
+	return e.st.SaveBundle(ctx, b)
+}
+
+// download returns the content of every release file of version by name.
+func (e collectEnv) download(t *testing.T, version string) map[string][]byte {
+	t.Helper()
+	ctx := context.Background()
+	sc := store.ReleaseFileScope{UserID: e.user, OrgSlug: "acme", Version: version}
+	files, _, err := e.st.ReleaseFiles(ctx, sc, store.Page{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for _, f := range files {
+		var buf bytes.Buffer
+		if err := e.st.WriteReleaseFile(ctx, sc, f.ID, func(store.ReleaseFile) io.Writer { return &buf }); err != nil {
+			t.Fatalf("download %s of %s: %v", f.Name, version, err)
+		}
+		got[f.Name] = buf.Bytes()
+	}
+	return got
+}
+
+func TestStoredAndDeflatedMembersDownloadAsTheyWere(t *testing.T) {
+	e := newCollectEnv(t)
+	contents := map[string][]byte{"a.js": bytes.Repeat([]byte("console.log(1);\n"), 5000), "b.js.map": []byte(`{"version":3}`)}
+	for _, m := range []struct {
+		version string
+		method  uint16
+	}{{"stored", zip.Store}, {"deflated", zip.Deflate}} {
+		// Chunks of 1000 bytes: members span blobs.
+		if err := e.storeBundle(t, m.version, bundleOf(t, contents, m.method), 1000); err != nil {
+			t.Fatal(err)
+		}
+		got := e.download(t, m.version)
+		for name, want := range contents {
+			if !bytes.Equal(got["~/"+name], want) {
+				t.Errorf("%s %s: %d bytes, want its %d", m.version, name, len(got["~/"+name]), len(want))
+			}
+		}
+	}
+}
+
+// TestTheSameBytesAreOneBlobButNoOrganizationSeesAnother's: two releases
+// and two organizations upload the same bundle; it is stored once, and the
+// second organization is told to upload every chunk until it has.
+func TestTheSameBytesAreOneBlobButNoOrganizationSeesAnothers(t *testing.T) {
+	ctx := context.Background()
+	e := newCollectEnv(t)
+	data := bundleOf(t, map[string][]byte{"a.js": bytes.Repeat([]byte("x"), 5000)}, zip.Store)
+	if err := e.storeBundle(t, "1.0", data, 1000); err != nil {
+		t.Fatal(err)
+	}
+	blobs := storetest.Count(t, e.db, `SELECT count(*) FROM blob_data`)
+	if err := e.storeBundle(t, "2.0", data, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if n := storetest.Count(t, e.db, `SELECT count(*) FROM blob_data`); n != blobs {
+		t.Errorf("a second release of the same bundle stored %d blobs, want none", n-blobs)
+	}
+	if n := storetest.Count(t, e.db, `SELECT count(*) FROM files`); n != 1 {
+		t.Errorf("%d files for one bundle in two releases, want 1", n)
+	}
+
+	other, err := e.st.CreateUser(ctx, "rival@example.com", "Rival")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rivalOrg, err := e.st.CreateOrganization(ctx, "rival", "Rival", "rival@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := chunked(data, 1000)
+	names := make([]string, len(chunks))
+	for i, c := range chunks {
+		names[i] = c.SHA1
+	}
+	missing, err := e.st.MissingChunks(ctx, rivalOrg, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) != len(unique(names)) {
+		t.Errorf("rival is missing %d chunks, want all %d: it must not learn that acme has them", len(missing), len(unique(names)))
+	}
+	sum := sha1.Sum(data)
+	if _, err := e.st.CreateFileFromChunks(ctx, rivalOrg, hex.EncodeToString(sum[:]), names); err == nil {
+		t.Error("rival made a file of chunks it never uploaded")
+	}
+	if err := e.st.SaveChunks(ctx, other, "rival", saveAll(chunks)); err != nil {
+		t.Fatal(err)
+	}
+	if missing, _ := e.st.MissingChunks(ctx, rivalOrg, names); len(missing) != 0 {
+		t.Errorf("after its upload rival misses %v", missing)
+	}
+	if n := storetest.Count(t, e.db, `SELECT count(*) FROM blob_data`); n != blobs {
+		t.Errorf("rival's upload of the same bytes stored %d blobs, want none", n-blobs)
+	}
+	if n, want := storetest.Count(t, e.db, `SELECT count(*) FROM blob_owners`), 2*len(unique(names)); n != want {
+		t.Errorf("%d ownerships, want %d (each organization owns each blob)", n, want)
+	}
+}
+
+func unique(s []string) map[string]bool {
+	m := map[string]bool{}
+	for _, v := range s {
+		m[v] = true
+	}
+	return m
+}
+
+// TestCollectorAgainstConcurrentUploadsAssembliesAndDeletes runs the
+// collector in a loop, with a grace of half a second, while releases are
+// assembled, each from chunks partly shared with the others, and deleted.
+// Nothing a release that stays refers to ever disappears, and no chunk is
+// taken between its upload and its assembly; once the activity stops, one
+// collection leaves no file, ownership or blob that nothing uses.
+func TestCollectorAgainstConcurrentUploadsAssembliesAndDeletes(t *testing.T) {
+	ctx := context.Background()
+	e := newCollectEnv(t)
+	shared := bytes.Repeat([]byte("shared vendor code\n"), 300)
+	bundle := func(i int) []byte {
+		return bundleOf(t, map[string][]byte{
+			"vendor.js": shared,
+			"app.js":    []byte(fmt.Sprintf("console.log(%d);\n", i)),
+		}, zip.Store)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var once sync.Once
+	halt := func() { once.Do(func() { close(stop); wg.Wait() }) }
+	defer halt()
+	wg.Add(1)
+	collections := 0
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := e.st.Collect(ctx, 500*time.Millisecond, 0); err != nil {
+				t.Errorf("collect: %v", err)
+				return
+			}
+			collections++
+		}
+	}()
+	kept := map[string][]byte{}
+	for i := range 24 {
+		version := fmt.Sprintf("1.%d", i)
+		data := bundle(i)
+		if err := e.storeBundle(t, version, data, 512); err != nil {
+			t.Fatalf("release %s: %v", version, err)
+		}
+		if i%3 == 0 {
+			if err := e.st.DeleteRelease(ctx, e.user, "acme", "", version); err != nil {
+				t.Fatalf("delete %s: %v", version, err)
+			}
+			continue
+		}
+		kept[version] = data
+		for v := range kept {
+			got := e.download(t, v)
+			if !bytes.Equal(got["~/vendor.js"], shared) {
+				t.Fatalf("after release %s, %s's vendor.js downloads as %d bytes", version, v, len(got["~/vendor.js"]))
+			}
+		}
+	}
+	halt()
+	t.Logf("%d collections ran beside 24 assemblies and 8 deletes", collections)
+	for v, data := range kept {
+		zr, _ := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		got := e.download(t, v)
+		for _, zf := range zr.File {
+			rc, _ := zf.Open()
+			want, _ := io.ReadAll(rc)
+			if !bytes.Equal(got["~/"+zf.Name], want) {
+				t.Errorf("%s %s changed", v, zf.Name)
+			}
+		}
+	}
+	if _, err := e.st.Collect(ctx, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	for what, q := range map[string]string{
+		"files nothing names":     `SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM release_files rf WHERE rf.file_id = f.id)`,
+		"ownerships no file uses": `SELECT count(*) FROM blob_owners o WHERE NOT EXISTS (SELECT 1 FROM file_blobs fb WHERE fb.organization_id = o.organization_id AND fb.sha1 = o.sha1)`,
+		"blobs nobody owns":       `SELECT count(*) FROM blobs b WHERE NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.sha1 = b.sha1)`,
+		"bytes without a blob":    `SELECT count(*) FROM blob_data d WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha1 = d.key)`,
+	} {
+		if n := storetest.Count(t, e.db, q); n != 0 {
+			t.Errorf("%d %s after the last collection", n, what)
+		}
+	}
+}
+
+// TestGraceAndRetention: a chunk uploaded and not yet assembled survives a
+// collection whose grace is longer than its age; a release file whose file
+// nobody used for the retention is expired, and the rest stays.
+func TestGraceAndRetention(t *testing.T) {
+	ctx := context.Background()
+	e := newCollectEnv(t)
+	chunk := []byte("a chunk waiting for its assembly")
+	if err := e.st.SaveChunks(ctx, e.user, "acme", saveAll(chunked(chunk, 1000))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Collect(ctx, time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum(chunk)
+	if missing, _ := e.st.MissingChunks(ctx, e.org, []string{hex.EncodeToString(sum[:])}); len(missing) != 0 {
+		t.Error("a chunk an hour's grace should keep was collected")
+	}
+
+	for _, v := range []string{"old", "new"} {
+		if err := e.storeBundle(t, v, bundleOf(t, map[string][]byte{v + ".js": []byte(v)}, zip.Store), 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storetest.Exec(t, e.db, `UPDATE files SET date_used = now() - interval '40 days'
+		WHERE id IN (SELECT rf.file_id FROM release_files rf JOIN releases r ON r.id = rf.release_id WHERE r.version = 'old')`)
+	st, err := e.st.Collect(ctx, 0, 30*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Expired != 1 {
+		t.Errorf("%d expired, want the old release's file", st.Expired)
+	}
+	if got := e.download(t, "old"); len(got) != 0 {
+		t.Errorf("the old release still has %d files", len(got))
+	}
+	if got := e.download(t, "new"); !bytes.Equal(got["~/new.js"], []byte("new")) {
+		t.Errorf("the new release's file: %q", got["~/new.js"])
+	}
+}
