@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxBodyBytes is the largest JSON body a route reads.
@@ -59,7 +60,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 // nested free-form objects (a release's data) stay as they were sent. loc is
 // where data sits, for validation errors.
 func unmarshalObject(data []byte, dst any, loc ...any) error {
-	if !json.Valid(data) {
+	// JSON must be UTF-8: encoding/json would replace invalid bytes
+	// silently, storing other text than the client sent.
+	if !json.Valid(data) || !utf8.Valid(data) {
 		return errCannotParse
 	}
 	var fields map[string]json.RawMessage

@@ -74,6 +74,14 @@ func TestReleaseCreateOrganization(t *testing.T) {
 		res.expect(t, http.StatusAlreadyReported, nil)
 		res.golden(t, "release_org_existing")
 	})
+	t.Run("JSON with invalid UTF-8 is 400 and stores nothing", func(t *testing.T) {
+		f := newRelFixture(t)
+		f.do("POST", path, f.tok, "{\"version\": \"1.0\xff\", \"projects\": [\"web\"]}").
+			expect(t, http.StatusBadRequest, `{"detail":"Cannot parse request body"}`)
+		if n := f.count(`SELECT count(*) FROM releases`); n != 0 {
+			t.Errorf("%d releases stored", n)
+		}
+	})
 	t.Run("no project at all: 208 with the release when it exists, else 422", func(t *testing.T) {
 		f := newRelFixture(t)
 		f.do("POST", path, f.tok, `{"version": "1.0.0", "projects": ["web"]}`).expect(t, http.StatusCreated, nil)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 	_ "time/tzdata" // timezone names are checked against the IANA database wherever errata runs
 	"unicode/utf8"
@@ -48,10 +49,28 @@ func checkedUser(r *http.Request) (int64, error) {
 // userOptions are the five display options; null when unset.
 type userOptions struct {
 	Timezone        *string `json:"timezone"`
-	StacktraceOrder *string `json:"stacktraceOrder"`
+	StacktraceOrder *int    `json:"stacktraceOrder"`
 	Language        *string `json:"language"`
 	Clock24Hours    *bool   `json:"clock24Hours"`
 	PreferredTheme  *string `json:"preferredTheme"`
+}
+
+// stacktraceOrders are the values of the stacktraceOrder option, as
+// GlitchTip and Sentry write them: -1 the default, 1 newest frame last, 2
+// newest frame first.
+var stacktraceOrders = map[string]int{"-1": -1, "1": 1, "2": 2}
+
+// stacktraceOrderOut is the stored option as the API writes it: an
+// integer. A value stored before the option was one (any string) that is
+// not one of them reads as unset.
+func stacktraceOrderOut(stored *string) *int {
+	if stored == nil {
+		return nil
+	}
+	if n, ok := stacktraceOrders[*stored]; ok {
+		return &n
+	}
+	return nil
 }
 
 // userOut is a user as the API shows it.
@@ -81,7 +100,7 @@ func newUserOut(u store.User) userOut {
 		HasPasswordAuth: u.HasPasswordAuth,
 		Options: userOptions{
 			Timezone:        u.Options.Timezone,
-			StacktraceOrder: u.Options.StacktraceOrder,
+			StacktraceOrder: stacktraceOrderOut(u.Options.StacktraceOrder),
 			Language:        u.Options.Language,
 			Clock24Hours:    u.Options.Clock24Hours,
 			PreferredTheme:  u.Options.PreferredTheme,
@@ -162,11 +181,11 @@ type userIn struct {
 // userOptionsIn is the options object of userIn; only keys present are
 // assigned, and null unsets an option.
 type userOptionsIn struct {
-	Timezone        opt[string] `json:"timezone"`
-	StacktraceOrder opt[string] `json:"stacktraceOrder"`
-	Language        opt[string] `json:"language"`
-	Clock24Hours    opt[bool]   `json:"clock24Hours"`
-	PreferredTheme  opt[string] `json:"preferredTheme"`
+	Timezone        opt[string]          `json:"timezone"`
+	StacktraceOrder opt[json.RawMessage] `json:"stacktraceOrder"`
+	Language        opt[string]          `json:"language"`
+	Clock24Hours    opt[bool]            `json:"clock24Hours"`
+	PreferredTheme  opt[string]          `json:"preferredTheme"`
 }
 
 // decodeUserIn reads and validates a UserIn body into an update.
@@ -199,8 +218,7 @@ func decodeUserIn(w http.ResponseWriter, r *http.Request) (store.UserUpdate, err
 		name string
 		v    opt[string]
 	}{
-		{"timezone", o.Timezone}, {"stacktraceOrder", o.StacktraceOrder},
-		{"language", o.Language}, {"preferredTheme", o.PreferredTheme},
+		{"timezone", o.Timezone}, {"language", o.Language}, {"preferredTheme", o.PreferredTheme},
 	} {
 		if utf8.RuneCountInString(s.v.V) > maxUserString {
 			return up, invalid(valueErr, "String should have at most 255 characters", "body", "options", s.name)
@@ -210,7 +228,15 @@ func decodeUserIn(w http.ResponseWriter, r *http.Request) (store.UserUpdate, err
 		return up, invalid(valueErr, "Input should be an IANA time zone name", "body", "options", "timezone")
 	}
 	up.Timezone = field(o.Timezone)
-	up.StacktraceOrder = field(o.StacktraceOrder)
+	up.StacktraceOrder = store.Field[string]{Set: o.StacktraceOrder.Set}
+	if o.StacktraceOrder.Set && !o.StacktraceOrder.Null {
+		// An integer, or its text as Sentry's frontend sends it.
+		v := strings.Trim(string(o.StacktraceOrder.V), `"`)
+		if _, ok := stacktraceOrders[v]; !ok {
+			return up, invalid(valueErr, "Input should be -1, 1 or 2", "body", "options", "stacktraceOrder")
+		}
+		up.StacktraceOrder.Value = &v
+	}
 	up.Language = field(o.Language)
 	up.Clock24Hours = field(o.Clock24Hours)
 	up.PreferredTheme = field(o.PreferredTheme)

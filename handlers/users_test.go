@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -286,6 +287,33 @@ func TestUserUpdate(t *testing.T) {
 	})
 	t.Run("the update is stored", func(t *testing.T) {
 		a.do("GET", "/api/0/users/me/", me.token, nil).golden(t, "user_detail_updated")
+	})
+	t.Run("stacktraceOrder is an integer; its text is accepted; other values are 422", func(t *testing.T) {
+		for _, tc := range []struct {
+			in     any
+			status int
+			want   any
+		}{
+			{2, http.StatusOK, float64(2)}, {"1", http.StatusOK, float64(1)}, {-1, http.StatusOK, float64(-1)},
+			{nil, http.StatusOK, nil}, {3, http.StatusUnprocessableEntity, nil}, {"newest", http.StatusUnprocessableEntity, nil},
+			{1.5, http.StatusUnprocessableEntity, nil}, {true, http.StatusUnprocessableEntity, nil},
+		} {
+			res := a.do("PUT", "/api/0/users/me/", me.token, map[string]any{"options": map[string]any{"stacktraceOrder": tc.in}})
+			if res.status != tc.status {
+				t.Errorf("%v: %d %s, want %d", tc.in, res.status, res.body, tc.status)
+				continue
+			}
+			if tc.status == http.StatusOK {
+				if got := res.field(t, "options").(map[string]any)["stacktraceOrder"]; got != tc.want {
+					t.Errorf("%v: stacktraceOrder = %v, want %v", tc.in, got, tc.want)
+				}
+			}
+		}
+		// A value stored before the option was an integer reads as unset.
+		a.exec(`UPDATE users SET opt_stacktrace_order = 'newest first' WHERE id = $1`, me.id)
+		if got := a.do("GET", "/api/0/users/me/", me.token, nil).field(t, "options").(map[string]any)["stacktraceOrder"]; got != nil {
+			t.Errorf("a legacy text value reads as %v, want null", got)
+		}
 	})
 	bad := []struct {
 		name   string
