@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -167,6 +168,45 @@ func TestEmailMakePrimary(t *testing.T) {
 	})
 	t.Run("invalid body is 422", func(t *testing.T) {
 		a.do("PUT", "/api/0/users/me/emails/", me.token, map[string]any{}).golden(t, "email_missing")
+	})
+	t.Run("concurrent changes of the primary address give no 5xx and one primary", func(t *testing.T) {
+		for _, e := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+			a.addEmail(me.id, e)
+		}
+		a.exec(`UPDATE email_addresses SET is_verified = true WHERE user_id = $1`, me.id)
+		var wg sync.WaitGroup
+		statuses := make(chan int, 48)
+		// Eight at once (a token's bound of bodies in flight), six times.
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 6 {
+					email := []string{"a@example.com", "b@example.com", "c@example.com", "work@example.com"}[(g+i)%4]
+					statuses <- a.do("PUT", "/api/0/users/me/emails/", me.token, map[string]any{"email": email}).status
+				}
+			}()
+		}
+		wg.Wait()
+		close(statuses)
+		count := map[int]int{}
+		for st := range statuses {
+			count[st]++
+		}
+		if count[200] != 48 {
+			t.Errorf("statuses %v, want 48×200", count)
+		}
+		var list []map[string]any
+		json.Unmarshal(a.do("GET", "/api/0/users/me/emails/", me.token, nil).body, &list)
+		primaries := 0
+		for _, e := range list {
+			if e["isPrimary"] == true {
+				primaries++
+			}
+		}
+		if primaries != 1 {
+			t.Errorf("%d primary addresses, want 1", primaries)
+		}
 	})
 }
 

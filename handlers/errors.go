@@ -102,6 +102,10 @@ func errorResponse(err error) (int, any) {
 		return http.StatusUnauthorized, detail{"Unauthorized"}
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, detail{"Not Found"}
+	case errors.Is(err, store.ErrConflict):
+		// Two requests changed the same record at once; the one that lost
+		// may try again.
+		return http.StatusConflict, detail{"Conflict"}
 	case errors.Is(err, store.ErrUnavailable):
 		return http.StatusServiceUnavailable, detail{"Service Unavailable"}
 	case errors.Is(err, store.ErrQuotaExceeded):

@@ -91,6 +91,9 @@ func (s *Store) ResendConfirmation(ctx context.Context, userID int64, email stri
 func (s *Store) MakeEmailAddressPrimary(ctx context.Context, userID int64, email string) (EmailAddress, error) {
 	var a EmailAddress
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
 		var id int64
 		err := tx.QueryRow(ctx, `
 			SELECT id, email FROM email_addresses
@@ -108,6 +111,9 @@ func (s *Store) MakeEmailAddressPrimary(ctx context.Context, userID int64, email
 // setPrimary makes the address id the user's only primary one and its
 // email the user's.
 func setPrimary(ctx context.Context, q querier, userID, id int64, email string) error {
+	if err := lockUser(ctx, q, userID); err != nil {
+		return err
+	}
 	_, err := q.Exec(ctx, `
 		UPDATE email_addresses SET is_primary = false WHERE user_id = $1 AND is_primary`, userID)
 	if err != nil {
@@ -143,6 +149,9 @@ func (s *Store) DeleteEmailAddress(ctx context.Context, userID int64, email stri
 // again changes nothing.
 func (s *Store) VerifyEmailAddress(ctx context.Context, userID int64, email string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
 		var id int64
 		var addr string
 		var verified, hasPrimary bool
@@ -177,4 +186,12 @@ func (s *Store) VerifyEmailAddress(ctx context.Context, userID int64, email stri
 		}
 		return setPrimary(ctx, tx, userID, id, addr)
 	})
+}
+
+// lockUser locks the user's row for the transaction q: changes of one
+// user's primary address run one after the other, the user's row first,
+// so that two of them can neither both win nor deadlock.
+func lockUser(ctx context.Context, q querier, userID int64) error {
+	_, err := q.Exec(ctx, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, userID)
+	return err
 }
