@@ -101,3 +101,35 @@ func TestSlowClientsDoNotStarveOtherTenants(t *testing.T) {
 		t.Errorf("the slowest list took %s, want under a second", slowest)
 	}
 }
+
+// TestUploadsInFlightPerTokenAreBounded: past BODIES_PER_TOKEN uploads in
+// flight, a token's next upload is 429 at once; another token's is not.
+func TestUploadsInFlightPerTokenAreBounded(t *testing.T) {
+	s := newErrata(t, map[string]string{"LOG_LEVEL": "warn", "BODIES_PER_TOKEN": "2"})
+	s.serve(t)
+	setupAcme(t, s)
+	other := s.cli(t, "admin", "create-token", "--email", "ops@example.com", "--scopes", "project:releases")
+	addr := strings.TrimPrefix(s.url, "http://")
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("POST /api/0/organizations/acme/chunk-upload/ HTTP/1.1\r\nHost: " + addr +
+			"\r\nAuthorization: Bearer " + s.token + "\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 1000\r\n\r\n--x\r\n"))
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	w, _ := mw.CreateFormFile("file", sha1Hex([]byte("c")))
+	w.Write([]byte("c"))
+	mw.Close()
+	waitFor(t, 5*time.Second, "the third upload to be refused", func() bool {
+		r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), bytes.NewReader(body.Bytes()))
+		return r.status == http.StatusTooManyRequests && string(r.body) == `{"detail":"Too many uploads in flight for this token"}`+"\n"
+	})
+	s.token = other
+	if r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), bytes.NewReader(body.Bytes())); r.status != http.StatusOK {
+		t.Errorf("another token's upload: %s, want 200", r)
+	}
+}

@@ -96,7 +96,7 @@ func benchStart(b *testing.B, bin, dbURL string, env ...string) *benchServer {
 	}
 	b.Cleanup(func() { logFile.Close() })
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append([]string{"DATABASE_URL=" + dbURL, "ADDR=" + addr, "SECRET_KEY=bench",
+	cmd.Env = append([]string{"DATABASE_URL=" + dbURL, "ADDR=" + addr, "SECRET_KEY=" + testSecretKey,
 		"PUBLIC_URL=http://" + addr}, env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	start := time.Now()

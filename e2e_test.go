@@ -63,7 +63,7 @@ func newErrata(t *testing.T, env map[string]string) *errataServer {
 		env: map[string]string{
 			"ADDR":       addr,
 			"PUBLIC_URL": "http://" + addr,
-			"SECRET_KEY": "e2e-secret",
+			"SECRET_KEY": testSecretKey,
 			"LOG_LEVEL":  "info",
 		},
 	}

@@ -21,6 +21,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -218,13 +219,13 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.http.idle, "idle-timeout", envDuration("IDLE_TIMEOUT", 120*time.Second), "how long an idle keep-alive connection stays open (IDLE_TIMEOUT)")
 	fs.DurationVar(&c.acquireTimeout, "pool-acquire-timeout", envDuration("POOL_ACQUIRE_TIMEOUT", 5*time.Second), "how long a request waits for a free database connection before it is answered 503 (POOL_ACQUIRE_TIMEOUT)")
 	fs.DurationVar(&c.idleInTx, "idle-in-transaction-timeout", envDuration("IDLE_IN_TRANSACTION_TIMEOUT", 10*time.Second), "PostgreSQL idle_in_transaction_session_timeout of every connection (IDLE_IN_TRANSACTION_TIMEOUT)")
-	c.bodiesPerToken = 8
+	c.bodiesPerToken = 16
 	if v := getenv("BODIES_PER_TOKEN"); v != "" {
 		if _, err := fmt.Sscan(v, &c.bodiesPerToken); err != nil || c.bodiesPerToken < 1 {
 			envErrs = append(envErrs, fmt.Errorf("BODIES_PER_TOKEN: %q is not a positive number", v))
 		}
 	}
-	fs.IntVar(&c.bodiesPerToken, "bodies-per-token", c.bodiesPerToken, "how many requests with a body (uploads, creates) one token may have in flight; more are answered 429 (BODIES_PER_TOKEN)")
+	fs.IntVar(&c.bodiesPerToken, "bodies-per-token", c.bodiesPerToken, "how many uploads (multipart requests) one token may have in flight; more are answered 429 (BODIES_PER_TOKEN)")
 	fs.DurationVar(&c.blobGrace, "blob-grace", envDuration("BLOB_GRACE", 24*time.Hour), "how long an upload that nothing uses is kept before the collector removes it (BLOB_GRACE)")
 	fs.DurationVar(&c.collectInterval, "collect-interval", envDuration("COLLECT_INTERVAL", time.Hour), "how often the collector runs (COLLECT_INTERVAL)")
 	retentionDays := 0
@@ -320,6 +321,9 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
+// minSecretKeyLen is the shortest SECRET_KEY serve accepts: 32 bytes.
+const minSecretKeyLen = 32
+
 // runServe serves the API until ctx ends. In dev mode it first migrates and
 // creates the demo organization, project, user and token, and prints how to
 // try them.
@@ -333,6 +337,21 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return errors.New("SECRET_KEY is not set (it signs confirmation links and encrypts recovery codes)")
 		}
 		cfg.secretKey = "errata-dev-secret-not-for-production"
+	}
+	if !dev {
+		if len(cfg.secretKey) < minSecretKeyLen {
+			return fmt.Errorf("SECRET_KEY has %d bytes, fewer than %d: make one with openssl rand -hex 32", len(cfg.secretKey), minSecretKeyLen)
+		}
+		// Without PUBLIC_URL, links in mail would follow the Host header of
+		// the request that asked for them, which the client chooses.
+		if cfg.publicURL == "" {
+			return errors.New("PUBLIC_URL is not set (confirmation links are built on it, never on a request's Host header)")
+		}
+	}
+	if cfg.publicURL != "" {
+		if u, err := url.Parse(cfg.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("PUBLIC_URL: %q is not http(s)://host[:port]", cfg.publicURL)
+		}
 	}
 	log, err := newLogger(cfg.logLevel, stderr)
 	if err != nil {
@@ -429,7 +448,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		metricsSrv = &http.Server{
 			Handler:           metrics.Handler(),
 			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       10 * time.Second,
 			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       60 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}
 		log.Info("serving metrics", "addr", metricsLn.Addr().String())

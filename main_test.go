@@ -59,7 +59,7 @@ func TestMigrateIsIdempotentAndSerialized(t *testing.T) {
 
 func TestServeRefusesUnmigratedDatabase(t *testing.T) {
 	db := storetest.NewEmptyDatabase(t)
-	env := map[string]string{"DATABASE_URL": db, "SECRET_KEY": "k", "ADDR": "127.0.0.1:0"}
+	env := map[string]string{"DATABASE_URL": db, "SECRET_KEY": testSecretKey, "PUBLIC_URL": "http://errata.test", "ADDR": "127.0.0.1:0"}
 	err := run(t.Context(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "errata migrate") {
 		t.Fatalf("serve on an unmigrated database: %v, want an error naming errata migrate", err)
@@ -215,10 +215,37 @@ func TestBadDurationSettingsAreRefused(t *testing.T) {
 		{"JOB_LEASE", "-1s"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": "k", tc.key: tc.value}
+			env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": testSecretKey, "PUBLIC_URL": "http://errata.test", tc.key: tc.value}
 			err := run(t.Context(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.key) {
 				t.Fatalf("err = %v, want one that names %s", err, tc.key)
+			}
+		})
+	}
+}
+
+// testSecretKey is a SECRET_KEY of the 32 bytes serve wants at least.
+const testSecretKey = "errata-test-secret-0123456789abcdef"
+
+func TestServeNeedsALongSecretKeyAndPublicURL(t *testing.T) {
+	db := storetest.NewDatabase(t)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"a short SECRET_KEY", map[string]string{"SECRET_KEY": "short", "PUBLIC_URL": "https://errata.example.com"}, "SECRET_KEY has 5 bytes, fewer than 32"},
+		{"no PUBLIC_URL", map[string]string{"SECRET_KEY": testSecretKey}, "PUBLIC_URL is not set"},
+		{"a PUBLIC_URL without a scheme", map[string]string{"SECRET_KEY": testSecretKey, "PUBLIC_URL": "errata.example.com"}, "PUBLIC_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": db, "ADDR": "127.0.0.1:0"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			err := run(t.Context(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("serve: %v, want an error containing %q", err, tc.want)
 			}
 		})
 	}

@@ -306,7 +306,7 @@ func TestRecoverySeedStoreSetting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": storetest.NewDatabase(t), "SECRET_KEY": "k", "ADDR": "127.0.0.1:0"}
+			env := map[string]string{"DATABASE_URL": storetest.NewDatabase(t), "SECRET_KEY": testSecretKey, "PUBLIC_URL": "http://errata.test", "ADDR": "127.0.0.1:0"}
 			for k, v := range tt.env {
 				env[k] = v
 			}

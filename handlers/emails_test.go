@@ -176,7 +176,7 @@ func TestEmailMakePrimary(t *testing.T) {
 		a.exec(`UPDATE email_addresses SET is_verified = true WHERE user_id = $1`, me.id)
 		var wg sync.WaitGroup
 		statuses := make(chan int, 48)
-		// Eight at once (a token's bound of bodies in flight), six times.
+		// Eight at once, six times.
 		for g := range 8 {
 			wg.Add(1)
 			go func() {

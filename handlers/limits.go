@@ -1,57 +1,93 @@
 package handlers
 
 import (
+	"context"
+	"mime"
 	"net/http"
+	"strings"
 	"sync"
+	"time"
 )
 
-// defaultBodiesPerToken is how many requests with a body one token may have
-// in flight when Deps leaves BodiesPerToken zero: twice sentry-cli's chunk
-// upload concurrency, with room for its assemble polls.
-const defaultBodiesPerToken = 8
+// defaultBodiesPerToken is how many uploads one token may have in flight
+// when Deps leaves BodiesPerToken zero: four times sentry-cli's chunk
+// upload concurrency, for pipelines that share a token.
+const defaultBodiesPerToken = 16
 
 // errTooManyBodies is the answer to a token over its bound.
 var errTooManyBodies = &apiError{status: http.StatusTooManyRequests, detail: "Too many uploads in flight for this token"}
 
-// bodyLimiter bounds the requests that send a body (POST, PUT, PATCH) which
-// one token has in flight: a client that sends its bodies slowly holds
-// goroutines, sockets and spool files, never a database connection, and
-// this keeps one token from holding many.
+// bodyLimiter bounds the uploads (multipart bodies: chunks and files, up to
+// 32 MiB each) which one token has being read at once: a client that sends
+// its bodies slowly holds goroutines, sockets and spool files, never a
+// database connection, and this keeps one token from holding many. An
+// upload over the bound waits for a slot, as long as uploadSlotWait, then
+// is answered 429. JSON bodies (at most 1 MiB) are not counted.
 type bodyLimiter struct {
 	mu     sync.Mutex
 	max    int
-	flying map[int64]int // token id -> requests in flight
+	tokens map[int64]*tokenSlots
 }
+
+// tokenSlots are one token's slots and how many requests use them.
+type tokenSlots struct {
+	slots chan struct{}
+	users int
+}
+
+// uploadSlotWait is how long an upload waits for one of its token's slots.
+const uploadSlotWait = 10 * time.Second
 
 func newBodyLimiter(max int) *bodyLimiter {
 	if max <= 0 {
 		max = defaultBodiesPerToken
 	}
-	return &bodyLimiter{max: max, flying: map[int64]int{}}
+	return &bodyLimiter{max: max, tokens: map[int64]*tokenSlots{}}
 }
 
-// hasBody reports whether r's method sends a body that a handler reads.
-func hasBody(r *http.Request) bool {
-	return r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch
+// isUpload reports whether r sends a multipart body, an upload.
+func isUpload(r *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return strings.HasPrefix(mt, "multipart/")
 }
 
-// acquire counts one more request of token, or reports that it is over
-// the bound.
-func (l *bodyLimiter) acquire(token int64) bool {
+// acquire takes one of token's slots, waiting at most wait; it reports
+// false when none came free in time or ctx ended. A true needs a release.
+func (l *bodyLimiter) acquire(ctx context.Context, token int64, wait time.Duration) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.flying[token] >= l.max {
-		return false
+	ts := l.tokens[token]
+	if ts == nil {
+		ts = &tokenSlots{slots: make(chan struct{}, l.max)}
+		l.tokens[token] = ts
 	}
-	l.flying[token]++
-	return true
+	ts.users++
+	l.mu.Unlock()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case ts.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	l.leave(token, ts)
+	return false
 }
 
-// release counts one request of token fewer.
+// release gives token's slot back.
 func (l *bodyLimiter) release(token int64) {
 	l.mu.Lock()
+	ts := l.tokens[token]
+	l.mu.Unlock()
+	<-ts.slots
+	l.leave(token, ts)
+}
+
+// leave forgets a request of token, and the token when none is left.
+func (l *bodyLimiter) leave(token int64, ts *tokenSlots) {
+	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.flying[token]--; l.flying[token] <= 0 {
-		delete(l.flying, token)
+	if ts.users--; ts.users == 0 {
+		delete(l.tokens, token)
 	}
 }

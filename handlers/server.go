@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"errata/authn"
@@ -36,8 +37,8 @@ type Deps struct {
 	// Metrics counts every request for GET /metrics; nil, the default,
 	// counts nothing and costs the request path nothing.
 	Metrics *Metrics
-	// BodiesPerToken bounds the requests with a body that one token has in
-	// flight; more answer 429. 0 is defaultBodiesPerToken.
+	// BodiesPerToken bounds the uploads (multipart requests) that one token
+	// has in flight; more answer 429. 0 is defaultBodiesPerToken.
 	BodiesPerToken int
 }
 
@@ -79,8 +80,8 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 			return
 		}
 		r = r.WithContext(ctx)
-		if c, ok := authn.CallerFrom(ctx); ok && hasBody(r) {
-			if !bodies.acquire(c.TokenID) {
+		if c, ok := authn.CallerFrom(ctx); ok && isUpload(r) {
+			if !bodies.acquire(r.Context(), c.TokenID, uploadSlotWait) {
 				writeError(w, r, d.Log, errTooManyBodies)
 				return
 			}
@@ -180,7 +181,16 @@ func logRequests(log *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 			rand.Read(b)
 			id = hex.EncodeToString(b)
 		}
-		w.Header().Set("X-Request-Id", id)
+		h := w.Header()
+		h.Set("X-Request-Id", id)
+		// No answer is to be sniffed as another type; no API answer is to
+		// be kept by a cache: some carry secrets (recovery codes) and all
+		// are the caller's. A handler may say otherwise for its own
+		// (the OpenAPI document).
+		h.Set("X-Content-Type-Options", "nosniff")
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			h.Set("Cache-Control", "no-store")
+		}
 		sw := &statusWriter{ResponseWriter: w, r: r}
 		defer func() {
 			if p := recover(); p != nil {

@@ -53,43 +53,58 @@ func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 	dirSize := int64(binary.LittleEndian.Uint32(e[12:]))
 	dirOffset := int64(binary.LittleEndian.Uint32(e[16:]))
 	end := size - tail + int64(eocd) // where the end records begin
-	if records == 0xffff || dirSize == 0xffffffff || dirOffset == 0xffffffff {
-		// zip64: a locator right before the end record points to the
-		// zip64 end record, which holds the real values.
-		if end < zip64LocatorLen {
-			return badBundle("The bundle's zip64 end record is missing")
-		}
-		loc := make([]byte, zip64LocatorLen)
+	// A zip64 locator right before the end record points to the zip64 end
+	// record, which holds the real values when the end record's are
+	// saturated; writers may add both even when they are not.
+	saturated := records == 0xffff || dirSize == 0xffffffff || dirOffset == 0xffffffff
+	loc := make([]byte, zip64LocatorLen)
+	if end >= zip64LocatorLen {
 		if _, err := r.ReadAt(loc, end-zip64LocatorLen); err != nil {
-			return badBundle("The bundle's zip64 end record is missing")
+			loc = nil
 		}
-		if binary.LittleEndian.Uint32(loc) != 0x07064b50 {
-			return badBundle("The bundle's zip64 end record is missing")
-		}
-		recOffset := binary.LittleEndian.Uint64(loc[8:])
-		if recOffset > uint64(end-zip64LocatorLen-zip64EOCDLen) {
+	}
+	switch {
+	case loc != nil && end >= zip64LocatorLen && binary.LittleEndian.Uint32(loc) == 0x07064b50:
+		// The locator names the record's offset from the start of the
+		// archive as its writer saw it, which may not be ours (a bundle's
+		// header before the zip): the record is also found right before
+		// the locator.
+		if end < zip64LocatorLen+zip64EOCDLen {
 			return badBundle("The bundle's zip64 end record is out of place")
 		}
+		recOffset := binary.LittleEndian.Uint64(loc[8:])
 		rec := make([]byte, zip64EOCDLen)
-		if _, err := r.ReadAt(rec, int64(recOffset)); err != nil || binary.LittleEndian.Uint32(rec) != 0x06064b50 {
-			return badBundle("The bundle's zip64 end record is missing")
+		if recOffset > uint64(end-zip64LocatorLen-zip64EOCDLen) || !readSignature(r, rec, int64(recOffset), 0x06064b50) {
+			recOffset = uint64(end - zip64LocatorLen - zip64EOCDLen)
+			if !readSignature(r, rec, int64(recOffset), 0x06064b50) {
+				return badBundle("The bundle's zip64 end record is missing")
+			}
 		}
-		n, s, o := binary.LittleEndian.Uint64(rec[32:]), binary.LittleEndian.Uint64(rec[40:]), binary.LittleEndian.Uint64(rec[48:])
-		if n > uint64(maxMembers) || s > uint64(maxMembers*maxDirRecordLen) || o > uint64(size) {
+		n, s := binary.LittleEndian.Uint64(rec[32:]), binary.LittleEndian.Uint64(rec[40:])
+		if n > uint64(maxMembers) {
 			return badBundle("The bundle has more members than the limit of %d", maxMembers)
 		}
-		records, dirSize, dirOffset, end = int64(n), int64(s), int64(o), int64(recOffset)
+		if s > uint64(maxMembers*maxDirRecordLen) {
+			return badBundle("The bundle's zip directory is larger than %d members can take", maxMembers)
+		}
+		records, dirSize, end = int64(n), int64(s), int64(recOffset)
+	case saturated:
+		return badBundle("The bundle's zip64 end record is missing")
 	}
 	switch {
 	case records > maxMembers:
 		return badBundle("The bundle has %d members, more than the limit of %d", records, maxMembers)
 	case dirSize > maxMembers*maxDirRecordLen:
 		return badBundle("The bundle's zip directory is larger than %d members can take", maxMembers)
-	case dirOffset+dirSize != end:
+	case dirSize > end:
 		return badBundle("The bundle's zip directory is not where its end record says")
 	}
+	// The directory ends where the end records begin. Its offset in the
+	// end record counts from where the archive's writer began, which may
+	// be before the zip (sentry-cli counts the bundle's 8-byte header):
+	// archive/zip allows for that, and so does this check.
 	// Walk the records: exactly records of them, filling the directory.
-	dir := io.NewSectionReader(r, dirOffset, dirSize)
+	dir := io.NewSectionReader(r, end-dirSize, dirSize)
 	hdr := make([]byte, dirRecordLen)
 	var at, n int64
 	for ; at < dirSize; n++ {
@@ -106,4 +121,11 @@ func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 		return badBundle("The bundle's zip directory is corrupt")
 	}
 	return nil
+}
+
+// readSignature reads len(buf) bytes at off into buf and reports whether
+// they start with the signature sig.
+func readSignature(r io.ReaderAt, buf []byte, off int64, sig uint32) bool {
+	_, err := r.ReadAt(buf, off)
+	return err == nil && binary.LittleEndian.Uint32(buf) == sig
 }

@@ -67,12 +67,24 @@ func TestCheckZipDirectory(t *testing.T) {
 			return b
 		}(), "more records than its end record counts"},
 		{"not a zip", []byte("hello"), "not a zip archive"},
-		{"a directory not before its end record", func() []byte {
+		{"a directory size that splits a record", func() []byte {
 			b := smallZip(t, 2)
-			off := len(b) - len("a comment") - eocdLen + 16
+			off := len(b) - len("a comment") - eocdLen + 12
 			binary.LittleEndian.PutUint32(b[off:], binary.LittleEndian.Uint32(b[off:])-1)
 			return b
+		}(), "corrupt"},
+		{"a directory larger than what comes before its end record", func() []byte {
+			b := smallZip(t, 2)
+			off := len(b) - len("a comment") - eocdLen + 12
+			binary.LittleEndian.PutUint32(b[off:], uint32(len(b)))
+			return b
 		}(), "not where its end record says"},
+		{"offsets counted from before the zip, as sentry-cli writes them", func() []byte {
+			b := smallZip(t, 2)
+			off := len(b) - len("a comment") - eocdLen + 16
+			binary.LittleEndian.PutUint32(b[off:], binary.LittleEndian.Uint32(b[off:])+8)
+			return b
+		}(), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := checkZipDirectory(bytes.NewReader(tt.data), int64(len(tt.data)), 10)
