@@ -14,9 +14,9 @@ import (
 // does not show it.
 type Secret string
 
-func (Secret) String() string         { return "[redacted]" }
-func (Secret) GoString() string       { return "[redacted]" }
-func (Secret) LogValue() slog.Value   { return slog.StringValue("[redacted]") }
+func (Secret) String() string               { return "[redacted]" }
+func (Secret) GoString() string             { return "[redacted]" }
+func (Secret) LogValue() slog.Value         { return slog.StringValue("[redacted]") }
 func (s Secret) Format(f fmt.State, _ rune) { f.Write([]byte(s.String())) }
 
 // Config says which bucket to use and how to reach it.

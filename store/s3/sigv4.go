@@ -17,7 +17,7 @@ import (
 // the hex SHA-256 of the body or the literal UNSIGNED-PAYLOAD.
 
 const (
-	sigAlgorithm = "AWS4-HMAC-SHA256"
+	sigAlgorithm  = "AWS4-HMAC-SHA256"
 	amzDateFormat = "20060102T150405Z"
 	// unsignedPayload stands for the body's hash when the body is streamed
 	// (PutObject): the signature then covers the method, path, query and
