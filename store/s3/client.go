@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,8 +27,11 @@ type Client struct {
 	signer    signer
 	http      *http.Client
 	retries   int
+	pageSize  int
 	now       func() time.Time
 }
+
+var _ store.BlobStore = (*Client)(nil)
 
 // New returns a client for cfg. It does not contact the server; Check does.
 func New(cfg Config) (*Client, error) {
@@ -74,6 +79,7 @@ func New(cfg Config) (*Client, error) {
 		signer:    signer{accessKeyID: cfg.AccessKeyID, secret: cfg.SecretAccessKey, region: cfg.region(), service: "s3"},
 		http:      &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		retries:   retries,
+		pageSize:  cmp.Or(cfg.ListPageSize, 1000),
 		now:       time.Now,
 	}, nil
 }
@@ -280,11 +286,11 @@ type listPage struct {
 }
 
 // List calls fn for each key under prefix in key order, starting after
-// after, a page of up to 1000 keys at a time; an error of fn ends it.
+// after, a page (Config.ListPageSize keys) at a time; an error of fn ends it.
 func (c *Client) List(ctx context.Context, prefix, after string, fn func(key string, size int64) error) error {
 	token := ""
 	for {
-		q := url.Values{"list-type": {"2"}, "max-keys": {"1000"}}
+		q := url.Values{"list-type": {"2"}, "max-keys": {strconv.Itoa(c.pageSize)}}
 		if prefix != "" {
 			q.Set("prefix", prefix)
 		}

@@ -18,6 +18,10 @@ func (Secret) String() string               { return "[redacted]" }
 func (Secret) GoString() string             { return "[redacted]" }
 func (Secret) LogValue() slog.Value         { return slog.StringValue("[redacted]") }
 func (s Secret) Format(f fmt.State, _ rune) { f.Write([]byte(s.String())) }
+func (Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+
+// LogValue logs c as its String.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // Config says which bucket to use and how to reach it.
 type Config struct {
@@ -46,6 +50,9 @@ type Config struct {
 	// a 5xx is tried again, waiting 100ms, 200ms, 400ms... (at most 2s)
 	// between tries; 0 means 3, negative means none.
 	Retries int
+	// ListPageSize is how many keys a ListObjectsV2 page asks for; 0
+	// means 1000, the most S3 gives.
+	ListPageSize int
 }
 
 // ParseConfig reads the configuration of an S3 blob store from the
