@@ -8,7 +8,11 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"errata/store"
 	"errata/store/s3"
@@ -319,5 +323,53 @@ func TestMigrateBlobs(t *testing.T) {
 	}
 	if !bytes.Equal(readFile(t, pg), data) {
 		t.Error("the file read from PostgreSQL differs")
+	}
+}
+
+// TestCollectorRemovesOrphanObjects leaves objects that no blob row names
+// (an upload that failed between its object and its row): the collector
+// removes them, and keeps the blobs' objects and the keys not its own.
+func TestCollectorRemovesOrphanObjects(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t)
+	c := srv.Client("orphans")
+	db := storetest.NewDatabase(t)
+	st, err := store.Open(ctx, store.Config{URL: db, Blobs: c, BlobPrefix: "errata/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	data := make([]byte, 2500)
+	rand.NewChaCha8([32]byte{9}).Read(data)
+	org, _, names := uploadFile(t, st, data)
+	if _, err := st.CreateFileFromChunks(ctx, org, sha1Of(data), names); err != nil {
+		t.Fatal(err)
+	}
+	orphan := []byte("nobody's")
+	for key, b := range map[string][]byte{
+		"errata/" + sha1Of(orphan):    orphan, // an upload's object without its row
+		"errata/README":               []byte("not a blob"),
+		"elsewhere/" + sha1Of(orphan): orphan, // outside the prefix
+	} {
+		if err := c.Put(ctx, key, bytes.NewReader(b), int64(len(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := st.Collect(ctx, time.Hour, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.Orphans != 1 {
+		t.Errorf("collected %+v, want 1 orphan", cs)
+	}
+	var keys []string
+	c.List(ctx, "", "", func(key string, _ int64) error { keys = append(keys, key); return nil })
+	want := []string{"elsewhere/" + sha1Of(orphan), "errata/README"}
+	for _, n := range names {
+		want = append(want, "errata/"+n)
+	}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
 	}
 }
