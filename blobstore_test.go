@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,4 +192,84 @@ func sendChunks(client *http.Client, s *errataServer, data []byte) result {
 		pw.Close()
 	}()
 	return send(client, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), pr)
+}
+
+// TestMigrateBlobsCommand moves the blobs of a running deployment from
+// PostgreSQL to S3 with `errata admin migrate-blobs`, serves them from
+// there, and moves them back.
+func TestMigrateBlobsCommand(t *testing.T) {
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	setupAcme(t, s)
+	b := newBundle(t, "1.0.0", 3, 30<<10)
+	chunks := uploadChunks(t, s, b.data, 32<<10)
+	assemble := map[string]any{"checksum": sha1Hex(b.data), "chunks": chunks, "projects": []string{"web"}, "version": "1.0.0"}
+	waitFor(t, 20*time.Second, "the assembly", func() bool {
+		var st struct{ State string }
+		_, body := s.api(t, "POST", "/api/0/organizations/acme/artifactbundle/assemble/", assemble)
+		json.Unmarshal(body, &st)
+		return st.State == "ok"
+	})
+	blobs := s.count(t, `SELECT count(*) FROM blobs`)
+	checkDownloads := func(t *testing.T) {
+		t.Helper()
+		var files []e2eFile
+		if status := s.getJSON(t, "/api/0/organizations/acme/releases/1.0.0/files/", &files); status != http.StatusOK || len(files) != len(b.files) {
+			t.Fatalf("files: %d %v", status, files)
+		}
+		for _, f := range files {
+			status, body := s.api(t, "GET", "/api/0/organizations/acme/releases/1.0.0/files/"+f.ID+"/?download=1", nil)
+			if status != http.StatusOK || sha1Hex(body) != sha1Hex(b.files[f.Name]) {
+				t.Errorf("download %s: %d, %d bytes", f.Name, status, len(body))
+			}
+		}
+	}
+	srv := s3test.Start(t)
+	c := srv.Client("moved")
+	for k, v := range map[string]string{
+		"S3_ENDPOINT": srv.Endpoint(), "S3_ACCESS_KEY_ID": srv.Key, "S3_SECRET_ACCESS_KEY": srv.Secret,
+	} {
+		s.env[k] = v
+	}
+	countObjects := func() int {
+		n := 0
+		if err := c.List(context.Background(), "", "", func(string, int64) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	out := s.cli(t, "admin", "migrate-blobs", "--to", "s3://moved/errata")
+	if !strings.Contains(out, fmt.Sprintf("copied %d blobs", blobs)) || countObjects() != blobs {
+		t.Errorf("first run: %q, %d objects; want %d blobs copied", out, countObjects(), blobs)
+	}
+	// Run again (as after an interruption), now removing the source.
+	out = s.cli(t, "admin", "migrate-blobs", "--to", "s3://moved/errata/", "--remove-source")
+	if !strings.Contains(out, fmt.Sprintf("copied 0 blobs (0 bytes) to s3://moved/errata/, each checked; %d were there already; %d removed", blobs, blobs)) {
+		t.Errorf("second run: %q", out)
+	}
+	if n := s.count(t, `SELECT count(*) FROM blob_data`); n != 0 {
+		t.Errorf("%d blobs' bytes left in PostgreSQL", n)
+	}
+
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	s.env["BLOB_STORE"] = "s3://moved/errata"
+	s.serve(t)
+	checkDownloads(t)
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	var stderr strings.Builder
+	if err := run(context.Background(), []string{"admin", "migrate-blobs", "--to", "s3://moved/errata"}, s.getenv, io.Discard, &stderr); err == nil {
+		t.Error("migrating to where the blobs are exited 0")
+	}
+	out = s.cli(t, "admin", "migrate-blobs", "--to", "postgres", "--remove-source")
+	if !strings.Contains(out, fmt.Sprintf("copied %d blobs", blobs)) || countObjects() != 0 {
+		t.Errorf("back to PostgreSQL: %q, %d objects left", out, countObjects())
+	}
+	s.env["BLOB_STORE"] = "postgres"
+	s.serve(t)
+	checkDownloads(t)
 }
