@@ -273,3 +273,31 @@ func TestMigrateBlobsCommand(t *testing.T) {
 	s.serve(t)
 	checkDownloads(t)
 }
+
+// TestServeChecksTheBucket starts errata with a wrong secret and with a
+// missing bucket: it refuses to start, and says why without the secret.
+func TestServeChecksTheBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Client("errata")
+	db := newErrata(t, nil).env["DATABASE_URL"]
+	for _, tc := range []struct{ name, bucket, secret, want string }{
+		{"a wrong secret", "errata", "wrong-" + srv.Secret[:6], "SignatureDoesNotMatch"},
+		{"a missing bucket", "missing", srv.Secret, "NoSuchBucket"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{
+				"DATABASE_URL": db, "ADDR": "127.0.0.1:0", "SECRET_KEY": "x", "LOG_LEVEL": "error",
+				"BLOB_STORE": "s3://" + tc.bucket, "S3_ENDPOINT": srv.Endpoint(),
+				"S3_ACCESS_KEY_ID": srv.Key, "S3_SECRET_ACCESS_KEY": tc.secret,
+			}
+			var logs strings.Builder
+			err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, &logs, &logs)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("serve: %v, want an error with %s", err, tc.want)
+			}
+			if all := err.Error() + logs.String(); strings.Contains(all, tc.secret) || strings.Contains(all, srv.Secret) {
+				t.Errorf("the error or the log shows the secret: %v\n%s", err, logs.String())
+			}
+		})
+	}
+}

@@ -100,7 +100,10 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "s3: %s %s", e.Op, e.Key)
+	fmt.Fprintf(&b, "s3: %s", e.Op)
+	if e.Key != "" {
+		fmt.Fprintf(&b, " %s", e.Key)
+	}
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": %d %s", e.Status, http.StatusText(e.Status))
 	}
@@ -137,9 +140,12 @@ func retryableStatus(code int) bool {
 	return code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout
 }
 
-// Check makes sure that the bucket exists and that the keys may use it.
+// Check makes sure that the bucket exists and that the keys may list it.
+// It lists (rather than HEADs) the bucket so that a failure comes with the
+// server's error code, as NoSuchBucket or SignatureDoesNotMatch.
 func (c *Client) Check(ctx context.Context) error {
-	resp, err := c.do(ctx, request{op: "HeadBucket", method: http.MethodHead})
+	q := url.Values{"list-type": {"2"}, "max-keys": {"1"}}
+	resp, err := c.do(ctx, request{op: "ListObjectsV2", method: http.MethodGet, query: q})
 	if err != nil {
 		return err
 	}
