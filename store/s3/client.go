@@ -27,6 +27,7 @@ type Client struct {
 	signer    signer
 	http      *http.Client
 	retries   int
+	timeout   time.Duration
 	pageSize  int
 	now       func() time.Time
 }
@@ -47,7 +48,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
-		timeout = 30 * time.Second
+		timeout = 10 * time.Second
 	}
 	dialTimeout := cfg.DialTimeout
 	if dialTimeout <= 0 {
@@ -79,6 +80,7 @@ func New(cfg Config) (*Client, error) {
 		signer:    signer{accessKeyID: cfg.AccessKeyID, secret: cfg.SecretAccessKey, region: cfg.region(), service: "s3"},
 		http:      &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		retries:   retries,
+		timeout:   timeout,
 		pageSize:  cmp.Or(cfg.ListPageSize, 1000),
 		now:       time.Now,
 	}, nil
@@ -189,7 +191,10 @@ func (c *Client) Put(ctx context.Context, key string, r io.Reader, size int64) e
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/octet-stream")
-	resp, err := c.do(ctx, request{op: "PutObject", method: http.MethodPut, key: key, header: h, body: body, size: size})
+	// Each attempt has until Timeout plus a second per MiB (1 MiB/s at
+	// least) for its body: a server that stops reading cannot hold it.
+	limit := c.timeout + time.Duration(size>>20)*time.Second
+	resp, err := c.do(ctx, request{op: "PutObject", method: http.MethodPut, key: key, header: h, body: body, size: size, timeout: limit})
 	if err != nil {
 		return err
 	}
@@ -352,6 +357,8 @@ type request struct {
 	size   int64
 	// ok lists the statuses besides 2xx that the caller handles itself.
 	ok []int
+	// timeout, when set, bounds each attempt until its answer is closed.
+	timeout time.Duration
 }
 
 // do sends r, trying again after connection errors and 5xx answers while
@@ -376,8 +383,13 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 				}
 			}
 		}
-		resp, err := c.send(ctx, r)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if r.timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, r.timeout)
+		}
+		resp, err := c.send(actx, r)
 		if err != nil {
+			cancel()
 			if r.body != nil && r.body.err != nil {
 				// The caller's reader failed or ended early: not the
 				// server's fault, and nothing to retry.
@@ -389,10 +401,12 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 			last = &Error{Op: r.op, Key: r.key, Tries: try, Err: err}
 		} else {
 			if resp.StatusCode/100 == 2 || containsInt(r.ok, resp.StatusCode) {
+				resp.Body = cancelOnClose{resp.Body, cancel}
 				return resp, nil
 			}
 			last = c.answerError(r.op, r.key, resp, try)
 			resp.Body.Close()
+			cancel()
 			if !retryableStatus(resp.StatusCode) {
 				return nil, last
 			}
@@ -461,6 +475,18 @@ func (c *Client) answerError(op, key string, resp *http.Response, tries int) *Er
 		e.Message = strings.ReplaceAll(e.Message, s, "[redacted]")
 	}
 	return e
+}
+
+// cancelOnClose ends an attempt's context once its answer is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 func containsInt(list []int, n int) bool {

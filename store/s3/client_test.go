@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -457,5 +458,49 @@ func TestLargeObject(t *testing.T) {
 	}
 	if !bytes.Equal(want.Sum(nil), got.Sum(nil)) {
 		t.Error("the object read back differs")
+	}
+}
+
+// TestHungServer points the client at a server that accepts connections,
+// reads and never answers: every operation ends with ErrUnavailable
+// after its timeouts, even an upload larger than the socket buffers.
+func TestHungServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close() // held open, never read nor answered
+		}
+	}()
+	c, err := s3.New(s3.Config{
+		Bucket: "hung", Endpoint: "http://" + l.Addr().String(), PathStyle: true,
+		AccessKeyID: "k", SecretAccessKey: "s", Timeout: 300 * time.Millisecond, Retries: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, op := range map[string]func() error{
+		"stat": func() error { _, err := c.Stat(ctx, "k"); return err },
+		"put": func() error {
+			return c.Put(ctx, "k", bytes.NewReader(make([]byte, 3<<20)), 3<<20)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			if err := op(); !errors.Is(err, store.ErrUnavailable) {
+				t.Errorf("%v, want ErrUnavailable", err)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
 	}
 }

@@ -41,8 +41,9 @@ type Config struct {
 	// (BUCKET.ENDPOINT/KEY), as AWS prefers.
 	PathStyle bool
 	// Timeout bounds each attempt of a request until its answer's headers
-	// arrive; 0 means 30s. A body is then read for as long as its reader
-	// wants, under the caller's context.
+	// arrive (an upload's attempt gets a second more per MiB of its body);
+	// 0 means 10s. A body is then read for as long as its reader wants,
+	// under the caller's context.
 	Timeout time.Duration
 	// DialTimeout bounds each connection attempt; 0 means 5s.
 	DialTimeout time.Duration
