@@ -2,10 +2,18 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"mime/multipart"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,4 +153,105 @@ func TestStorageQuota(t *testing.T) {
 	if status, body := upload(first); status != http.StatusOK {
 		t.Errorf("a chunk acme owns, again: %d %s, want 200", status, body)
 	}
+}
+
+// procStatus reads a field of /proc/pid/status, in bytes.
+func procStatus(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), field+":")
+	if !ok {
+		t.Fatalf("/proc/%d/status has no %s", pid, field)
+	}
+	kb, err := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb << 10
+}
+
+// TestZipDirectoryBomb uploads, in about 30 KB, a bundle of 248 MiB whose
+// end record describes a central directory of millions of records: 31
+// times one gzipped chunk of 8 MiB of directory records, then the end
+// record. The assembly must end in error before reading the directory,
+// and the server's peak RSS must stay far below what the directory would
+// cost (1.35 GB before the check).
+func TestZipDirectoryBomb(t *testing.T) {
+	s := newErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.spawn(t)
+	setupAcme(t, s)
+	const chunkSize, copies = 8 << 20, 31
+	record := make([]byte, 46)
+	binary.LittleEndian.PutUint32(record, 0x02014b50)
+	bomb := bytes.Repeat(record, chunkSize/46+1)[:chunkSize]
+	eocd := make([]byte, 22)
+	binary.LittleEndian.PutUint32(eocd, 0x06054b50)
+	// It counts 5000 records, under the member limit, in a directory of
+	// 248 MiB: millions of records that archive/zip would build entries of.
+	binary.LittleEndian.PutUint16(eocd[8:], 5000)
+	binary.LittleEndian.PutUint16(eocd[10:], 5000)
+	binary.LittleEndian.PutUint32(eocd[12:], chunkSize*copies)
+
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, c := range [][]byte{bomb, eocd} {
+		w, _ := mw.CreateFormFile("file_gzip", sha1Hex(c))
+		zw := gzip.NewWriter(w)
+		zw.Write(c)
+		zw.Close()
+	}
+	mw.Close()
+	t.Logf("the upload: %d bytes", body.Len())
+	r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), &body)
+	if r.err != nil || r.status != http.StatusOK {
+		t.Fatalf("chunk upload: %s", r)
+	}
+
+	h := sha1.New()
+	var chunks []string
+	for range copies {
+		h.Write(bomb)
+		chunks = append(chunks, sha1Hex(bomb))
+	}
+	h.Write(eocd)
+	chunks = append(chunks, sha1Hex(eocd))
+	assemble := map[string]any{"checksum": hex.EncodeToString(h.Sum(nil)), "chunks": chunks, "projects": []string{"web"}, "version": "1.0.0"}
+
+	pid := s.proc.Process.Pid
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		t.Fatalf("reset the peak RSS: %v", err)
+	}
+	before := procStatus(t, pid, "VmRSS")
+	var st struct {
+		State  string
+		Detail *string
+	}
+	waitFor(t, 60*time.Second, "the assembly of the bomb to end", func() bool {
+		status, out := s.api(t, "POST", "/api/0/organizations/acme/artifactbundle/assemble/", assemble)
+		if json.Unmarshal(out, &st); status != http.StatusOK {
+			t.Fatalf("assemble: %d %s", status, out)
+		}
+		return st.State == "error" || st.State == "ok"
+	})
+	peak := procStatus(t, pid, "VmHWM")
+	t.Logf("server RSS before the assembly %.1f MB, peak during it %.1f MB", float64(before)/1e6, float64(peak)/1e6)
+	if st.State != "error" || st.Detail == nil || !strings.Contains(*st.Detail, "zip directory") {
+		t.Errorf("the bomb's assembly: %s %q, want an error about the zip directory", st.State, deref(st.Detail))
+	}
+	if peak-before > 64<<20 {
+		t.Errorf("the server's RSS grew by %.1f MB during the assembly, want under 64 MiB", float64(peak-before)/1e6)
+	}
+	if n := s.count(t, `SELECT count(*) FROM files`); n != 0 {
+		t.Errorf("%d files stored for the bomb", n)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }

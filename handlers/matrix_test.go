@@ -6,11 +6,13 @@ package handlers
 // every route asks for the scopes routes.go says.
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -25,6 +27,8 @@ import (
 
 	"errata/authn"
 	"errata/store"
+	"errata/store/storetest"
+	"errata/worker"
 )
 
 // matrixUser is a user of the matrix fixture with a token of every scope.
@@ -45,12 +49,24 @@ type matrixFixture struct {
 	victim    matrixUser
 	intruder  matrixUser
 	appFile   map[string]string // organization slug -> id of its ~/app.js
-	n         int               // makes names unique
+	// bundleFile is, per organization slug, the id of ~/app.min.js in the
+	// artifact bundle matrixBundleID, found by debug id matrixDebugID.
+	bundleFile map[string]string
+	n          int // makes names unique
 }
+
+// The artifact bundle both organizations have, indexed by debug id.
+const (
+	matrixBundleID = "6e1b7a1c-2f0e-4b7e-9a53-0d6f3c1b2a90"
+	matrixDebugID  = "c0ffee00-1234-4abc-8def-0123456789ab"
+	// The bundle that the DELETE of artifact bundles removes.
+	doomedBundleID = "d0d0d0d0-0000-4000-8000-000000000001"
+	doomedDebugID  = "d0d0d0d0-1111-4000-8000-000000000001"
+)
 
 func newMatrixFixture(t *testing.T) *matrixFixture {
 	t.Helper()
-	f := &matrixFixture{testAPI: newTestAPI(t), appFile: map[string]string{}}
+	f := &matrixFixture{testAPI: newTestAPI(t), appFile: map[string]string{}, bundleFile: map[string]string{}}
 	conn, err := pgx.Connect(context.Background(), f.db)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +86,59 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		f.release(t, org, "1.0.0")
 		f.deploy(t, org, "1.0.0")
 		f.appFile[org] = f.file(t, org, "1.0.0", "~/app.js")
+		f.bundleFile[org] = f.debugIDBundle(t, org, matrixBundleID, matrixDebugID)
 	}
 	return f
+}
+
+// debugIDBundle assembles, in org for project web, an artifact bundle
+// without a release whose one file ~/app.min.js has the debug id debugID,
+// and returns that file's id.
+func (f *matrixFixture) debugIDBundle(t *testing.T, org, bundleID, debugID string) string {
+	t.Helper()
+	owner := f.victim
+	if org != "acme" {
+		owner = f.intruder
+	}
+	return f.testAPI.debugIDBundle(t, owner.id, org, bundleID, debugID)
+}
+
+// debugIDBundle assembles, as the user ownerID in org for project web, an
+// artifact bundle without a release whose one file ~/app.min.js has the
+// debug id debugID, and returns that file's id.
+func (a *testAPI) debugIDBundle(t *testing.T, ownerID int64, org, bundleID, debugID string) string {
+	t.Helper()
+	ctx := context.Background()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("files/_/_/app.min.js")
+	io.WriteString(w, "x()\n//# debugId="+debugID+"\n")
+	w, _ = zw.Create("manifest.json")
+	json.NewEncoder(w).Encode(map[string]any{"org": org, "debug_id": bundleID, "files": map[string]any{
+		"files/_/_/app.min.js": map[string]any{"url": "~/app.min.js", "type": "minified_source",
+			"headers": map[string]string{"debug-id": debugID}},
+	}})
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	if err := a.st.SaveChunks(ctx, ownerID, org, func(yield func(store.Chunk, error) bool) {
+		yield(store.Chunk{SHA1: sha1Hex(data), Data: data}, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	orgID := storetest.Count(t, a.db, `SELECT id FROM organizations WHERE slug = $1`, org)
+	payload, _ := json.Marshal(store.AssemblyJob{OrganizationID: int64(orgID), OrgSlug: org, Projects: []string{"web"},
+		Checksum: sha1Hex(data), Chunks: []string{sha1Hex(data)}})
+	asm := &worker.Assembler{Store: a.st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := asm.Run(ctx, payload); err != nil {
+		t.Fatalf("assemble the debug-id bundle of %s: %v", org, err)
+	}
+	found, err := a.st.ArtifactLookup(ctx, store.ProjectScope{UserID: ownerID, OrgSlug: org, ProjectSlug: "web"}, debugID, 10)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("the debug-id bundle of %s: %v %v", org, found, err)
+	}
+	return strconv.FormatInt(found[0].ID, 10)
 }
 
 // account creates a user with a token of every scope.
@@ -171,6 +238,7 @@ func (f *matrixFixture) standard() map[string]string {
 		"name":              "production",
 		"file_id":           f.appFile["acme"],
 		"user_id":           strconv.FormatInt(f.victim.id, 10),
+		"bundle_id":         matrixBundleID,
 	}
 }
 
@@ -293,7 +361,7 @@ func sameAnswer(t *testing.T, what string, want, got response) {
 }
 
 // volatileColumns are left out of snapshots: they change on reads.
-var volatileColumns = map[string]string{"api_tokens": "last_used"}
+var volatileColumns = map[string]string{"api_tokens": "last_used", "files": "date_used", "blob_owners": "date_used"}
 
 // snapshotQuery builds one query that returns, for every table of the
 // database, its row count and a checksum of its rows.
@@ -391,6 +459,7 @@ var missingValues = map[string]string{
 	"name":              "no-such-environment",
 	"file_id":           "999999999",
 	"user_id":           "999999999",
+	"bundle_id":         "00000000-0000-0000-0000-000000000000",
 }
 
 // globalIDs are path values that are unique across organizations: the
@@ -550,6 +619,29 @@ func matrixEntries() map[string]matrixEntry {
 			return f.on(http.StatusOK, jsonBody(map[string]any{"checksum": sum, "chunks": []string{sum}}))
 		}},
 		"POST /api/0/organizations/{organization_slug}/artifactbundle/assemble/{$}": {prepare: prepareArtifactBundle},
+
+		// Artifact bundles indexed by debug ids.
+		"GET /api/0/projects/{organization_slug}/{project_slug}/files/artifact-bundles/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },
+			queries: []string{"", "query=" + matrixDebugID, "query=" + matrixBundleID},
+		},
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/artifact-bundles/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+				// The doomed bundle, in both organizations, again.
+				f.debugIDBundle(t, "acme", doomedBundleID, doomedDebugID)
+				f.debugIDBundle(t, "rival", doomedBundleID, doomedDebugID)
+				return f.on(http.StatusNoContent, noBody)
+			},
+			queries: []string{"bundleId=" + doomedBundleID},
+		},
+		"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-bundles/{bundle_id}/files/{$}": standing(http.StatusOK, noBody),
+		"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-bundles/{bundle_id}/files/{file_id}/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusOK, noBody, "file_id", f.bundleFile["acme"])
+		}},
+		"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-lookup/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },
+			queries: []string{"debug_id=" + matrixDebugID},
+		},
 	}
 }
 
@@ -963,6 +1055,15 @@ func TestScopeMatrix(t *testing.T) {
 	summary := map[string]any{}
 	for _, rt := range rts {
 		e, a := entries[rt.pattern], rt.access
+		// The scope checks send the entry's first query, if it has any.
+		query := ""
+		if len(e.queries) > 0 {
+			query = e.queries[0]
+		}
+		send := func(t *testing.T, values map[string]string, body matrixBody, token string) response {
+			t.Helper()
+			return f.sendQuery(t, rt.pattern, query, values, body, token)
+		}
 		// garbage is a body that does not parse: access is checked first.
 		garbage := func(r matrixRequest) matrixBody {
 			ct := r.body.contentType
@@ -976,7 +1077,7 @@ func TestScopeMatrix(t *testing.T) {
 			summary[rt.pattern] = "open"
 			t.Run(rt.pattern+" answers without a token", func(t *testing.T) {
 				r := e.prepare(t, f)
-				if res := f.send(t, rt.pattern, r.values, r.body, ""); res.status != r.want {
+				if res := send(t, r.values, r.body, ""); res.status != r.want {
 					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
 				}
 			})
@@ -985,29 +1086,29 @@ func TestScopeMatrix(t *testing.T) {
 			summary[rt.pattern] = "optional token"
 			t.Run(rt.pattern+" answers without a token", func(t *testing.T) {
 				r := e.prepare(t, f)
-				if res := f.send(t, rt.pattern, r.values, r.body, ""); res.status != r.want {
+				if res := send(t, r.values, r.body, ""); res.status != r.want {
 					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
 				}
 			})
 			t.Run(rt.pattern+" with an invalid token is 401", func(t *testing.T) {
 				r := e.prepare(t, f)
-				f.send(t, rt.pattern, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+				send(t, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
 			})
 			continue
 		}
 		t.Run(rt.pattern+" without a token is 401", func(t *testing.T) {
 			r := e.prepare(t, f)
 			before := f.snapshot(t)
-			f.send(t, rt.pattern, r.values, r.body, "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
-			f.send(t, rt.pattern, r.values, garbage(r), "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
-			f.send(t, rt.pattern, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			send(t, r.values, r.body, "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			send(t, r.values, garbage(r), "").expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
+			send(t, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
 			unchanged(t, "a request without a token", before, f.snapshot(t))
 		})
 		if len(a.scopes) == 0 {
 			summary[rt.pattern] = "any token"
 			t.Run(rt.pattern+" with a token of no scope succeeds", func(t *testing.T) {
 				r := e.prepare(t, f)
-				res := f.send(t, rt.pattern, r.values, r.body, f.tokenFor(t, r.owner.id, []string{}))
+				res := send(t, r.values, r.body, f.tokenFor(t, r.owner.id, []string{}))
 				if res.status != r.want {
 					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
 				}
@@ -1025,14 +1126,14 @@ func TestScopeMatrix(t *testing.T) {
 			r := e.prepare(t, f)
 			tok := f.tokenFor(t, r.owner.id, others)
 			before := f.snapshot(t)
-			f.send(t, rt.pattern, r.values, r.body, tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
-			f.send(t, rt.pattern, r.values, garbage(r), tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+			send(t, r.values, r.body, tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+			send(t, r.values, garbage(r), tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
 			unchanged(t, "a request without the scopes", before, f.snapshot(t))
 		})
 		for _, s := range a.scopes {
 			t.Run(rt.pattern+" with only "+s+" succeeds", func(t *testing.T) {
 				r := e.prepare(t, f)
-				res := f.send(t, rt.pattern, r.values, r.body, f.tokenFor(t, r.owner.id, []string{s}))
+				res := send(t, r.values, r.body, f.tokenFor(t, r.owner.id, []string{s}))
 				if res.status != r.want {
 					t.Errorf("status %d, want %d: %s", res.status, r.want, res.body)
 				}

@@ -739,15 +739,17 @@ func sendDocRequest(t *testing.T, base string, r docRequest) response {
 // unverified one and a GitHub account.
 type docFixture struct {
 	*testAPI
-	annID   int64
-	ann     string // ann's token, every scope
-	ben     string // ben's token, every scope
-	narrow  string // ann's token with member:read, a scope no route accepts
-	scoped  string // ann's token with org:read and project:releases
-	fileID  int64
-	homeKey string // the confirmation key of ann@home.example.com
-	dead    string // URL of a server whose database is unreachable
-	limited string // URL of a server whose bundle limit is 1 KiB
+	annID  int64
+	ann    string // ann's token, every scope
+	ben    string // ben's token, every scope
+	narrow string // ann's token with member:read, a scope no route accepts
+	scoped string // ann's token with org:read and project:releases
+	fileID int64
+	// bundleFileID is ~/app.min.js of the debug-id bundle matrixBundleID.
+	bundleFileID string
+	homeKey      string // the confirmation key of ann@home.example.com
+	dead         string // URL of a server whose database is unreachable
+	limited      string // URL of a server whose bundle limit is 1 KiB
 }
 
 func newDocFixture(t *testing.T, dead string) *docFixture {
@@ -781,6 +783,7 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 		strings.NewReader("console.log(\"hello\");\n"))
 	check(err)
 	f.fileID = rf.ID
+	f.bundleFileID = a.debugIDBundle(t, f.annID, "acme", matrixBundleID, matrixDebugID)
 	a.exec(`INSERT INTO email_addresses (user_id, email, is_verified)
 		VALUES ($1, 'ann@work.example.com', true), ($1, 'ann@home.example.com', false)`, f.annID)
 	a.exec(`INSERT INTO social_accounts (user_id, provider, uid, email, username)
@@ -933,6 +936,31 @@ var updateReleaseCases = operationCases{examples: map[string]exampleCase{
 }}
 
 var docCases = map[string]operationCases{
+	"listArtifactBundles": {examples: map[string]exampleCase{
+		"422 invalidQuery": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("query", strings.Repeat("q", 201)) },
+	}},
+	"deleteArtifactBundle": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("bundleId", matrixBundleID) },
+		examples: map[string]exampleCase{
+			"422 invalidBundleId": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("bundleId", "b") },
+		},
+	},
+	"listArtifactBundleFiles": {examples: map[string]exampleCase{
+		"422 invalidBundleId": func(t *testing.T, f *docFixture, r *docRequest) { r.values["bundle_id"] = "b" },
+	}},
+	"downloadArtifactBundleFile": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) { r.values["file_id"] = f.bundleFileID },
+		examples: map[string]exampleCase{
+			"422 invalidBundleId": func(t *testing.T, f *docFixture, r *docRequest) { r.values["bundle_id"] = "b" },
+		},
+		responses: map[string]exampleCase{"200 application/octet-stream": asDocumented},
+	},
+	"lookupArtifactsByDebugId": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("debug_id", matrixDebugID) },
+		examples: map[string]exampleCase{
+			"422 invalidDebugId": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("debug_id", "d") },
+		},
+	},
 	"apiRoot": {examples: map[string]exampleCase{
 		"200 anonymous":     func(t *testing.T, f *docFixture, r *docRequest) { r.token = "" },
 		"200 authenticated": func(t *testing.T, f *docFixture, r *docRequest) { r.token = f.scoped },
@@ -1113,6 +1141,7 @@ func (doc openAPIDoc) ordinaryRequest(t *testing.T, f *docFixture, o docOperatio
 	fixture := map[string]string{
 		"organization_slug": "acme", "project_slug": "web", "version": "1.0.0",
 		"file_id": strconv.FormatInt(f.fileID, 10), "name": "production", "user_id": "me", "key": f.homeKey,
+		"bundle_id": matrixBundleID,
 	}
 	for _, name := range doc.pathParameters(t, o) {
 		v, ok := fixture[name]

@@ -74,6 +74,17 @@ func TestReleaseCreateOrganization(t *testing.T) {
 		res.expect(t, http.StatusAlreadyReported, nil)
 		res.golden(t, "release_org_existing")
 	})
+	t.Run("no project at all: 208 with the release when it exists, else 422", func(t *testing.T) {
+		f := newRelFixture(t)
+		f.do("POST", path, f.tok, `{"version": "1.0.0", "projects": ["web"]}`).expect(t, http.StatusCreated, nil)
+		res := f.do("POST", path, f.tok, `{"version": "1.0.0", "projects": []}`)
+		res.expect(t, http.StatusAlreadyReported, nil)
+		if got := res.field(t, "projects").([]any); len(got) != 1 {
+			t.Errorf("projects = %v, want web still", got)
+		}
+		f.do("POST", path, f.tok, `{"version": "2.0.0", "projects": []}`).expect(t, http.StatusUnprocessableEntity,
+			`{"detail":[{"type":"value_error","loc":["body","projects"],"msg":"Require at least one valid project"}]}`)
+	})
 	t.Run("dateReleased is null until set; snake_case keys are accepted", func(t *testing.T) {
 		f := newRelFixture(t)
 		res := f.do("POST", path, f.tok, `{"version": "2.0", "projects": ["web"], "date_started": null}`)

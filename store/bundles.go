@@ -224,8 +224,12 @@ func scanArtifactBundle(row pgx.Row) (ArtifactBundle, error) {
 // ArtifactBundles lists a page of the artifact bundles of the project sc
 // names, newest first. query, when not empty, keeps the bundles whose
 // release or dist is query, or, when query is a UUID, whose bundle id or
-// one of whose files' debug id is query.
+// one of whose files' debug id is query. A project the caller cannot see
+// is ErrNotFound.
 func (s *Store) ArtifactBundles(ctx context.Context, sc ProjectScope, query string, page Page) ([]ArtifactBundle, PageInfo, error) {
+	if _, _, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
+		return nil, PageInfo{}, err
+	}
 	from := artifactBundleFrom
 	args := []any{sc.UserID, sc.OrgSlug, sc.ProjectSlug}
 	if query != "" {
@@ -289,8 +293,12 @@ func (s *Store) ArtifactBundleFiles(ctx context.Context, sc ProjectScope, bundle
 }
 
 // ArtifactLookup returns the files of the project sc names whose debug id
-// is debugID, newest bundle first, at most limit.
+// is debugID, newest bundle first, at most limit. A project the caller
+// cannot see is ErrNotFound.
 func (s *Store) ArtifactLookup(ctx context.Context, sc ProjectScope, debugID string, limit int) ([]ArtifactBundleFile, error) {
+	if _, _, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+artifactBundleFileCols+artifactBundleJoins+`
 		JOIN artifact_bundle_files abf ON abf.artifact_bundle_id = ab.id

@@ -59,6 +59,16 @@ func (s *Store) EnqueueJob(ctx context.Context, kind, uniqueKey string, payload 
 // never claim the same job: the row is locked with SKIP LOCKED. No job is
 // ErrNotFound.
 func (s *Store) ClaimJob(ctx context.Context, worker string, kinds []string, lease time.Duration) (Job, error) {
+	// A job whose lease ran out in its last attempt ended its worker every
+	// time (a crash, or the OOM killer on a hostile upload): it is given up
+	// rather than run again forever.
+	if _, err := s.pool.Exec(ctx, `
+		UPDATE jobs SET state = 'error', locked_by = NULL, locked_until = NULL, date_updated = now(),
+			last_error = 'The job stopped its worker in each of its ' || attempts || ' attempts; it is given up'
+		WHERE kind = ANY($1) AND state = 'running' AND locked_until < now() AND attempts >= max_attempts`,
+		kinds); err != nil {
+		return Job{}, wrap(err)
+	}
 	var j Job
 	err := s.pool.QueryRow(ctx, `
 		UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = $1,
@@ -67,7 +77,7 @@ func (s *Store) ClaimJob(ctx context.Context, worker string, kinds []string, lea
 			SELECT id FROM jobs
 			WHERE kind = ANY($3)
 			  AND ((state = 'queued' AND run_at <= now())
-			    OR (state = 'running' AND locked_until < now()))
+			    OR (state = 'running' AND locked_until < now() AND attempts < max_attempts))
 			ORDER BY run_at, id
 			LIMIT 1
 			FOR UPDATE SKIP LOCKED)

@@ -88,7 +88,9 @@ func objectOrEmpty(data json.RawMessage) json.RawMessage {
 // projectSlugs; slugs that name no project of the organization are
 // ignored, and when none is left it returns ErrNoValidProject. A release
 // of that version that already exists keeps its fields and gains the
-// links; created reports which happened.
+// links; created reports which happened. With no slug at all, an existing
+// release is returned as it is (created false); a new one is
+// ErrNoValidProject.
 func (s *Store) CreateRelease(ctx context.Context, userID int64, orgSlug string, in ReleaseInput, projectSlugs []string) (rel Release, created bool, err error) {
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		org, err := orgIDForMember(ctx, tx, userID, orgSlug)
@@ -103,6 +105,23 @@ func (s *Store) CreateRelease(ctx context.Context, userID int64, orgSlug string,
 		}
 		projects, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 		if err != nil {
+			return err
+		}
+		if len(projectSlugs) == 0 {
+			// No project named at all: sentry-cli does this for a release
+			// that exists (archive, restore, uploads without a project).
+			// It is answered with the release, which keeps its links; a
+			// release that does not exist still needs a project.
+			var id int64
+			err := tx.QueryRow(ctx, `SELECT id FROM releases WHERE organization_id = $1 AND version = $2`,
+				org, in.Version).Scan(&id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrNoValidProject
+			}
+			if err != nil {
+				return err
+			}
+			rel, err = releaseByID(ctx, tx, id)
 			return err
 		}
 		if len(projects) == 0 {

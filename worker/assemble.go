@@ -136,7 +136,7 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 	case err != nil:
 		return err
 	}
-	zr, zipStart, err := openBundle(a.Store.ReadPendingFile(ctx, file), file.Size)
+	zr, zipStart, err := openBundle(a.Store.ReadPendingFile(ctx, file), file.Size, limits.MaxMembers)
 	if err == nil {
 		_, err = checkMembers(zr, limits.MaxMembers)
 	}
@@ -308,7 +308,9 @@ func checkManifest(m manifest, members map[string]*zip.File, job store.AssemblyJ
 
 // openBundle opens the bundle of size bytes in r: a zip, optionally after
 // an 8-byte header that starts with SYSB. It returns where the zip starts.
-func openBundle(r io.ReaderAt, size int64) (*zip.Reader, int64, error) {
+// The zip's directory is checked against maxMembers before archive/zip
+// reads it (see checkZipDirectory).
+func openBundle(r io.ReaderAt, size, maxMembers int64) (*zip.Reader, int64, error) {
 	var offset int64
 	magic := make([]byte, 4)
 	if _, err := r.ReadAt(magic, 0); err == nil && bytes.Equal(magic, []byte("SYSB")) {
@@ -317,7 +319,11 @@ func openBundle(r io.ReaderAt, size int64) (*zip.Reader, int64, error) {
 	if size < offset {
 		return nil, 0, badBundle("The bundle is not a zip archive")
 	}
-	zr, err := zip.NewReader(io.NewSectionReader(r, offset, size-offset), size-offset)
+	section := io.NewSectionReader(r, offset, size-offset)
+	if err := checkZipDirectory(section, size-offset, maxMembers); err != nil {
+		return nil, 0, err
+	}
+	zr, err := zip.NewReader(section, size-offset)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, 0, badBundle("The bundle is not a zip archive")
 	}

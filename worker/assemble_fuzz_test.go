@@ -104,7 +104,7 @@ func FuzzBundleManifest(f *testing.F) {
 
 // checkBundle is the property of FuzzBundle for one bundle.
 func checkBundle(t *testing.T, data []byte) {
-	zr, _, err := openBundle(bytes.NewReader(data), int64(len(data)))
+	zr, _, err := openBundle(bytes.NewReader(data), int64(len(data)), fuzzMaxMembers)
 	if err != nil {
 		checkBundleError(t, "openBundle", err)
 		return

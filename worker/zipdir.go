@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+)
+
+// Bounds of a zip's central directory that checkZipDirectory enforces
+// before archive/zip reads it.
+const (
+	// dirRecordLen is the fixed part of a central directory record.
+	dirRecordLen = 46
+	// maxDirRecordLen is the most a record may take with its name, extra
+	// field and comment: bundles name their members with short paths, and
+	// a directory of maxMembers such records bounds what reading it costs.
+	maxDirRecordLen = dirRecordLen + 4096
+	// eocdLen is the fixed part of the end of central directory record; a
+	// comment of up to 65535 bytes may follow it.
+	eocdLen = 22
+	// zip64LocatorLen and zip64EOCDLen are the zip64 end records' sizes.
+	zip64LocatorLen = 20
+	zip64EOCDLen    = 56
+)
+
+// checkZipDirectory checks the central directory of the zip of size bytes
+// in r before archive/zip builds an entry of it, which it does for every
+// record it finds, whatever the end record says: the end record (zip64 or
+// not) must count at most maxMembers records, in a directory of at most
+// maxMembers*maxDirRecordLen bytes that ends where the end records begin,
+// and the directory must hold exactly that many well-formed records. So a
+// small upload cannot describe a directory of millions of entries.
+func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
+	tail := min(size, eocdLen+65535)
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	// The end record is the last signature whose comment ends the file.
+	eocd := -1
+	for i := len(buf) - eocdLen; i >= 0; i-- {
+		if binary.LittleEndian.Uint32(buf[i:]) == 0x06054b50 &&
+			i+eocdLen+int(binary.LittleEndian.Uint16(buf[i+20:])) == len(buf) {
+			eocd = i
+			break
+		}
+	}
+	if eocd < 0 {
+		return badBundle("The bundle is not a zip archive")
+	}
+	e := buf[eocd:]
+	records := int64(binary.LittleEndian.Uint16(e[10:]))
+	dirSize := int64(binary.LittleEndian.Uint32(e[12:]))
+	dirOffset := int64(binary.LittleEndian.Uint32(e[16:]))
+	end := size - tail + int64(eocd) // where the end records begin
+	if records == 0xffff || dirSize == 0xffffffff || dirOffset == 0xffffffff {
+		// zip64: a locator right before the end record points to the
+		// zip64 end record, which holds the real values.
+		if end < zip64LocatorLen {
+			return badBundle("The bundle's zip64 end record is missing")
+		}
+		loc := make([]byte, zip64LocatorLen)
+		if _, err := r.ReadAt(loc, end-zip64LocatorLen); err != nil {
+			return badBundle("The bundle's zip64 end record is missing")
+		}
+		if binary.LittleEndian.Uint32(loc) != 0x07064b50 {
+			return badBundle("The bundle's zip64 end record is missing")
+		}
+		recOffset := binary.LittleEndian.Uint64(loc[8:])
+		if recOffset > uint64(end-zip64LocatorLen-zip64EOCDLen) {
+			return badBundle("The bundle's zip64 end record is out of place")
+		}
+		rec := make([]byte, zip64EOCDLen)
+		if _, err := r.ReadAt(rec, int64(recOffset)); err != nil || binary.LittleEndian.Uint32(rec) != 0x06064b50 {
+			return badBundle("The bundle's zip64 end record is missing")
+		}
+		n, s, o := binary.LittleEndian.Uint64(rec[32:]), binary.LittleEndian.Uint64(rec[40:]), binary.LittleEndian.Uint64(rec[48:])
+		if n > uint64(maxMembers) || s > uint64(maxMembers*maxDirRecordLen) || o > uint64(size) {
+			return badBundle("The bundle has more members than the limit of %d", maxMembers)
+		}
+		records, dirSize, dirOffset, end = int64(n), int64(s), int64(o), int64(recOffset)
+	}
+	switch {
+	case records > maxMembers:
+		return badBundle("The bundle has %d members, more than the limit of %d", records, maxMembers)
+	case dirSize > maxMembers*maxDirRecordLen:
+		return badBundle("The bundle's zip directory is larger than %d members can take", maxMembers)
+	case dirOffset+dirSize != end:
+		return badBundle("The bundle's zip directory is not where its end record says")
+	}
+	// Walk the records: exactly records of them, filling the directory.
+	dir := io.NewSectionReader(r, dirOffset, dirSize)
+	hdr := make([]byte, dirRecordLen)
+	var at, n int64
+	for ; at < dirSize; n++ {
+		if n >= records {
+			return badBundle("The bundle's zip directory has more records than its end record counts")
+		}
+		if _, err := dir.ReadAt(hdr, at); err != nil || binary.LittleEndian.Uint32(hdr) != 0x02014b50 {
+			return badBundle("The bundle's zip directory is corrupt")
+		}
+		at += dirRecordLen + int64(binary.LittleEndian.Uint16(hdr[28:])) +
+			int64(binary.LittleEndian.Uint16(hdr[30:])) + int64(binary.LittleEndian.Uint16(hdr[32:]))
+	}
+	if at != dirSize || n != records {
+		return badBundle("The bundle's zip directory is corrupt")
+	}
+	return nil
+}
