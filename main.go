@@ -735,7 +735,7 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 				}
 			}
 			r, err := st.MigrateBlobs(ctx, dst, prefix, *removeSource, func(_ string, r store.MigrateStats) {
-				if n := r.Copied + r.Present; n%1000 == 0 {
+				if n := r.Copied + r.Present; n > 0 && n%1000 == 0 {
 					fmt.Fprintf(stdout, "%d blobs done\n", n)
 				}
 			})

@@ -504,3 +504,35 @@ func TestHungServer(t *testing.T) {
 		})
 	}
 }
+
+// TestVirtualHostStyle reaches a versitygw that addresses buckets by host
+// name (BUCKET.DOMAIN), as AWS prefers.
+func TestVirtualHostStyle(t *testing.T) {
+	const domain = "s3.errata.test"
+	srv := s3test.Start(t, "--virtual-domain", domain)
+	srv.Client("vhost") // created in path style, which it still serves
+	_, port, _ := net.SplitHostPort(srv.Addr())
+	cfg := srv.Config("vhost")
+	cfg.Endpoint, cfg.PathStyle = "http://"+domain+":"+port, false
+	c, err := s3.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.DialOnly(c, srv.Addr())
+	ctx := context.Background()
+	if err := c.Put(ctx, "dir/k", strings.NewReader("hello"), 5); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := c.Get(ctx, "dir/k", 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "ell" {
+		t.Errorf("get = %q, want ell", b)
+	}
+	if diff := cmp.Diff([]string{"dir/k 5"}, list(t, c, "dir/", "")); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+}

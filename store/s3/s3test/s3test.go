@@ -24,13 +24,15 @@ type Server struct {
 	addr    string
 	Key     string
 	Secret  string
+	flags   []string
 	cmd     *exec.Cmd
 	stopped bool
 }
 
 // Start starts a versitygw on a free port of 127.0.0.1, serving a fresh
-// directory with new keys, and stops it when the test ends.
-func Start(t testing.TB) *Server {
+// directory with new keys, and stops it when the test ends. flags are
+// more of versitygw's options, as "--virtual-domain", "example.test".
+func Start(t testing.TB, flags ...string) *Server {
 	t.Helper()
 	bin := os.Getenv("VERSITYGW")
 	if bin == "" {
@@ -44,11 +46,14 @@ func Start(t testing.TB) *Server {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), addr: addr, Key: "errata-test", Secret: hex.EncodeToString(secret)}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), addr: addr, Key: "errata-test", Secret: hex.EncodeToString(secret), flags: flags}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	return s
 }
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return s.addr }
 
 // Endpoint is the server's base URL.
 func (s *Server) Endpoint() string { return "http://" + s.addr }
@@ -91,7 +96,8 @@ func (s *Server) Stop() {
 // waits until it accepts connections.
 func (s *Server) Restart() {
 	s.t.Helper()
-	cmd := exec.Command(s.bin, "-a", s.Key, "-s", s.Secret, "-p", s.addr, "posix", s.dir)
+	args := append([]string{"-a", s.Key, "-s", s.Secret, "-p", s.addr}, s.flags...)
+	cmd := exec.Command(s.bin, append(args, "posix", s.dir)...)
 	cmd.Stdout, cmd.Stderr = nil, nil
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("versitygw: %v", err)
