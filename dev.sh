@@ -142,10 +142,15 @@ install_test_tools() {
 		rm -rf "$deb"
 	fi
 	export PROMTOOL
-	# versitygw is the S3-compatible server the blob-store tests run
-	# against (store/s3); it checks every request's signature.
-	v=1.8.0
-	bin=$tools/versitygw-$v/versitygw
+	install_versitygw
+}
+
+# install_versitygw brings versitygw, the S3-compatible server that the
+# blob-store tests and benchmarks run against (store/s3); it checks every
+# request's signature.
+install_versitygw() {
+	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v=1.8.0
+	local bin=$tools/versitygw-$v/versitygw
 	if [ ! -x "$bin" ]; then
 		log "installing versitygw $v with go install"
 		GOBIN=$tools/versitygw-$v go install "github.com/versity/versitygw/cmd/versitygw@v$v"
@@ -178,6 +183,7 @@ install_bench_tools() {
 	fi
 	PGBENCH=$bindir/pgbench
 	command -v sha1sum >/dev/null 2>&1 || apt_install coreutils
+	install_versitygw
 	export WRK PGBENCH
 }
 
