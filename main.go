@@ -713,7 +713,11 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 		exec = func(st *store.Store) error {
 			c, err := st.Collect(ctx, *grace, 0)
 			if err == nil {
-				fmt.Fprintf(stdout, "removed %d files, %d blob ownerships, %d blobs (%d bytes)\n", c.Files, c.Owners, c.Blobs, c.Bytes)
+				fmt.Fprintf(stdout, "removed %d files, %d blob ownerships, %d blobs (%d bytes)", c.Files, c.Owners, c.Blobs, c.Bytes)
+				if c.Orphans > 0 {
+					fmt.Fprintf(stdout, ", %d objects without a blob row", c.Orphans)
+				}
+				fmt.Fprintln(stdout)
 			}
 			return err
 		}
