@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"errata/store"
@@ -390,10 +391,10 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		resp, err := c.send(actx, r)
 		if err != nil {
 			cancel()
-			if r.body != nil && r.body.err != nil {
+			if ferr := r.body.failureOf(); ferr != nil {
 				// The caller's reader failed or ended early: not the
 				// server's fault, and nothing to retry.
-				return nil, fmt.Errorf("s3: %s %s: reading the body: %w", r.op, r.key, r.body.err)
+				return nil, fmt.Errorf("s3: %s %s: reading the body: %w", r.op, r.key, ferr)
 			}
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("s3: %s %s: %w", r.op, r.key, ctx.Err())
@@ -435,7 +436,7 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	u.RawQuery = canonicalQuery(r.query)
 	var body io.Reader
 	if r.body != nil && r.size > 0 {
-		body = r.body
+		body = r.body.attempt()
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
 	if err != nil {
@@ -500,8 +501,13 @@ func containsInt(list []int, n int) bool {
 
 // sizedBody is the body of a PutObject: exactly left bytes of r. It
 // remembers the reader's own failure, so that it is not taken for the
-// server's, and whether a retry can send it again.
+// server's, and whether a retry can send it again. Each attempt reads it
+// through its own attemptBody: the transport may still read an attempt's
+// body after that attempt failed, and those late reads must not take
+// bytes from the next attempt.
 type sizedBody struct {
+	mu     sync.Mutex
+	gen    int // the attempt that may read
 	r      io.Reader
 	left   int64
 	read   int64 // bytes given to the transport so far
@@ -510,7 +516,41 @@ type sizedBody struct {
 	start  int64
 }
 
-func (b *sizedBody) Read(p []byte) (int, error) {
+// errStaleAttempt is what a failed attempt reads once the next began.
+var errStaleAttempt = errors.New("s3: body of an abandoned attempt")
+
+// attemptBody is the body of one attempt.
+type attemptBody struct {
+	b   *sizedBody
+	gen int
+}
+
+func (b *sizedBody) attempt() io.Reader {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return &attemptBody{b: b, gen: b.gen}
+}
+
+func (a *attemptBody) Read(p []byte) (int, error) {
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	if a.gen != a.b.gen {
+		return 0, errStaleAttempt
+	}
+	return a.b.readLocked(p)
+}
+
+// failureOf is the reader's own failure, if any; nil for no body.
+func (b *sizedBody) failureOf() error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+func (b *sizedBody) readLocked(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -536,9 +576,17 @@ func (b *sizedBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (b *sizedBody) canRewind() bool { return b.read == 0 || b.seeker != nil }
+func (b *sizedBody) canRewind() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.read == 0 || b.seeker != nil
+}
 
+// rewind makes the body ready for another attempt.
 func (b *sizedBody) rewind() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gen++
 	if b.read == 0 {
 		return nil
 	}
