@@ -301,3 +301,20 @@ func TestServeChecksTheBucket(t *testing.T) {
 		})
 	}
 }
+
+// TestBadBlobStore starts errata with BLOB_STORE values it cannot use.
+func TestBadBlobStore(t *testing.T) {
+	for _, tc := range []struct{ name, value, want string }{
+		{"another scheme", "gs://bucket", `BLOB_STORE: "gs://bucket" is not postgres or s3://BUCKET[/PREFIX]`},
+		{"a bad bucket", "s3://Bad_Bucket", `BLOB_STORE: bucket name "Bad_Bucket": want lower-case letters, digits, '-' and '.'`},
+		{"no keys", "s3://bucket", "BLOB_STORE is s3: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must both be set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": "x", "BLOB_STORE": tc.value}
+			err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("serve: %v, want %s", err, tc.want)
+			}
+		})
+	}
+}

@@ -160,7 +160,10 @@ type config struct {
 	// blobStore is where the bytes of uploads live: "postgres" or
 	// s3://BUCKET[/PREFIX] (with the S3_* variables).
 	blobStore string
-	getenv    func(string) string // for the S3_* variables of blobStore
+	// blobs is the object store blobStore names (nil for postgres), made
+	// from the S3_* variables, and blobPrefix the prefix of its keys.
+	blobs      store.BlobStore
+	blobPrefix string
 
 	// recoverySeedStore is where pending recovery-code seeds wait:
 	// "memory" (one process) or "postgres" (replicas).
@@ -271,10 +274,10 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if c.databaseURL == "" {
 		return c, errors.New("DATABASE_URL is not set")
 	}
-	if _, _, err := openBlobStore(c.blobStore, getenv); err != nil {
+	var err error
+	if c.blobs, c.blobPrefix, err = openBlobStore(c.blobStore, getenv); err != nil {
 		return c, err
 	}
-	c.getenv = getenv
 	if c.recoverySeedStore != "memory" && c.recoverySeedStore != "postgres" {
 		return c, fmt.Errorf("RECOVERY_SEED_STORE: %q is not memory or postgres", c.recoverySeedStore)
 	}
@@ -298,17 +301,13 @@ func newPendingSeeds(ctx context.Context, c config, st *store.Store) (authn.Pend
 }
 
 func openStore(ctx context.Context, c config) (*store.Store, error) {
-	blobs, prefix, err := openBlobStore(c.blobStore, c.getenv)
-	if err != nil {
-		return nil, err
-	}
 	return store.Open(ctx, store.Config{
 		URL:              c.databaseURL,
 		MaxConns:         int32(c.maxConns),
 		StatementTimeout: c.statementTimeout,
 		OrgStorageQuota:  c.orgStorageQuota,
-		Blobs:            blobs,
-		BlobPrefix:       prefix,
+		Blobs:            c.blobs,
+		BlobPrefix:       c.blobPrefix,
 	})
 }
 
@@ -347,15 +346,11 @@ func openBlobStore(where string, getenv func(string) string) (store.BlobStore, s
 // and that the keys may use it. An object store that cannot be reached is
 // only logged: uploads and downloads answer 503 until it is back.
 func checkBlobStore(ctx context.Context, c config, log *slog.Logger) error {
-	blobs, _, err := openBlobStore(c.blobStore, c.getenv)
-	if err != nil || blobs == nil {
-		return err
-	}
-	cl, ok := blobs.(*s3.Client)
+	cl, ok := c.blobs.(*s3.Client)
 	if !ok {
 		return nil
 	}
-	err = cl.Check(ctx)
+	err := cl.Check(ctx)
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
 		log.Warn("the object store does not answer; uploads and downloads will answer 503 until it does", "blob_store", c.blobStore, "err", err)
