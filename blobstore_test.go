@@ -318,3 +318,26 @@ func TestBadBlobStore(t *testing.T) {
 		})
 	}
 }
+
+// TestServeStartsWithTheObjectStoreDown starts errata while its object
+// store does not answer: it starts, uploads answer 503, and they succeed
+// once the store is back.
+func TestServeStartsWithTheObjectStoreDown(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Client("errata")
+	srv.Stop()
+	s := startErrata(t, map[string]string{
+		"BLOB_STORE": "s3://errata", "S3_ENDPOINT": srv.Endpoint(),
+		"S3_ACCESS_KEY_ID": srv.Key, "S3_SECRET_ACCESS_KEY": srv.Secret, "LOG_LEVEL": "error",
+	})
+	setupAcme(t, s)
+	client := &http.Client{Timeout: 30 * time.Second}
+	data := []byte("a chunk uploaded while the object store is down")
+	if r := sendChunks(client, s, data); r.status != http.StatusServiceUnavailable {
+		t.Errorf("upload with the store down: %s, want 503", r)
+	}
+	srv.Restart()
+	if r := sendChunks(client, s, data); r.status != http.StatusOK {
+		t.Errorf("upload once it is back: %s, want 200", r)
+	}
+}
