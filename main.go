@@ -156,6 +156,12 @@ type config struct {
 	// orgStorageQuota bounds the bytes of blobs one organization owns; 0:
 	// no bound.
 	orgStorageQuota int64
+	// acquireTimeout and idleInTx bound how long a statement waits for a
+	// connection and how long a transaction may idle; bodiesPerToken how
+	// many requests with a body one token has in flight.
+	acquireTimeout time.Duration
+	idleInTx       time.Duration
+	bodiesPerToken int
 
 	// blobStore is where the bytes of uploads live: "postgres" or
 	// s3://BUCKET[/PREFIX] (with the S3_* variables).
@@ -221,6 +227,15 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.http.read, "read-timeout", envDuration("READ_TIMEOUT", 60*time.Second), "how long a client may take to send a whole request, body included (READ_TIMEOUT)")
 	fs.DurationVar(&c.http.write, "write-timeout", envDuration("WRITE_TIMEOUT", 120*time.Second), "how long the server may take to send a response (WRITE_TIMEOUT)")
 	fs.DurationVar(&c.http.idle, "idle-timeout", envDuration("IDLE_TIMEOUT", 120*time.Second), "how long an idle keep-alive connection stays open (IDLE_TIMEOUT)")
+	fs.DurationVar(&c.acquireTimeout, "pool-acquire-timeout", envDuration("POOL_ACQUIRE_TIMEOUT", 5*time.Second), "how long a request waits for a free database connection before it is answered 503 (POOL_ACQUIRE_TIMEOUT)")
+	fs.DurationVar(&c.idleInTx, "idle-in-transaction-timeout", envDuration("IDLE_IN_TRANSACTION_TIMEOUT", 10*time.Second), "PostgreSQL idle_in_transaction_session_timeout of every connection (IDLE_IN_TRANSACTION_TIMEOUT)")
+	c.bodiesPerToken = 8
+	if v := getenv("BODIES_PER_TOKEN"); v != "" {
+		if _, err := fmt.Sscan(v, &c.bodiesPerToken); err != nil || c.bodiesPerToken < 1 {
+			envErrs = append(envErrs, fmt.Errorf("BODIES_PER_TOKEN: %q is not a positive number", v))
+		}
+	}
+	fs.IntVar(&c.bodiesPerToken, "bodies-per-token", c.bodiesPerToken, "how many requests with a body (uploads, creates) one token may have in flight; more are answered 429 (BODIES_PER_TOKEN)")
 	fs.DurationVar(&c.blobGrace, "blob-grace", envDuration("BLOB_GRACE", 24*time.Hour), "how long an upload that nothing uses is kept before the collector removes it (BLOB_GRACE)")
 	fs.DurationVar(&c.collectInterval, "collect-interval", envDuration("COLLECT_INTERVAL", time.Hour), "how often the collector runs (COLLECT_INTERVAL)")
 	retentionDays := 0
@@ -306,8 +321,11 @@ func openStore(ctx context.Context, c config) (*store.Store, error) {
 		MaxConns:         int32(c.maxConns),
 		StatementTimeout: c.statementTimeout,
 		OrgStorageQuota:  c.orgStorageQuota,
+		AcquireTimeout:   c.acquireTimeout,
 		Blobs:            c.blobs,
 		BlobPrefix:       c.blobPrefix,
+
+		IdleInTransactionTimeout: c.idleInTx,
 	})
 }
 
@@ -456,16 +474,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	srv := &http.Server{
 		Handler: handlers.New(handlers.Deps{
-			Store:         st,
-			Auth:          &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime},
-			Log:           log,
-			PublicURL:     cfg.publicURL,
-			SecretKey:     cfg.secretKey,
-			NotifyMail:    jobs.Notify,
-			RecoverySeeds: seeds,
-			Jobs:          jobs,
-			MaxBundleSize: cfg.assembleLimits.MaxBundleSize,
-			Metrics:       metrics,
+			Store:          st,
+			Auth:           &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime},
+			Log:            log,
+			PublicURL:      cfg.publicURL,
+			SecretKey:      cfg.secretKey,
+			NotifyMail:     jobs.Notify,
+			RecoverySeeds:  seeds,
+			Jobs:           jobs,
+			MaxBundleSize:  cfg.assembleLimits.MaxBundleSize,
+			Metrics:        metrics,
+			BodiesPerToken: cfg.bodiesPerToken,
 		}),
 		ReadHeaderTimeout: cfg.http.readHeader,
 		ReadTimeout:       cfg.http.read,

@@ -36,6 +36,9 @@ type Deps struct {
 	// Metrics counts every request for GET /metrics; nil, the default,
 	// counts nothing and costs the request path nothing.
 	Metrics *Metrics
+	// BodiesPerToken bounds the requests with a body that one token has in
+	// flight; more answer 429. 0 is defaultBodiesPerToken.
+	BodiesPerToken int
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -56,8 +59,9 @@ func New(d Deps) http.Handler {
 // serve builds the handler for rts.
 func serve(d Deps, rts []route) http.Handler {
 	mux := http.NewServeMux()
+	bodies := newBodyLimiter(d.BodiesPerToken)
 	for _, rt := range rts {
-		mux.Handle(rt.pattern, adapt(d, rt))
+		mux.Handle(rt.pattern, adapt(d, rt, bodies))
 	}
 	if d.Metrics != nil {
 		d.Metrics.track(rts)
@@ -65,8 +69,9 @@ func serve(d Deps, rts []route) http.Handler {
 	return logRequests(d.Log, d.Metrics, mux)
 }
 
-// adapt wraps a route's handler with its access rule and the error adapter.
-func adapt(d Deps, rt route) http.Handler {
+// adapt wraps a route's handler with its access rule, the bound on bodies
+// in flight per token and the error adapter.
+func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, err := authorize(d, rt.access, r)
 		if err != nil {
@@ -74,6 +79,13 @@ func adapt(d Deps, rt route) http.Handler {
 			return
 		}
 		r = r.WithContext(ctx)
+		if c, ok := authn.CallerFrom(ctx); ok && hasBody(r) {
+			if !bodies.acquire(c.TokenID) {
+				writeError(w, r, d.Log, errTooManyBodies)
+				return
+			}
+			defer bodies.release(c.TokenID)
+		}
 		if err := rt.handler(w, r); err != nil {
 			writeError(w, r, d.Log, err)
 		}

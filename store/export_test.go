@@ -33,3 +33,15 @@ func (s *Store) EnvironmentNamesForTest(ctx context.Context, orgSlug string, pag
 		return name, k, err
 	})
 }
+
+// HoldConnectionForTest takes a connection of the pool, closes held, and
+// gives it back once release is closed.
+func (s *Store) HoldConnectionForTest(ctx context.Context, held, release chan struct{}) {
+	c, err := s.pool.Acquire(ctx)
+	close(held)
+	if err != nil {
+		return
+	}
+	<-release
+	c.Release()
+}

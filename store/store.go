@@ -28,7 +28,7 @@ const SchemaVersion = 2
 
 // Store is errata's PostgreSQL storage.
 type Store struct {
-	pool *pgxpool.Pool
+	pool *pool
 	// objects keeps the bytes of blobs when they live in an object store;
 	// nil keeps them in PostgreSQL. objectPrefix comes before their keys.
 	objects      BlobStore
@@ -53,6 +53,14 @@ type Config struct {
 	MaxConns         int32         // 0: pgxpool's default
 	StatementTimeout time.Duration // 0: 30s
 	ConnectTimeout   time.Duration // 0: 3s
+	// AcquireTimeout bounds how long a statement waits for a free
+	// connection before it fails with ErrUnavailable; 0: 5s.
+	AcquireTimeout time.Duration
+	// IdleInTransactionTimeout is PostgreSQL's
+	// idle_in_transaction_session_timeout of every connection: a
+	// transaction left open without a statement for that long is ended and
+	// its connection closed; 0: 10s.
+	IdleInTransactionTimeout time.Duration
 	// OnStatement, when not nil, is called with each statement and its
 	// arguments before the pool runs it. Benchmarks record with it the
 	// statements an endpoint runs, to replay them as its floor.
@@ -105,16 +113,23 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		cfg.ConnectTimeout = 3 * time.Second
 	}
 	pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	if cfg.AcquireTimeout == 0 {
+		cfg.AcquireTimeout = 5 * time.Second
+	}
+	if cfg.IdleInTransactionTimeout == 0 {
+		cfg.IdleInTransactionTimeout = 10 * time.Second
+	}
 	pc.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(cfg.StatementTimeout.Milliseconds())
+	pc.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(cfg.IdleInTransactionTimeout.Milliseconds())
 	pc.ConnConfig.RuntimeParams["application_name"] = "errata"
 	if cfg.OnStatement != nil {
 		pc.ConnConfig.Tracer = statementHook(cfg.OnStatement)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	pgp, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: pool, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota}, nil
+	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota}, nil
 }
 
 // Close waits for borrowed connections and closes the pool.
@@ -122,7 +137,12 @@ func (s *Store) Close() { s.pool.Close() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
-	return wrap(s.pool.Ping(ctx))
+	c, err := s.pool.acquire(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	defer c.Release()
+	return wrap(c.Ping(ctx))
 }
 
 // PoolStats is a snapshot of the connection pool's statistics.

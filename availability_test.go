@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSlowClientsDoNotStarveOtherTenants is the audit's first finding: with
+// a pool of four connections, one tenant's four chunk uploads that send a
+// byte a second and four downloads that never read must not hold the pool:
+// another tenant's release list stays fast throughout.
+func TestSlowClientsDoNotStarveOtherTenants(t *testing.T) {
+	s := newErrata(t, map[string]string{"LOG_LEVEL": "warn", "MAX_CONNS": "4", "READ_TIMEOUT": "30s", "WRITE_TIMEOUT": "30s"})
+	s.spawn(t)
+	setupAcme(t, s)
+	attacker := s.token
+	victim := s.user(t, "victim@globex.example", "project:releases")
+	s.cli(t, "admin", "create-org", "--slug", "globex", "--owner", "victim@globex.example")
+	s.cli(t, "admin", "create-project", "--org", "globex", "--slug", "web")
+	s.token = victim
+	for i := range 20 {
+		if status, body := s.api(t, "POST", "/api/0/organizations/globex/releases/", map[string]any{
+			"version": fmt.Sprintf("2.0.%d", i), "projects": []string{"web"}}); status != http.StatusCreated {
+			t.Fatalf("create release: %d %s", status, body)
+		}
+	}
+	s.token = attacker
+	if status, body := s.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{
+		"version": "1.0.0", "projects": []string{"web"}}); status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", status, body)
+	}
+	var file bytes.Buffer
+	mw := multipart.NewWriter(&file)
+	w, _ := mw.CreateFormFile("file", "big.js")
+	w.Write(bytes.Repeat([]byte("0123456789abcdef"), 1<<20)) // 16 MiB
+	mw.Close()
+	r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/releases/1.0.0/files/", mw.FormDataContentType(), &file)
+	if r.err != nil || r.status != http.StatusCreated {
+		t.Fatalf("upload: %s", r)
+	}
+	var created struct{ ID string }
+	if err := json.Unmarshal(r.body, &created); err != nil {
+		t.Fatal(err)
+	}
+
+	addr := strings.TrimPrefix(s.url, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	dial := func(request string) net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte(request)); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		return c
+	}
+	// Four chunk uploads that announce 1 MiB and send it a byte a second.
+	var uploads []net.Conn
+	for range 4 {
+		uploads = append(uploads, dial("POST /api/0/organizations/acme/chunk-upload/ HTTP/1.1\r\nHost: "+addr+
+			"\r\nAuthorization: Bearer "+attacker+"\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 1048576\r\n\r\n"+
+			"--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"0000000000000000000000000000000000000000\"\r\n\r\n"))
+	}
+	// Four downloads of 16 MiB whose clients never read.
+	for range 4 {
+		dial("GET /api/0/organizations/acme/releases/1.0.0/files/" + created.ID + "/?download=1 HTTP/1.1\r\nHost: " + addr +
+			"\r\nAuthorization: Bearer " + attacker + "\r\n\r\n")
+	}
+
+	s.token = victim
+	var slowest time.Duration
+	for i := range 10 {
+		for _, c := range uploads {
+			c.Write([]byte("a"))
+		}
+		start := time.Now()
+		status, body := s.api(t, "GET", "/api/0/organizations/globex/releases/?limit=10", nil)
+		took := time.Since(start)
+		slowest = max(slowest, took)
+		if status != http.StatusOK {
+			t.Errorf("list %d: %d %s", i, status, body)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("another tenant's release list while 4 uploads trickle and 4 downloads stall: slowest of 10 took %s", slowest.Round(time.Millisecond))
+	if slowest > time.Second {
+		t.Errorf("the slowest list took %s, want under a second", slowest)
+	}
+}
