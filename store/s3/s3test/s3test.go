@@ -26,6 +26,7 @@ type Server struct {
 	Secret  string
 	flags   []string
 	cmd     *exec.Cmd
+	exited  chan struct{} // closed when cmd has exited
 	stopped bool
 }
 
@@ -89,25 +90,43 @@ func (s *Server) Stop() {
 	}
 	s.stopped = true
 	s.cmd.Process.Kill()
-	s.cmd.Wait()
+	<-s.exited
 }
 
 // Restart starts the server again on the same port and directory, and
-// waits until it accepts connections.
+// waits until it accepts connections; a server that runs is left alone.
 func (s *Server) Restart() {
 	s.t.Helper()
+	if s.cmd != nil && !s.stopped {
+		return
+	}
 	args := append([]string{"-a", s.Key, "-s", s.Secret, "-p", s.addr}, s.flags...)
 	cmd := exec.Command(s.bin, append(args, "posix", s.dir)...)
 	cmd.Stdout, cmd.Stderr = nil, nil
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("versitygw: %v", err)
 	}
-	s.cmd, s.stopped = cmd, false
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	s.cmd, s.exited, s.stopped = cmd, exited, false
 	deadline := time.Now().Add(15 * time.Second)
 	for {
+		select {
+		case <-exited:
+			s.stopped = true
+			s.t.Fatalf("versitygw exited at start (is %s taken?)", s.addr)
+		default:
+		}
 		c, err := net.DialTimeout("tcp", s.addr, time.Second)
 		if err == nil {
 			c.Close()
+			// The answer must be this process's, not a stale one's.
+			select {
+			case <-exited:
+				s.stopped = true
+				s.t.Fatalf("versitygw exited at start (is %s taken?)", s.addr)
+			case <-time.After(50 * time.Millisecond):
+			}
 			return
 		}
 		if time.Now().After(deadline) {
