@@ -80,8 +80,8 @@ apt_install() {
 # install_test_tools brings the real peers the end-to-end tests drive and
 # tells the tests where they are: sentry-cli 1.x, 2.x and 3.x from npm, an SMTP
 # server (Debian's python3-aiosmtpd), headless Chromium, the OpenAPI 3.1
-# validator that checks handlers/openapi.json (npm) and promtool, which
-# checks the /metrics text.
+# validator that checks handlers/openapi.json (npm), promtool, which
+# checks the /metrics text, and versitygw, an S3-compatible server.
 install_test_tools() {
 	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v bin
 	for v in 2.58.6 3.8.0; do
@@ -142,6 +142,20 @@ install_test_tools() {
 		rm -rf "$deb"
 	fi
 	export PROMTOOL
+	install_versitygw
+}
+
+# install_versitygw brings versitygw, the S3-compatible server that the
+# blob-store tests and benchmarks run against (store/s3); it checks every
+# request's signature.
+install_versitygw() {
+	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v=1.8.0
+	local bin=$tools/versitygw-$v/versitygw
+	if [ ! -x "$bin" ]; then
+		log "installing versitygw $v with go install"
+		GOBIN=$tools/versitygw-$v go install "github.com/versity/versitygw/cmd/versitygw@v$v"
+	fi
+	export VERSITYGW=$bin
 }
 
 # build_static builds errata as the Dockerfile does: static (no cgo),
@@ -169,6 +183,7 @@ install_bench_tools() {
 	fi
 	PGBENCH=$bindir/pgbench
 	command -v sha1sum >/dev/null 2>&1 || apt_install coreutils
+	install_versitygw
 	export WRK PGBENCH
 }
 

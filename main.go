@@ -11,6 +11,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -34,6 +35,7 @@ import (
 	"errata/authn"
 	"errata/handlers"
 	"errata/store"
+	"errata/store/s3"
 	"errata/worker"
 	"errata/worker/mail"
 )
@@ -162,6 +164,14 @@ type config struct {
 	idleInTx       time.Duration
 	bodiesPerToken int
 
+	// blobStore is where the bytes of uploads live: "postgres" or
+	// s3://BUCKET[/PREFIX] (with the S3_* variables).
+	blobStore string
+	// blobs is the object store blobStore names (nil for postgres), made
+	// from the S3_* variables, and blobPrefix the prefix of its keys.
+	blobs      store.BlobStore
+	blobPrefix string
+
 	// recoverySeedStore is where pending recovery-code seeds wait:
 	// "memory" (one process) or "postgres" (replicas).
 	recoverySeedStore string
@@ -211,6 +221,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	fs.DurationVar(&c.statementTimeout, "statement-timeout", envDuration("STATEMENT_TIMEOUT", 30*time.Second), "PostgreSQL statement_timeout (STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 20*time.Second), "how long SIGTERM waits for requests and jobs (SHUTDOWN_TIMEOUT)")
 	fs.DurationVar(&c.recoveryCodeTTL, "recovery-code-ttl", envDuration("RECOVERY_CODE_TTL", 300*time.Second), "how long generated recovery codes wait for confirmation (RECOVERY_CODE_TTL)")
+	fs.StringVar(&c.blobStore, "blob-store", env("BLOB_STORE", "postgres"), "where the bytes of uploads live: postgres, or s3://BUCKET[/PREFIX] with S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_PATH_STYLE (BLOB_STORE)")
 	fs.StringVar(&c.recoverySeedStore, "recovery-seed-store", env("RECOVERY_SEED_STORE", "memory"), "where generated recovery codes wait: memory (one process) or postgres (several replicas) (RECOVERY_SEED_STORE)")
 	fs.DurationVar(&c.jobLease, "job-lease", envDuration("JOB_LEASE", 30*time.Second), "how long a job stays claimed without renewal; a crashed server's job runs again after it (JOB_LEASE)")
 	fs.DurationVar(&c.http.readHeader, "read-header-timeout", envDuration("READ_HEADER_TIMEOUT", 5*time.Second), "how long a client may take to send a request's headers (READ_HEADER_TIMEOUT)")
@@ -279,6 +290,10 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	if c.databaseURL == "" {
 		return c, errors.New("DATABASE_URL is not set")
 	}
+	var err error
+	if c.blobs, c.blobPrefix, err = openBlobStore(c.blobStore, getenv); err != nil {
+		return c, err
+	}
 	if c.recoverySeedStore != "memory" && c.recoverySeedStore != "postgres" {
 		return c, fmt.Errorf("RECOVERY_SEED_STORE: %q is not memory or postgres", c.recoverySeedStore)
 	}
@@ -308,9 +323,62 @@ func openStore(ctx context.Context, c config) (*store.Store, error) {
 		StatementTimeout: c.statementTimeout,
 		OrgStorageQuota:  c.orgStorageQuota,
 		AcquireTimeout:   c.acquireTimeout,
+		Blobs:            c.blobs,
+		BlobPrefix:       c.blobPrefix,
 
 		IdleInTransactionTimeout: c.idleInTx,
 	})
+}
+
+// openBlobStore returns the blob store that where names ("postgres" or
+// s3://BUCKET[/PREFIX], the S3_* variables coming from getenv) and the
+// prefix of its keys; nil keeps the bytes in PostgreSQL. It does not
+// contact the object store.
+func openBlobStore(where string, getenv func(string) string) (store.BlobStore, string, error) {
+	if where == "" || where == "postgres" {
+		return nil, "", nil
+	}
+	if !strings.HasPrefix(where, "s3://") {
+		return nil, "", fmt.Errorf("BLOB_STORE: %q is not postgres or s3://BUCKET[/PREFIX]", where)
+	}
+	cfg, err := s3.ParseConfig(func(k string) string {
+		if k == "BLOB_STORE" {
+			return where
+		}
+		return getenv(k)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := s3.New(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	prefix := cfg.Prefix
+	if prefix != "" {
+		prefix += "/"
+	}
+	return c, prefix, nil
+}
+
+// checkBlobStore makes sure at start that the object store's bucket exists
+// and that the keys may use it. An object store that cannot be reached is
+// only logged: uploads and downloads answer 503 until it is back.
+func checkBlobStore(ctx context.Context, c config, log *slog.Logger) error {
+	cl, ok := c.blobs.(*s3.Client)
+	if !ok {
+		return nil
+	}
+	err := cl.Check(ctx)
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		log.Warn("the object store does not answer; uploads and downloads will answer 503 until it does", "blob_store", c.blobStore, "err", err)
+	case err != nil:
+		return fmt.Errorf("BLOB_STORE %s: %w", c.blobStore, err)
+	default:
+		log.Info("blobs live in an object store", "blob_store", c.blobStore)
+	}
+	return nil
 }
 
 func newLogger(level string, w io.Writer) (*slog.Logger, error) {
@@ -375,6 +443,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	seeds, err := newPendingSeeds(ctx, cfg, st)
 	if err != nil {
+		return err
+	}
+	if err := checkBlobStore(ctx, cfg, log); err != nil {
 		return err
 	}
 
@@ -572,7 +643,7 @@ func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, 
 // runAdmin runs the bootstrap commands of the admin CLI.
 func runAdmin(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("admin: want create-user, create-org, create-project, add-member, create-environment, create-token, storage or collect")
+		return errors.New("admin: want create-user, create-org, create-project, add-member, create-environment, create-token, storage, collect or migrate-blobs")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
@@ -580,6 +651,7 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 	str := func(name, usage string) *string { return fs.String(name, "", usage) }
 	var exec func(st *store.Store) error
 	required := []string{}
+	blobStore := fs.String("blob-store", cmp.Or(getenv("BLOB_STORE"), "postgres"), "where the bytes of uploads live: postgres or s3://BUCKET[/PREFIX] (BLOB_STORE)")
 	switch sub {
 	case "create-user":
 		email, name := str("email", "email address"), str("name", "display name")
@@ -676,9 +748,42 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 		exec = func(st *store.Store) error {
 			c, err := st.Collect(ctx, *grace, 0)
 			if err == nil {
-				fmt.Fprintf(stdout, "removed %d files, %d blob ownerships, %d blobs (%d bytes)\n", c.Files, c.Owners, c.Blobs, c.Bytes)
+				fmt.Fprintf(stdout, "removed %d files, %d blob ownerships, %d blobs (%d bytes)", c.Files, c.Owners, c.Blobs, c.Bytes)
+				if c.Orphans > 0 {
+					fmt.Fprintf(stdout, ", %d objects without a blob row", c.Orphans)
+				}
+				fmt.Fprintln(stdout)
 			}
 			return err
+		}
+	case "migrate-blobs":
+		to := str("to", "where the bytes of blobs go: postgres or s3://BUCKET[/PREFIX] (with the S3_* variables)")
+		removeSource := fs.Bool("remove-source", false, "remove each blob's bytes from BLOB_STORE once its copy is checked")
+		required = []string{"to"}
+		exec = func(st *store.Store) error {
+			if strings.TrimRight(*to, "/") == strings.TrimRight(*blobStore, "/") {
+				return fmt.Errorf("the blobs are in %s already (BLOB_STORE names where they are now)", *to)
+			}
+			dst, prefix, err := openBlobStore(*to, getenv)
+			if err != nil {
+				return err
+			}
+			if c, ok := dst.(*s3.Client); ok {
+				if err := c.Check(ctx); err != nil {
+					return fmt.Errorf("%s: %w", *to, err)
+				}
+			}
+			r, err := st.MigrateBlobs(ctx, dst, prefix, *removeSource, func(_ string, r store.MigrateStats) {
+				if n := r.Copied + r.Present; n > 0 && n%1000 == 0 {
+					fmt.Fprintf(stdout, "%d blobs done\n", n)
+				}
+			})
+			fmt.Fprintf(stdout, "copied %d blobs (%d bytes) to %s, each checked; %d were there already; %d removed from %s\n",
+				r.Copied, r.Bytes, *to, r.Present, r.Removed, *blobStore)
+			if err != nil {
+				return fmt.Errorf("%w (run it again to resume)", err)
+			}
+			return nil
 		}
 	default:
 		return fmt.Errorf("admin: unknown command %q", sub)
@@ -698,7 +803,11 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 	if *dbURL == "" {
 		return errors.New("DATABASE_URL is not set")
 	}
-	st, err := store.Open(ctx, store.Config{URL: *dbURL})
+	blobs, prefix, err := openBlobStore(*blobStore, getenv)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, store.Config{URL: *dbURL, Blobs: blobs, BlobPrefix: prefix})
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type CollectStats struct {
 	Owners  int64 // ownerships of blobs that no file of the owner used
 	Blobs   int64 // blobs nobody owned, with their bytes
 	Bytes   int64 // the bytes of those blobs
+	// Orphans are objects of the blob store that no blob row named (an
+	// upload that failed between its object and its row).
+	Orphans int64
 }
 
 // collectBatch bounds the rows one statement of the collector removes.
@@ -112,7 +115,8 @@ func (s *Store) Collect(ctx context.Context, grace, retention time.Duration) (Co
 			}
 		}
 		if len(sha1s) < collectBatch {
-			return st, nil
+			st.Orphans, err = s.collectOrphanObjects(ctx)
+			return st, err
 		}
 	}
 }

@@ -117,9 +117,17 @@ func (s *Store) WriteReleaseFile(ctx context.Context, sc ReleaseFileScope, id in
 	if err != nil {
 		return err
 	}
+	// The first bytes are read before start answers: a blob store that
+	// cannot be reached is then an error the handler can still answer
+	// (503), not a response cut short.
+	br := bufio.NewReaderSize(content, 256<<10)
+	if rf.Size > 0 {
+		if _, err := br.Peek(1); err != nil {
+			return wrap(err)
+		}
+	}
 	w := start(rf)
-	buf := make([]byte, 256<<10)
-	n, err := io.CopyBuffer(w, content, buf)
+	n, err := br.WriteTo(w)
 	if err == nil && n != rf.Size {
 		err = fmt.Errorf("release file %d: %d bytes, not %d: %w", rf.ID, n, rf.Size, io.ErrUnexpectedEOF)
 	}

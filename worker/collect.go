@@ -24,7 +24,7 @@ type Collector struct {
 func (c *Collector) Run(ctx context.Context, _ json.RawMessage) error {
 	st, err := c.Store.Collect(ctx, c.Grace, c.Retention)
 	c.Log.Info("collect", "expired", st.Expired, "files", st.Files, "owners", st.Owners,
-		"blobs", st.Blobs, "bytes", st.Bytes, "err", err)
+		"blobs", st.Blobs, "bytes", st.Bytes, "orphan_objects", st.Orphans, "err", err)
 	return err
 }
 
