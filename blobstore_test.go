@@ -286,7 +286,7 @@ func TestServeChecksTheBucket(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{
-				"DATABASE_URL": db, "ADDR": "127.0.0.1:0", "SECRET_KEY": "x", "LOG_LEVEL": "error",
+				"DATABASE_URL": db, "ADDR": "127.0.0.1:0", "SECRET_KEY": testSecretKey, "PUBLIC_URL": "http://errata.test", "LOG_LEVEL": "error",
 				"BLOB_STORE": "s3://" + tc.bucket, "S3_ENDPOINT": srv.Endpoint(),
 				"S3_ACCESS_KEY_ID": srv.Key, "S3_SECRET_ACCESS_KEY": tc.secret,
 			}
@@ -310,7 +310,7 @@ func TestBadBlobStore(t *testing.T) {
 		{"no keys", "s3://bucket", "BLOB_STORE is s3: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must both be set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": "x", "BLOB_STORE": tc.value}
+			env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": testSecretKey, "PUBLIC_URL": "http://errata.test", "BLOB_STORE": tc.value}
 			err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("serve: %v, want %s", err, tc.want)

@@ -57,6 +57,9 @@ func badBundle(format string, args ...any) error {
 	return Permanent(bundleError{fmt.Sprintf(format, args...)})
 }
 
+// notAZip is the error of a bundle that is not a zip archive.
+const notAZip = "The bundle is not a zip archive"
+
 // errMissingChunks is the error of an assembly whose chunks are not all
 // uploaded yet.
 var errMissingChunks = bundleError{"Some chunks of the bundle are missing: upload them first"}
@@ -141,9 +144,12 @@ func (a *Assembler) assemble(ctx context.Context, payload json.RawMessage) error
 		_, err = checkMembers(zr, limits.MaxMembers)
 	}
 	if err != nil {
-		// A checksum mismatch explains a bundle that is not a zip best.
-		if _, verr := a.Store.VerifyFile(ctx, file, nil); verr != nil {
-			return a.verifyError(verr)
+		// A checksum mismatch explains a bundle that is not a zip best;
+		// a zip over the limits is refused without reading it.
+		if be, ok := errors.AsType[bundleError](err); ok && be.msg == notAZip {
+			if _, verr := a.Store.VerifyFile(ctx, file, nil); verr != nil {
+				return a.verifyError(verr)
+			}
 		}
 		return err
 	}
@@ -317,7 +323,7 @@ func openBundle(r io.ReaderAt, size, maxMembers int64) (*zip.Reader, int64, erro
 		offset = 8
 	}
 	if size < offset {
-		return nil, 0, badBundle("The bundle is not a zip archive")
+		return nil, 0, badBundle(notAZip)
 	}
 	section := io.NewSectionReader(r, offset, size-offset)
 	if err := checkZipDirectory(section, size-offset, maxMembers); err != nil {
@@ -325,10 +331,10 @@ func openBundle(r io.ReaderAt, size, maxMembers int64) (*zip.Reader, int64, erro
 	}
 	zr, err := zip.NewReader(section, size-offset)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, 0, badBundle("The bundle is not a zip archive")
+		return nil, 0, badBundle(notAZip)
 	}
 	if zr == nil {
-		return nil, 0, badBundle("The bundle is not a zip archive")
+		return nil, 0, badBundle(notAZip)
 	}
 	return zr, offset, nil
 }

@@ -46,7 +46,7 @@ func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 		}
 	}
 	if eocd < 0 {
-		return badBundle("The bundle is not a zip archive")
+		return badBundle(notAZip)
 	}
 	e := buf[eocd:]
 	records := int64(binary.LittleEndian.Uint16(e[10:]))
