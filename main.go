@@ -152,6 +152,7 @@ type config struct {
 	// blobGrace keeps what nothing uses for a while before the collector
 	// removes it; fileRetention (0: off) expires files nobody used.
 	blobGrace       time.Duration
+	jobRetention    time.Duration // how long ended jobs are kept
 	fileRetention   time.Duration
 	collectInterval time.Duration
 	// orgStorageQuota bounds the bytes of blobs one organization owns; 0:
@@ -163,6 +164,9 @@ type config struct {
 	acquireTimeout time.Duration
 	idleInTx       time.Duration
 	bodiesPerToken int
+	// userRoutesScope is "any" (any valid token, the spec's rule) or
+	// "required" (a member scope) for the user routes.
+	userRoutesScope string
 
 	// blobStore is where the bytes of uploads live: "postgres" or
 	// s3://BUCKET[/PREFIX] (with the S3_* variables).
@@ -238,6 +242,8 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	}
 	fs.IntVar(&c.bodiesPerToken, "bodies-per-token", c.bodiesPerToken, "how many uploads (multipart requests) one token may have in flight; more are answered 429 (BODIES_PER_TOKEN)")
 	fs.DurationVar(&c.blobGrace, "blob-grace", envDuration("BLOB_GRACE", 24*time.Hour), "how long an upload that nothing uses is kept before the collector removes it (BLOB_GRACE)")
+	fs.StringVar(&c.userRoutesScope, "user-routes-scope", env("USER_ROUTES_SCOPE", "any"), "any: user, email and recovery-code routes take any valid token, as the spec says; required: they need member:read (reads) or member:write (changes) (USER_ROUTES_SCOPE)")
+	fs.DurationVar(&c.jobRetention, "job-retention", envDuration("JOB_RETENTION", 7*24*time.Hour), "how long ended jobs (done or error) are kept before the collector removes them (JOB_RETENTION)")
 	fs.DurationVar(&c.collectInterval, "collect-interval", envDuration("COLLECT_INTERVAL", time.Hour), "how often the collector runs (COLLECT_INTERVAL)")
 	retentionDays := 0
 	if v := getenv("FILE_RETENTION_DAYS"); v != "" {
@@ -293,6 +299,9 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 	var err error
 	if c.blobs, c.blobPrefix, err = openBlobStore(c.blobStore, getenv); err != nil {
 		return c, err
+	}
+	if c.userRoutesScope != "any" && c.userRoutesScope != "required" {
+		return c, fmt.Errorf("USER_ROUTES_SCOPE: %q is not any or required", c.userRoutesScope)
 	}
 	if c.recoverySeedStore != "memory" && c.recoverySeedStore != "postgres" {
 		return c, fmt.Errorf("RECOVERY_SEED_STORE: %q is not memory or postgres", c.recoverySeedStore)
@@ -480,7 +489,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	jobs.Handle(store.MailJobKind, mail.Deliver(st, sender))
 	assembler := &worker.Assembler{Store: st, Log: log, Limits: cfg.assembleLimits}
 	jobs.Handle(store.AssembleJobKind, assembler.Run)
-	collector := &worker.Collector{Store: st, Log: log, Grace: cfg.blobGrace, Retention: cfg.fileRetention}
+	collector := &worker.Collector{Store: st, Log: log, Grace: cfg.blobGrace, Retention: cfg.fileRetention, JobRetention: cfg.jobRetention}
 	jobs.Handle(store.CollectJobKind, collector.Run)
 	jobs.Start()
 	scheduleCtx, stopSchedule := context.WithCancel(ctx)
@@ -504,6 +513,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			MaxBundleSize:  cfg.assembleLimits.MaxBundleSize,
 			Metrics:        metrics,
 			BodiesPerToken: cfg.bodiesPerToken,
+
+			UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		}),
 		ReadHeaderTimeout: cfg.http.readHeader,
 		ReadTimeout:       cfg.http.read,

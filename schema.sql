@@ -219,6 +219,13 @@ CREATE TABLE IF NOT EXISTS mail_outbox (
     date_sent    timestamptz
 );
 
+-- The user a message is for: an unsent message goes with its user. Sent
+-- messages keep their recipient and subject, not their text (the link in
+-- it carries a key).
+ALTER TABLE mail_outbox ADD COLUMN IF NOT EXISTS user_id bigint REFERENCES users (id) ON DELETE CASCADE;
+CREATE INDEX IF NOT EXISTS mail_outbox_user_idx ON mail_outbox (user_id);
+UPDATE mail_outbox SET text_body = '', html_body = '' WHERE date_sent IS NOT NULL AND text_body <> '';
+
 -- Active recovery codes of a user. The seed is encrypted with a key derived
 -- from SECRET_KEY; used_mask has bit i set once code i was used.
 CREATE TABLE IF NOT EXISTS recovery_codes (

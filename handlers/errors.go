@@ -97,6 +97,11 @@ func errorResponse(err error) (int, any) {
 	case errors.As(err, &ae):
 		return ae.status, detail{ae.detail}
 	case errors.As(err, &ve):
+		// A body can have many faults (350 000 bad chunk names); the
+		// first ones tell the client what is wrong.
+		if len(ve) > maxFieldErrors {
+			ve = ve[:maxFieldErrors]
+		}
 		return http.StatusUnprocessableEntity, map[string]any{"detail": ve}
 	case errors.Is(err, authn.ErrNoCredential), errors.Is(err, authn.ErrBadCredential):
 		return http.StatusUnauthorized, detail{"Unauthorized"}
@@ -113,6 +118,9 @@ func errorResponse(err error) (int, any) {
 	}
 	return http.StatusInternalServerError, detail{"Internal Server Error"}
 }
+
+// maxFieldErrors bounds the entries of a 422 body.
+const maxFieldErrors = 100
 
 // detail is the body of every non-validation error.
 type detail struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -52,7 +53,41 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err != nil {
 		return bodyError(err)
 	}
+	if n := jsonValues(body); n > maxJSONValues {
+		// Before any decoding: a 1 MiB body of {} items would decode to
+		// tens of megabytes.
+		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
+	}
 	return unmarshalObject(body, dst, "body")
+}
+
+// maxJSONValues bounds the values (objects, arrays, strings, numbers,
+// literals) a JSON body may hold, and so what decoding it costs.
+const maxJSONValues = 20_000
+
+// jsonValues counts, roughly and without allocating, the values of the
+// JSON text data: one for the top value and one more for each ',' and each
+// ':' outside strings. It counts every value of valid JSON at least once.
+func jsonValues(data []byte) int {
+	n, inString, escaped := 1, false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ',' || c == ':' || c == '[' || c == '{':
+			n++
+		}
+	}
+	return n
 }
 
 // unmarshalObject decodes the JSON object data into dst after renaming its

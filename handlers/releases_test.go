@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -503,5 +505,40 @@ func TestReleaseDates(t *testing.T) {
 	created, err := time.Parse(time.RFC3339, res.field(t, "dateCreated").(string))
 	if err != nil || time.Since(created) > time.Minute || time.Since(created) < -time.Minute {
 		t.Errorf("dateCreated = %v (%v), want about now", created, err)
+	}
+}
+
+// TestManyValuesAreRefusedBeforeDecoding: a 1 MiB body of empty objects
+// would decode to tens of megabytes; it is refused after a scan, and an
+// assemble body of many bad chunk names answers at most 100 errors.
+func TestManyValuesAreRefusedBeforeDecoding(t *testing.T) {
+	f := newRelFixture(t)
+	var b strings.Builder
+	b.WriteString(`{"version": "1.0", "projects": ["web"], "data": {`)
+	for i := 0; b.Len() < 1<<20-100; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"%d":{}`, i)
+	}
+	b.WriteString("}}")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res := f.do("POST", "/api/0/organizations/acme/releases/", f.tok, b.String())
+	runtime.ReadMemStats(&after)
+	res.expect(t, http.StatusUnprocessableEntity, `{"detail":[{"type":"value_error","loc":["body"],"msg":"The body has more than 20000 values"}]}`)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("the refused request allocated %.1f MB, want under 16 MiB (the body is 1 MiB)", float64(alloc)/1e6)
+	} else {
+		t.Logf("the refused request allocated %.1f MB", float64(alloc)/1e6)
+	}
+
+	chunks := make([]string, 15000)
+	res = f.do("POST", "/api/0/organizations/acme/releases/1.0/assemble/", f.tok, map[string]any{"checksum": strings.Repeat("0", 40), "chunks": chunks})
+	var body struct{ Detail []any }
+	json.Unmarshal(res.body, &body)
+	if res.status != http.StatusUnprocessableEntity || len(body.Detail) != 100 {
+		t.Errorf("15 000 bad chunk names: %d with %d errors, want 422 with 100", res.status, len(body.Detail))
 	}
 }

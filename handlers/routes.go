@@ -42,6 +42,14 @@ var (
 // routes lists every route of errata. Each pattern is exact (it ends in
 // {$} or names a file, like /healthz), so no route serves paths below it.
 func routes(d Deps) []route {
+	// The user routes take any valid token, as the spec says, unless the
+	// deployment asks for a member scope (USER_ROUTES_SCOPE=required), so
+	// that a leaked CI token cannot change an account.
+	userRead, userWrite := anyToken, anyToken
+	if d.UserRoutesNeedScope {
+		userRead = scopes("member:read", "member:write", "member:admin")
+		userWrite = scopes("member:write", "member:admin")
+	}
 	return []route{
 		// Probes and the API root.
 		{"GET /healthz", open, handleHealth()},
@@ -68,22 +76,24 @@ func routes(d Deps) []route {
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}", projectReleases, handleDeploys(d)},
 
 		// Users, email addresses, notifications and recovery codes: any
-		// valid token (the spec declares no scope); the subject is always
-		// the caller. Confirmation links carry their own proof, the signed
-		// key, so they need no token.
-		{"GET /api/0/users/{$}", anyToken, handleUserList(d)},
-		{"GET /api/0/users/{user_id}/{$}", anyToken, handleUserDetail(d)},
-		{"PUT /api/0/users/{user_id}/{$}", anyToken, handleUserUpdate(d)},
-		{"DELETE /api/0/users/{user_id}/{$}", anyToken, handleUserDelete(d)},
-		{"GET /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailList(d)},
-		{"POST /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailCreate(d)},
-		{"PUT /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailMakePrimary(d)},
-		{"DELETE /api/0/users/{user_id}/emails/{$}", anyToken, handleEmailDelete(d)},
-		{"POST /api/0/users/{user_id}/emails/confirm/{$}", anyToken, handleEmailConfirm(d)},
-		{"GET /api/0/users/{user_id}/notifications/{$}", anyToken, handleNotifications(d)},
-		{"PUT /api/0/users/{user_id}/notifications/{$}", anyToken, handleNotificationsUpdate(d)},
-		{"GET /api/0/generate-recovery-codes/{$}", anyToken, handleRecoveryCodesGenerate(d)},
-		{"POST /api/0/generate-recovery-codes/{$}", anyToken, handleRecoveryCodesActivate(d)},
+		// valid token (the spec declares no scope), or with
+		// USER_ROUTES_SCOPE=required a member scope (userRead,
+		// userWrite); the subject is always the caller. Confirmation
+		// links carry their own proof, the signed key, so they need no
+		// token. Generating recovery codes shows secrets: a write.
+		{"GET /api/0/users/{$}", userRead, handleUserList(d)},
+		{"GET /api/0/users/{user_id}/{$}", userRead, handleUserDetail(d)},
+		{"PUT /api/0/users/{user_id}/{$}", userWrite, handleUserUpdate(d)},
+		{"DELETE /api/0/users/{user_id}/{$}", userWrite, handleUserDelete(d)},
+		{"GET /api/0/users/{user_id}/emails/{$}", userRead, handleEmailList(d)},
+		{"POST /api/0/users/{user_id}/emails/{$}", userWrite, handleEmailCreate(d)},
+		{"PUT /api/0/users/{user_id}/emails/{$}", userWrite, handleEmailMakePrimary(d)},
+		{"DELETE /api/0/users/{user_id}/emails/{$}", userWrite, handleEmailDelete(d)},
+		{"POST /api/0/users/{user_id}/emails/confirm/{$}", userWrite, handleEmailConfirm(d)},
+		{"GET /api/0/users/{user_id}/notifications/{$}", userRead, handleNotifications(d)},
+		{"PUT /api/0/users/{user_id}/notifications/{$}", userWrite, handleNotificationsUpdate(d)},
+		{"GET /api/0/generate-recovery-codes/{$}", userWrite, handleRecoveryCodesGenerate(d)},
+		{"POST /api/0/generate-recovery-codes/{$}", userWrite, handleRecoveryCodesActivate(d)},
 		{"POST /api/0/auth/email/verify/{$}", open, handleEmailVerify(d)},
 		{"GET /profile/confirm-email/{key}/{$}", open, handleConfirmPage(d)},
 		{"POST /profile/confirm-email/{key}/{$}", open, handleConfirmSubmit(d)},

@@ -37,6 +37,9 @@ type Deps struct {
 	// Metrics counts every request for GET /metrics; nil, the default,
 	// counts nothing and costs the request path nothing.
 	Metrics *Metrics
+	// UserRoutesNeedScope makes the user, email, notification and
+	// recovery-code routes ask for a member scope instead of any token.
+	UserRoutesNeedScope bool
 	// BodiesPerToken bounds the uploads (multipart requests) that one token
 	// has in flight; more answer 429. 0 is defaultBodiesPerToken.
 	BodiesPerToken int

@@ -419,3 +419,39 @@ func TestNotifications(t *testing.T) {
 		a.do("GET", "/api/0/users/me/notifications/", me.token, nil).golden(t, "user_notifications_off")
 	})
 }
+
+// TestUserRoutesCanRequireAMemberScope: with UserRoutesNeedScope, a token of
+// project scopes only (a CI token) can neither read nor change the account;
+// member:read reads, member:write changes.
+func TestUserRoutesCanRequireAMemberScope(t *testing.T) {
+	a := newTestAPI(t)
+	a.user("ann@example.com")
+	d := Deps{Store: a.st, Auth: &authn.Authenticator{Store: a.st}, Log: a.lg, Now: time.Now, SecretKey: "test-secret",
+		RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now), UserRoutesNeedScope: true}
+	srv := httptest.NewServer(serve(d, routes(d)))
+	t.Cleanup(srv.Close)
+	strict := &testAPI{t: t, st: a.st, db: a.db, srv: srv, lg: a.lg}
+	ci := a.token("ann@example.com", "project:releases")
+	reader := a.token("ann@example.com", "member:read")
+	writer := a.token("ann@example.com", "member:write")
+	for _, tc := range []struct {
+		method, path, token string
+		body                any
+		status              int
+	}{
+		{"GET", "/api/0/users/me/", ci, nil, 403},
+		{"GET", "/api/0/users/me/", reader, nil, 200},
+		{"PUT", "/api/0/users/me/", reader, map[string]any{"name": "Ann"}, 403},
+		{"PUT", "/api/0/users/me/", writer, map[string]any{"name": "Ann"}, 200},
+		{"GET", "/api/0/generate-recovery-codes/", reader, nil, 403},
+		{"GET", "/api/0/generate-recovery-codes/", writer, nil, 200},
+	} {
+		if res := strict.do(tc.method, tc.path, tc.token, tc.body); res.status != tc.status {
+			t.Errorf("%s %s with %s: %d, want %d", tc.method, tc.path, tc.token[:12], res.status, tc.status)
+		}
+	}
+	// The spec's rule, the default: any valid token.
+	if res := a.do("GET", "/api/0/users/me/", ci, nil); res.status != 200 {
+		t.Errorf("by default a CI token reads the account: %d, want 200", res.status)
+	}
+}

@@ -64,7 +64,7 @@ func (s *Store) AddEmailAddress(ctx context.Context, userID int64, email string,
 			return err
 		}
 		m.To = email
-		return queueMail(ctx, tx, m)
+		return queueMail(ctx, tx, userID, m)
 	})
 	return a, err
 }
@@ -81,7 +81,7 @@ func (s *Store) ResendConfirmation(ctx context.Context, userID int64, email stri
 		if err != nil {
 			return err
 		}
-		return queueMail(ctx, tx, m)
+		return queueMail(ctx, tx, userID, m)
 	})
 }
 

@@ -173,3 +173,13 @@ func (s *Store) JobQueues(ctx context.Context) ([]JobQueue, error) {
 	})
 	return queues, wrap(err)
 }
+
+// PruneJobs removes, in batches, the jobs that ended (done or error) more
+// than olderThan ago, and returns how many.
+func (s *Store) PruneJobs(ctx context.Context, olderThan time.Duration) (int64, error) {
+	return s.deleteInBatches(ctx, `
+		DELETE FROM jobs WHERE id IN (
+			SELECT id FROM jobs WHERE state IN ('done', 'error')
+			  AND date_updated < now() - make_interval(secs => $1)
+			LIMIT $2)`, olderThan.Seconds(), collectBatch)
+}

@@ -30,15 +30,16 @@ type MailJob struct {
 	OutboxID int64 `json:"outboxId"`
 }
 
-// queueMail puts m in the outbox and enqueues the job that delivers it, both
-// in q's transaction: the message exists exactly when the data that asked
-// for it does.
-func queueMail(ctx context.Context, q querier, m Mail) error {
+// queueMail puts m, a message for the user userID, in the outbox and
+// enqueues the job that delivers it, both in q's transaction: the message
+// exists exactly when the data that asked for it does, and goes with its
+// user.
+func queueMail(ctx context.Context, q querier, userID int64, m Mail) error {
 	var id int64
 	err := q.QueryRow(ctx, `
-		INSERT INTO mail_outbox (to_address, subject, text_body, html_body)
-		VALUES ($1, $2, $3, $4) RETURNING id`,
-		m.To, m.Subject, m.Text, m.HTML).Scan(&id)
+		INSERT INTO mail_outbox (to_address, subject, text_body, html_body, user_id)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		m.To, m.Subject, m.Text, m.HTML, userID).Scan(&id)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,8 @@ func queueMail(ctx context.Context, q querier, m Mail) error {
 }
 
 // DeliverMail calls send with the outbox message id unless it was sent
-// already, and marks it sent when send succeeds. The message's row stays
+// already, and marks it sent when send succeeds, keeping only its
+// recipient and subject. The message's row stays
 // locked while send runs, so two deliveries of one message never overlap:
 // a second one waits and then finds it sent. A message that no longer
 // exists is ErrNotFound.
@@ -72,7 +74,10 @@ func (s *Store) DeliverMail(ctx context.Context, id int64, send func(context.Con
 		if err := send(ctx, m); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE mail_outbox SET date_sent = now() WHERE id = $1`, id)
+		// Once sent, the text goes: its link carries a confirmation key,
+		// which errata keeps nowhere else.
+		_, err = tx.Exec(ctx, `
+			UPDATE mail_outbox SET date_sent = now(), text_body = '', html_body = '' WHERE id = $1`, id)
 		return err
 	})
 }

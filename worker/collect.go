@@ -18,10 +18,20 @@ type Collector struct {
 	Log       *slog.Logger
 	Grace     time.Duration
 	Retention time.Duration // 0: files are kept while they are used
+	// JobRetention is how long ended jobs (done or error) are kept; 0
+	// keeps them.
+	JobRetention time.Duration
 }
 
 // Run runs one collection.
 func (c *Collector) Run(ctx context.Context, _ json.RawMessage) error {
+	if c.JobRetention > 0 {
+		n, err := c.Store.PruneJobs(ctx, c.JobRetention)
+		if err != nil {
+			return err
+		}
+		c.Log.Info("collect: jobs pruned", "jobs", n)
+	}
 	st, err := c.Store.Collect(ctx, c.Grace, c.Retention)
 	c.Log.Info("collect", "expired", st.Expired, "files", st.Files, "owners", st.Owners,
 		"blobs", st.Blobs, "bytes", st.Bytes, "orphan_objects", st.Orphans, "err", err)

@@ -223,7 +223,7 @@ func Deliver(st *store.Store, sender Sender) worker.Func {
 		}
 		err := st.DeliverMail(ctx, job.OutboxID, sender.Send)
 		if errors.Is(err, store.ErrNotFound) {
-			return worker.Permanent(err)
+			return nil // its user was deleted, and the message with them
 		}
 		return err
 	}
