@@ -53,6 +53,13 @@ func NewSender(emailURL, from string, log *slog.Logger) (Sender, error) {
 		s.Username = u.User.Username()
 		s.Password, _ = u.User.Password()
 	}
+	switch v := u.Query().Get("starttls"); v {
+	case "", "opportunistic":
+	case "required":
+		s.RequireTLS = true
+	default:
+		return nil, fmt.Errorf("EMAIL_URL: starttls=%q is not required or opportunistic", v)
+	}
 	return s, nil
 }
 
@@ -85,7 +92,8 @@ func (s *LogSender) Send(ctx context.Context, m store.Mail) error {
 type SMTPSender struct {
 	Host, Port         string
 	Username, Password string
-	ImplicitTLS        bool
+	ImplicitTLS        bool // smtps://: TLS from the first byte
+	RequireTLS         bool // ?starttls=required: no STARTTLS, no message
 	From               string
 	Timeout            time.Duration // per message; 0 means 30s
 }
@@ -132,6 +140,10 @@ func (s *SMTPSender) Send(ctx context.Context, m store.Mail) error {
 		if err := c.StartTLS(&tls.Config{ServerName: s.Host}); err != nil {
 			return fmt.Errorf("smtp: starttls: %w", err)
 		}
+	} else if !s.ImplicitTLS && s.RequireTLS {
+		// The message carries a confirmation key: never in cleartext when
+		// EMAIL_URL says ?starttls=required.
+		return fmt.Errorf("smtp: %s offers no STARTTLS and EMAIL_URL requires it", s.Host)
 	}
 	if s.Username != "" {
 		if err := c.Auth(smtp.PlainAuth("", s.Username, s.Password, s.Host)); err != nil {
