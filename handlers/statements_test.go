@@ -40,7 +40,7 @@ func TestReadStatements(t *testing.T) {
 	h := serve(d, routes(d))
 
 	for _, tc := range []struct {
-		name, path, token string
+		name, path, token  string
 		status, statements int
 	}{
 		{"organization release get", "/api/0/organizations/acme/releases/1.0.0/", f.tok, 200, 1},
