@@ -391,7 +391,7 @@ func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement
 	}
 	m := pgbenchTPS.FindSubmatch(out)
 	if m == nil {
-		b.Fatalf("pgbench printed no tps:\n%s", out)
+		b.Fatalf("pgbench printed no tps:\n%s\nscript:\n%s", out, script)
 	}
 	var r loadResult
 	r.perSecond, _ = strconv.ParseFloat(string(m[1]), 64)
@@ -421,7 +421,7 @@ func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement
 		}
 	}
 	if len(lat) == 0 {
-		b.Fatalf("pgbench logged no transaction:\n%s", out)
+		b.Fatalf("pgbench logged no transaction:\n%s\nscript:\n%s", out, script)
 	}
 	slices.Sort(lat)
 	r.requests = int64(len(lat))
@@ -474,23 +474,24 @@ const (
 			(SELECT json_agg(json_build_object('id', p.id, 'slug', p.slug, 'name', p.name) ORDER BY p.slug, p.id)
 				FROM release_projects rp JOIN projects p ON p.id = rp.project_id
 				WHERE rp.release_id = r.id),
-			ld.*
+			ld.deploy_count, ld.id, (SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url, ld.date_started, ld.date_finished, ld.date_created
 		FROM releases r
-		JOIN organizations o ON o.id = r.organization_id
-		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
 		LEFT JOIN LATERAL (
-			SELECT count(*) OVER (), d.id, e.name, d.name, d.url, d.date_started, d.date_finished, d.date_created
-			FROM deploys d JOIN environments e ON e.id = d.environment_id
+			SELECT count(*) OVER () AS deploy_count, d.*
+			FROM deploys d
 			WHERE d.release_id = r.id
 			ORDER BY d.date_created DESC, d.id DESC LIMIT 1) ld ON true`
-	idealGet   = idealRelease + ` WHERE o.slug = $2 AND r.version = $3`
-	idealCount = `SELECT count(*) FROM (SELECT 1 FROM releases r
+	idealMember = `r.organization_id = (SELECT o.id FROM organizations o
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2)`
+	idealGet = idealRelease + `
 		JOIN organizations o ON o.id = r.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-		WHERE o.slug = $2 LIMIT 1000) hits`
-	idealPage1 = idealRelease + ` WHERE o.slug = $2
+		WHERE o.slug = $2 AND r.version = $3`
+	idealCount = `SELECT count(*) FROM (SELECT 1 FROM releases r WHERE ` + idealMember + ` LIMIT 1000) hits`
+	idealPage1 = idealRelease + ` WHERE ` + idealMember + `
 		ORDER BY r.date_created DESC, r.id DESC LIMIT 51`
-	idealPageAfter = idealRelease + ` WHERE o.slug = $2 AND (r.date_created, r.id) < ($3, $4)
+	idealPageAfter = idealRelease + ` WHERE ` + idealMember + ` AND (r.date_created, r.id) < ($3, $4)
 		ORDER BY r.date_created DESC, r.id DESC LIMIT 51`
 )
 

@@ -65,7 +65,8 @@ type ReleaseUpdate struct {
 // releaseSelect reads whole releases in one statement: the columns of the
 // release r, its projects aggregated as a JSON array ordered by slug, and
 // its deploy count and last deploy joined in (NULL columns without a
-// deploy). A query appends its joins and WHERE clause; scanRelease reads
+// deploy; the environment's name is a subquery on the last deploy alone,
+// which the planner would otherwise hash-join once per release). A query appends its joins and WHERE clause; scanRelease reads
 // the row. A new field is a column here and a destination in scanRelease.
 const releaseSelect = `
 	SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
@@ -74,13 +75,14 @@ const releaseSelect = `
 				ORDER BY p.slug, p.id), '[]')
 			FROM release_projects rp JOIN projects p ON p.id = rp.project_id
 			WHERE rp.release_id = r.id),
-		coalesce(ld.deploy_count, 0), ld.id, ld.environment, ld.name, ld.url,
+		coalesce(ld.deploy_count, 0), ld.id,
+		(SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url,
 		ld.date_started, ld.date_finished, ld.date_created
 	FROM releases r
 	LEFT JOIN LATERAL (
-		SELECT count(*) OVER () AS deploy_count, d.id, e.name AS environment, d.name, d.url,
+		SELECT count(*) OVER () AS deploy_count, d.id, d.environment_id, d.name, d.url,
 			d.date_started, d.date_finished, d.date_created
-		FROM deploys d JOIN environments e ON e.id = d.environment_id
+		FROM deploys d
 		WHERE d.release_id = r.id
 		ORDER BY d.date_created DESC, d.id DESC
 		LIMIT 1) ld ON true`
