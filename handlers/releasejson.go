@@ -97,10 +97,36 @@ func (l releaseList) appendJSON(b []byte) ([]byte, error) {
 	return append(b, ']'), nil
 }
 
+// appendTime writes t as jsonTime.MarshalText does (timeLayout, in UTC),
+// without parsing the layout; years outside 0-9999 take AppendFormat.
 func appendTime(b []byte, t jsonTime) []byte {
+	u := time.Time(t).UTC()
 	b = append(b, '"')
-	b = time.Time(t).UTC().AppendFormat(b, timeLayout)
-	return append(b, '"')
+	year, month, day := u.Date()
+	if year < 0 || year > 9999 {
+		b = u.AppendFormat(b, timeLayout)
+		return append(b, '"')
+	}
+	hour, minute, second := u.Clock()
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), second, 2)
+	b = appendDigits(append(b, '.'), u.Nanosecond()/1e6, 3)
+	return append(b, 'Z', '"')
+}
+
+// appendDigits writes n (0 ≤ n < 10^width, width ≤ 4) in width digits.
+func appendDigits(b []byte, n, width int) []byte {
+	start := len(b)
+	b = append(b, "0000"[:width]...)
+	for i := len(b) - 1; i >= start; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return b
 }
 
 func appendTimePtr(b []byte, t *jsonTime) []byte {

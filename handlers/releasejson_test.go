@@ -113,6 +113,13 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 			}
 		}
 	})
+	t.Run("times of every year form", func(t *testing.T) {
+		for _, when := range []time.Time{{}, time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(7, 3, 4, 5, 6, 7, 8000000, time.FixedZone("y", -7*3600))} {
+			checkSameJSON(t, releaseOut{DateCreated: jsonTime(when)})
+		}
+	})
 	t.Run("zero values, nil slices and data", func(t *testing.T) {
 		checkSameJSON(t, releaseOut{})
 		checkSameJSON(t, releaseList(nil))
