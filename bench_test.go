@@ -391,7 +391,7 @@ func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement
 	}
 	m := pgbenchTPS.FindSubmatch(out)
 	if m == nil {
-		b.Fatalf("pgbench printed no tps:\n%s", out)
+		b.Fatalf("pgbench printed no tps:\n%s\nscript:\n%s", out, script)
 	}
 	var r loadResult
 	r.perSecond, _ = strconv.ParseFloat(string(m[1]), 64)
@@ -421,7 +421,7 @@ func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement
 		}
 	}
 	if len(lat) == 0 {
-		b.Fatalf("pgbench logged no transaction:\n%s", out)
+		b.Fatalf("pgbench logged no transaction:\n%s\nscript:\n%s", out, script)
 	}
 	slices.Sort(lat)
 	r.requests = int64(len(lat))
@@ -454,6 +454,60 @@ func recordCall(b *testing.B, dbURL, token, target string) []storetest.Statement
 	}
 	call()
 	return rec.Record(call)
+}
+
+// The ideal floor: the statements a perfect server would run for each
+// call, written here by hand rather than recorded, one round trip each
+// under pgbench -M prepared. Every call starts with the token lookup
+// (api_token joined to its active user, by hash); then a release get is
+// ONE statement that checks membership and reads the release with its
+// projects aggregated (json_agg in a correlated subquery), its deploy
+// count and its last deploy joined in; a list page is the capped count
+// and ONE keyset-page statement with membership in its WHERE, projects
+// aggregated, last deploy joined and LIMIT 51.
+const (
+	idealToken = `SELECT t.id, t.user_id, t.scopes, t.last_used
+		FROM api_tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.token_hash = $1 AND u.is_active`
+	idealRelease = `SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
+			r.date_released, r.date_started,
+			(SELECT json_agg(json_build_object('id', p.id, 'slug', p.slug, 'name', p.name) ORDER BY p.slug, p.id)
+				FROM release_projects rp JOIN projects p ON p.id = rp.project_id
+				WHERE rp.release_id = r.id),
+			ld.deploy_count, ld.id, (SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url, ld.date_started, ld.date_finished, ld.date_created
+		FROM releases r
+		LEFT JOIN LATERAL (
+			SELECT count(*) OVER () AS deploy_count, d.*
+			FROM deploys d
+			WHERE d.release_id = r.id
+			ORDER BY d.date_created DESC, d.id DESC LIMIT 1) ld ON true`
+	idealMember = `r.organization_id = (SELECT o.id FROM organizations o
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2)`
+	idealGet = idealRelease + `
+		JOIN organizations o ON o.id = r.organization_id
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2 AND r.version = $3`
+	idealCount = `SELECT count(*) FROM (SELECT 1 FROM releases r WHERE ` + idealMember + ` LIMIT 1000) hits`
+	idealPage1 = idealRelease + ` WHERE ` + idealMember + `
+		ORDER BY r.date_created DESC, r.id DESC LIMIT 51`
+	idealPageAfter = idealRelease + ` WHERE ` + idealMember + ` AND (r.date_created, r.id) < ($3, $4)
+		ORDER BY r.date_created DESC, r.id DESC LIMIT 51`
+)
+
+// idealCalls returns the ideal statements of the release get, the list's
+// page 1 and its page after bench.Deep, in the order of BenchmarkLoad's
+// calls, for the owner of bench.Org with token.
+func idealCalls(b *testing.B, bench storetest.Bench, token string) [][]storetest.Statement {
+	b.Helper()
+	user := int64(storetest.Count(b, bench.URL, `SELECT id FROM users WHERE email = $1`, bench.Owner))
+	auth := storetest.Statement{SQL: idealToken, Args: []any{authn.Hash(token)}}
+	count := storetest.Statement{SQL: idealCount, Args: []any{user, bench.Org}}
+	return [][]storetest.Statement{
+		{auth, {SQL: idealGet, Args: []any{user, bench.Org, bench.Release}}},
+		{auth, count, {SQL: idealPage1, Args: []any{user, bench.Org}}},
+		{auth, count, {SQL: idealPageAfter, Args: []any{user, bench.Org, bench.Deep.Created, bench.Deep.ID}}},
+	}
 }
 
 // BenchmarkLoad loads the release get, the release list and its page after
@@ -509,6 +563,10 @@ func BenchmarkLoad(b *testing.B) {
 	for i, c := range calls {
 		floor[i] = runPgbench(b, pgbench, bench.URL, recordCall(b, bench.URL, token, c.path), d)
 	}
+	ideal := make([]loadResult, len(calls))
+	for i, stmts := range idealCalls(b, bench, token) {
+		ideal[i] = runPgbench(b, pgbench, bench.URL, stmts, d)
+	}
 
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1e3) }
 	fmt.Printf("\n### Load: %d connections for %s (errata under wrk; floor: the same statements under pgbench -M prepared)\n\n",
@@ -544,6 +602,40 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	fmt.Printf("\nTargets: throughput at least %.0f %% (release get) or %.0f %% (lists) of the floor's, p99 ≤ 3× mean, no errors, peak RSS < 40 MB. CPU/req is the server's CPU time (user and system) per request.\n\n",
 		calls[0].atLeast*100, calls[1].atLeast*100)
+
+	fmt.Printf("\n### Load against the ideal floor: %d connections for %s (the statements a perfect server would run, under pgbench -M prepared)\n\n",
+		loadConnections, d)
+	fmt.Println("| call | errata req/s | own floor req/s | ideal req/s | errata/own floor | errata/ideal | ideal statements | targets |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---|")
+	idealStmts := idealCalls(b, bench, token)
+	for i, c := range calls {
+		e, f, id := errata[i], floor[i], ideal[i]
+		ratio := e.perSecond / id.perSecond
+		var misses []string
+		if ratio < c.atLeast {
+			misses = append(misses, fmt.Sprintf("throughput < %.0f %% of the ideal", c.atLeast*100))
+		}
+		if e.p99 > 3*e.mean {
+			misses = append(misses, "p99 > 3× mean")
+		}
+		if e.errors > 0 || id.errors > 0 {
+			misses = append(misses, "errors")
+		}
+		if e.peakRSS >= 40e6 {
+			misses = append(misses, "RSS ≥ 40 MB")
+		}
+		verdict := "pass"
+		if len(misses) > 0 {
+			verdict = "**miss**: " + strings.Join(misses, ", ")
+		}
+		fmt.Printf("| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %d | %s |\n",
+			c.name, e.perSecond, f.perSecond, id.perSecond, e.perSecond/f.perSecond, ratio, len(idealStmts[i]), verdict)
+		b.ReportMetric(ratio, strings.NewReplacer(" ", "-", ",", "").Replace(c.name)+"-of-ideal")
+	}
+	// A request's cost is the inverse of the throughput at the same load.
+	deep := errata[1].perSecond / errata[2].perSecond
+	fmt.Printf("| deep page / page 1 cost (errata) | | | | | %.2f | | %s |\n", deep, passMiss(deep <= 1.5))
+	fmt.Printf("\nTargets against the ideal: release get ≥ 0.50, lists ≥ 0.70, deep page / page 1 cost ≤ 1.5, with the targets of the table above (p99, errors, RSS).\n\n")
 }
 
 // benchBundle writes an artifact bundle of about size bytes to path: the

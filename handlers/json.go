@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -22,6 +23,10 @@ const maxBodyBytes = 1 << 20
 // writeJSON encodes v into a buffer and only then writes status and body, so
 // an encoding failure can still become a 500.
 func writeJSON(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, v any) {
+	if a, ok := v.(jsonAppender); ok {
+		writeAppended(w, r, log, status, a)
+		return
+	}
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(v); err != nil {
 		log.ErrorContext(r.Context(), "encode response", "err", err)
@@ -34,6 +39,32 @@ func writeJSON(w http.ResponseWriter, r *http.Request, log *slog.Logger, status 
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	w.Write(buf.Bytes()) //nolint:errcheck // the client went away
+}
+
+// appendBuffers recycles the buffers of writeAppended: a list page is tens
+// of kilobytes.
+var appendBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeAppended is writeJSON for a value that encodes itself: the same
+// bytes as encoding/json's Encoder, newline included.
+func writeAppended(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, a jsonAppender) {
+	bp := appendBuffers.Get().(*[]byte)
+	defer appendBuffers.Put(bp)
+	b, err := a.appendJSON((*bp)[:0])
+	if err != nil {
+		log.ErrorContext(r.Context(), "encode response", "err", err)
+		status = http.StatusInternalServerError
+		b = append((*bp)[:0], `{"detail":"Internal Server Error"}`...)
+	}
+	b = append(b, '\n')
+	if cap(b) <= 1<<20 {
+		*bp = b // larger buffers are left to the collector
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck // the client went away
 }
 
 // noContent answers 204 with no body.

@@ -289,7 +289,7 @@ func handleReleases(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]releaseOut, len(rels))
+		out := make(releaseList, len(rels))
 		for i, rel := range rels {
 			out[i] = newReleaseOut(rel)
 		}

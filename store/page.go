@@ -37,13 +37,24 @@ type PageInfo struct {
 
 // listQuery is one keyset-paginated statement: cols are selected from from,
 // which ends in a WHERE clause whose placeholders take args; createdCol and
-// idCol name the sort key.
+// idCol name the sort key. The count of hits selects from from too.
+//
+// page, when set, replaces "SELECT cols from" in the page's statement: a
+// whole SELECT with the joins only the page needs, ending in from's WHERE
+// clause. scope, when set, is a SELECT on the same args that returns a row
+// when the list's owner exists for the caller (membership): the count
+// statement checks it, and when it returns no row the list fails with
+// missing. from must then carry the same condition, so that the page of a
+// foreign owner is empty too.
 type listQuery struct {
 	cols       string
 	from       string
+	page       string
 	args       []any
 	createdCol string
 	idCol      string
+	scope      string
+	missing    error
 }
 
 // list runs lq for page, scanning rows with scan, and counts the hits.
@@ -52,6 +63,9 @@ func list[T any](ctx context.Context, q querier, lq listQuery, page Page, scan f
 	args := slices.Clone(lq.args)
 	n := len(args)
 	sql := "SELECT " + lq.cols + " " + lq.from
+	if lq.page != "" {
+		sql = lq.page
+	}
 	backwards := false
 	switch {
 	case page.After != nil:
@@ -72,7 +86,11 @@ func list[T any](ctx context.Context, q querier, lq listQuery, page Page, scan f
 	// The page and its count go in one round trip.
 	batch := &pgx.Batch{}
 	batch.Queue(sql, args...)
-	batch.Queue(fmt.Sprintf("SELECT count(*) FROM (SELECT 1 %s LIMIT %d) hits", lq.from, MaxHits), lq.args...)
+	count := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 %s LIMIT %d) hits", lq.from, MaxHits)
+	if lq.scope != "" {
+		count = fmt.Sprintf("SELECT EXISTS (%s), (%s)", lq.scope, count)
+	}
+	batch.Queue(count, lq.args...)
 	br := q.SendBatch(ctx, batch)
 	defer br.Close()
 	rows, err := br.Query()
@@ -108,8 +126,16 @@ func list[T any](ctx context.Context, q querier, lq listQuery, page Page, scan f
 	if len(keys) > 0 {
 		info.First, info.Last = keys[0], keys[len(keys)-1]
 	}
-	if err := br.QueryRow().Scan(&info.Hits); err != nil {
+	dest := []any{&info.Hits}
+	found := true
+	if lq.scope != "" {
+		dest = []any{&found, &info.Hits}
+	}
+	if err := br.QueryRow().Scan(dest...); err != nil {
 		return nil, PageInfo{}, wrap(err)
+	}
+	if !found {
+		return nil, PageInfo{}, lq.missing
 	}
 	if err := br.Close(); err != nil {
 		return nil, PageInfo{}, wrap(err)

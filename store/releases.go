@@ -62,17 +62,70 @@ type ReleaseUpdate struct {
 	DateStarted     *time.Time
 }
 
-const releaseCols = `r.id, r.version, r.ref, r.url, r.data, r.date_created,
-	r.date_released, r.date_started`
+// releaseSelect reads whole releases in one statement: the columns of the
+// release r, its projects aggregated as three arrays ordered by slug (ids,
+// slugs, names: pgx decodes arrays in binary, several times cheaper than
+// encoding/json would decode a json_agg), and
+// its deploy count and last deploy joined in (NULL columns without a
+// deploy; the environment's name is a subquery on the last deploy alone,
+// which the planner would otherwise hash-join once per release). A query appends its joins and WHERE clause; scanRelease reads
+// the row. A new field is a column here and a destination in scanRelease.
+const releaseSelect = `
+	SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
+		r.date_released, r.date_started,
+		lp.ids, lp.slugs, lp.names,
+		coalesce(ld.deploy_count, 0), ld.id,
+		(SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url,
+		ld.date_started, ld.date_finished, ld.date_created
+	FROM releases r
+	LEFT JOIN LATERAL (
+		SELECT count(*) OVER () AS deploy_count, d.id, d.environment_id, d.name, d.url,
+			d.date_started, d.date_finished, d.date_created
+		FROM deploys d
+		WHERE d.release_id = r.id
+		ORDER BY d.date_created DESC, d.id DESC
+		LIMIT 1) ld ON true
+	CROSS JOIN LATERAL (
+		SELECT array_agg(p.id ORDER BY p.slug, p.id) AS ids,
+			array_agg(p.slug ORDER BY p.slug, p.id) AS slugs,
+			array_agg(p.name ORDER BY p.slug, p.id) AS names
+		FROM release_projects rp JOIN projects p ON p.id = rp.project_id
+		WHERE rp.release_id = r.id) lp`
 
-// scanRelease reads the columns of releaseCols. It scans data as bytes:
+// scanRelease reads a row of releaseSelect. It scans data as bytes:
 // PostgreSQL's jsonb is valid JSON, and pgx would otherwise run it through
-// json.Unmarshal.
+// json.Unmarshal into a map.
 func scanRelease(row pgx.Row) (Release, error) {
 	var r Release
+	var ids []int64
+	var slugs, names []string
+	var d struct {
+		ID                        *int64
+		Environment               *string
+		Name, URL                 *string
+		DateStarted               *time.Time
+		DateFinished, DateCreated *time.Time
+	}
 	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, (*[]byte)(&r.Data), &r.DateCreated,
-		&r.DateReleased, &r.DateStarted)
-	return r, err
+		&r.DateReleased, &r.DateStarted,
+		&ids, &slugs, &names,
+		&r.DeployCount, &d.ID, &d.Environment, &d.Name, &d.URL,
+		&d.DateStarted, &d.DateFinished, &d.DateCreated)
+	if err != nil {
+		return r, err
+	}
+	if d.ID != nil {
+		r.LastDeploy = &Deploy{ID: *d.ID, Environment: *d.Environment, Name: d.Name, URL: d.URL,
+			DateStarted: d.DateStarted, DateFinished: *d.DateFinished, DateCreated: *d.DateCreated}
+	}
+	if len(slugs) != len(ids) || len(names) != len(ids) {
+		return r, fmt.Errorf("release %d: %d project ids, %d slugs, %d names", r.ID, len(ids), len(slugs), len(names))
+	}
+	r.Projects = make([]ReleaseProject, len(ids))
+	for i, id := range ids {
+		r.Projects[i] = ReleaseProject{ID: id, Slug: slugs[i], Name: names[i]}
+	}
+	return r, nil
 }
 
 // objectOrEmpty returns data, or the empty JSON object when data is nil.
@@ -197,82 +250,7 @@ func linkRelease(ctx context.Context, tx pgx.Tx, release int64, projects []int64
 
 // releaseByID loads one release with its projects and deploys.
 func releaseByID(ctx context.Context, q querier, id int64) (Release, error) {
-	r, err := scanRelease(q.QueryRow(ctx, `
-		SELECT `+releaseCols+` FROM releases r WHERE r.id = $1`, id))
-	if err != nil {
-		return r, err
-	}
-	rels := []Release{r}
-	if err := fillReleases(ctx, q, rels); err != nil {
-		return r, err
-	}
-	return rels[0], nil
-}
-
-// fillReleases loads the projects, the deploy count and the last deploy of
-// rels.
-func fillReleases(ctx context.Context, q querier, rels []Release) error {
-	if len(rels) == 0 {
-		return nil
-	}
-	ids := make([]int64, len(rels))
-	at := make(map[int64]*Release, len(rels))
-	for i := range rels {
-		ids[i] = rels[i].ID
-		rels[i].Projects = []ReleaseProject{}
-		at[rels[i].ID] = &rels[i]
-	}
-	// Projects and deploys of the page go in one round trip.
-	batch := &pgx.Batch{}
-	batch.Queue(`
-		SELECT rp.release_id, p.id, p.slug, p.name
-		FROM release_projects rp
-		JOIN projects p ON p.id = rp.project_id
-		WHERE rp.release_id = ANY($1)
-		ORDER BY p.slug, p.id`, ids)
-	batch.Queue(`
-		SELECT d.release_id, count(*) OVER (PARTITION BY d.release_id), `+deployCols+`
-		FROM deploys d
-		JOIN environments e ON e.id = d.environment_id
-		WHERE d.release_id = ANY($1)
-		ORDER BY d.release_id, d.date_created DESC, d.id DESC`, ids)
-	br := q.SendBatch(ctx, batch)
-	defer br.Close()
-	rows, err := br.Query()
-	if err != nil {
-		return err
-	}
-	var release int64
-	var p ReleaseProject
-	_, err = pgx.ForEachRow(rows, []any{&release, &p.ID, &p.Slug, &p.Name}, func() error {
-		at[release].Projects = append(at[release].Projects, p)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	rows, err = br.Query()
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var count int
-		var d Deploy
-		if err := rows.Scan(&release, &count, &d.ID, &d.Environment, &d.Name, &d.URL,
-			&d.DateStarted, &d.DateFinished, &d.DateCreated); err != nil {
-			return err
-		}
-		if r := at[release]; r.LastDeploy == nil {
-			r.DeployCount = count
-			r.LastDeploy = &d
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	rows.Close()
-	return br.Close()
+	return scanRelease(q.QueryRow(ctx, releaseSelect+` WHERE r.id = $1`, id))
 }
 
 // releaseWhere selects the release $3 of the organization $2 of which the
@@ -288,61 +266,68 @@ const releaseWhere = `
 
 // Release returns the release version of the organization orgSlug, of
 // which userID must be a member. When projectSlug is not empty the release
-// must also be linked to that project.
+// must also be linked to that project. It runs one statement.
 func (s *Store) Release(ctx context.Context, userID int64, orgSlug, projectSlug, version string) (Release, error) {
 	var rel Release
 	err := s.read(ctx, func(q querier) error {
 		var err error
-		rel, err = scanRelease(q.QueryRow(ctx, `SELECT `+releaseCols+` FROM releases r`+releaseWhere,
+		rel, err = scanRelease(q.QueryRow(ctx, releaseSelect+releaseWhere,
 			userID, orgSlug, version, projectSlug))
 		if err != nil {
 			return fmt.Errorf("release %q: %w", version, wrap(err))
 		}
-		rels := []Release{rel}
-		err = fillReleases(ctx, q, rels)
-		rel = rels[0]
-		return err
+		return nil
 	})
 	return rel, err
 }
 
+// memberOrg is the id of the organization $2 of which the user $1 is a
+// member; memberProject that of the project $3 in it.
+const (
+	memberOrg = `SELECT o.id FROM organizations o
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2`
+	memberProject = `SELECT p.id FROM organizations o
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		JOIN projects p ON p.organization_id = o.id
+		WHERE o.slug = $2 AND p.slug = $3`
+)
+
 // Releases lists the releases of the organization orgSlug, of which
 // userID must be a member, newest first. When projectSlug is not empty it
-// lists only the releases linked to that project, which must exist.
+// lists only the releases linked to that project, which must exist. It
+// runs two statements in one round trip: the page, and the count, which
+// also says whether the organization (or project) is the caller's.
 func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug string, page Page) ([]Release, PageInfo, error) {
+	lq := listQuery{
+		createdCol: "r.date_created",
+		idCol:      "r.id",
+	}
+	var where string
+	if projectSlug == "" {
+		where = `WHERE r.organization_id = (` + memberOrg + `)`
+		lq.scope = memberOrg
+		lq.args = []any{userID, orgSlug}
+		lq.missing = fmt.Errorf("organization %q: %w", orgSlug, ErrNotFound)
+	} else {
+		where = `WHERE EXISTS (
+			SELECT 1 FROM release_projects rp
+			WHERE rp.release_id = r.id AND rp.project_id = (` + memberProject + `))`
+		lq.scope = memberProject
+		lq.args = []any{userID, orgSlug, projectSlug}
+		lq.missing = fmt.Errorf("project %q/%q: %w", orgSlug, projectSlug, ErrNotFound)
+	}
+	lq.from = `FROM releases r ` + where
+	lq.page = releaseSelect + ` ` + where
 	var rels []Release
 	var info PageInfo
 	err := s.read(ctx, func(q querier) error {
-		lq := listQuery{
-			cols:       releaseCols,
-			createdCol: "r.date_created",
-			idCol:      "r.id",
-		}
-		if projectSlug == "" {
-			org, err := orgIDForMember(ctx, q, userID, orgSlug)
-			if err != nil {
-				return err
-			}
-			lq.from = `FROM releases r WHERE r.organization_id = $1`
-			lq.args = []any{org}
-		} else {
-			_, project, err := projectIDForMember(ctx, q, userID, orgSlug, projectSlug)
-			if err != nil {
-				return err
-			}
-			lq.from = `FROM releases r WHERE EXISTS (
-				SELECT 1 FROM release_projects rp WHERE rp.release_id = r.id AND rp.project_id = $1)`
-			lq.args = []any{project}
-		}
 		var err error
 		rels, info, err = list(ctx, q, lq, page, func(rows pgx.Rows) (Release, Key, error) {
 			r, err := scanRelease(rows)
 			return r, Key{Created: r.DateCreated, ID: r.ID}, err
 		})
-		if err != nil {
-			return err
-		}
-		return fillReleases(ctx, q, rels)
+		return err
 	})
 	return rels, info, err
 }

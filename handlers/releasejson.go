@@ -1,0 +1,221 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// The release shapes are the hottest JSON errata writes (a list page is 50
+// of them), so they are encoded by hand rather than through encoding/json's
+// reflection. The bytes are exactly encoding/json's, HTML escaping
+// included: TestReleaseJSONIsEncodingJSON and FuzzReleaseJSON compare them
+// for every golden release, for a release with every field set, and for
+// fuzzed ones. A new field of releaseOut or deployOut is a line below, in
+// the struct's order (a nested field not worth a case of its own can be
+// appended from json.Marshal's output, which escapes as encoding/json does).
+
+// jsonAppender is a value that appends its own JSON, as encoding/json
+// would write it, for writeJSON.
+type jsonAppender interface {
+	appendJSON(b []byte) ([]byte, error)
+}
+
+func (r releaseOut) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, r.ID, 10)
+	b = appendString(append(b, `,"version":`...), r.Version)
+	b = appendString(append(b, `,"shortVersion":`...), r.ShortVersion)
+	b = appendStringPtr(append(b, `,"ref":`...), r.Ref)
+	b = appendStringPtr(append(b, `,"url":`...), r.URL)
+	b = appendTime(append(b, `,"dateCreated":`...), r.DateCreated)
+	b = appendTimePtr(append(b, `,"dateReleased":`...), r.DateReleased)
+	b = appendTimePtr(append(b, `,"dateStarted":`...), r.DateStarted)
+	if b, err = appendRaw(append(b, `,"data":`...), r.Data); err != nil {
+		return nil, err
+	}
+	b = strconv.AppendInt(append(b, `,"newGroups":`...), int64(r.NewGroups), 10)
+	b = strconv.AppendInt(append(b, `,"commitCount":`...), int64(r.CommitCount), 10)
+	b = strconv.AppendInt(append(b, `,"deployCount":`...), int64(r.DeployCount), 10)
+	b = append(b, `,"lastDeploy":`...)
+	if r.LastDeploy == nil {
+		b = append(b, "null"...)
+	} else {
+		b = r.LastDeploy.appendJSON(b)
+	}
+	b = appendTimePtr(append(b, `,"firstEvent":`...), r.FirstEvent)
+	b = appendTimePtr(append(b, `,"lastEvent":`...), r.LastEvent)
+	b = append(b, `,"projects":`...)
+	if r.Projects == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, p := range r.Projects {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(append(b, `{"id":`...), p.ID, 10)
+			b = appendString(append(b, `,"slug":`...), p.Slug)
+			b = appendString(append(b, `,"name":`...), p.Name)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+func (d deployOut) appendJSON(b []byte) []byte {
+	b = appendString(append(b, `{"id":`...), d.ID)
+	b = appendString(append(b, `,"environment":`...), d.Environment)
+	b = appendStringPtr(append(b, `,"name":`...), d.Name)
+	b = appendStringPtr(append(b, `,"url":`...), d.URL)
+	b = appendTimePtr(append(b, `,"dateStarted":`...), d.DateStarted)
+	b = appendTime(append(b, `,"dateFinished":`...), d.DateFinished)
+	return append(b, '}')
+}
+
+// releaseList is a page of releases.
+type releaseList []releaseOut
+
+func (l releaseList) appendJSON(b []byte) ([]byte, error) {
+	if l == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, r := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = r.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// appendTime writes t as jsonTime.MarshalText does (timeLayout, in UTC),
+// without parsing the layout; years outside 0-9999 take AppendFormat.
+func appendTime(b []byte, t jsonTime) []byte {
+	u := time.Time(t).UTC()
+	b = append(b, '"')
+	year, month, day := u.Date()
+	if year < 0 || year > 9999 {
+		b = u.AppendFormat(b, timeLayout)
+		return append(b, '"')
+	}
+	hour, minute, second := u.Clock()
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), second, 2)
+	b = appendDigits(append(b, '.'), u.Nanosecond()/1e6, 3)
+	return append(b, 'Z', '"')
+}
+
+// appendDigits writes n (0 ≤ n < 10^width, width ≤ 4) in width digits.
+func appendDigits(b []byte, n, width int) []byte {
+	start := len(b)
+	b = append(b, "0000"[:width]...)
+	for i := len(b) - 1; i >= start; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return b
+}
+
+func appendTimePtr(b []byte, t *jsonTime) []byte {
+	if t == nil {
+		return append(b, "null"...)
+	}
+	return appendTime(b, *t)
+}
+
+func appendStringPtr(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
+}
+
+// appendRaw appends a JSON document as encoding/json writes a
+// json.RawMessage: compacted, with <, >, &, U+2028 and U+2029 escaped; nil
+// is null. Invalid JSON is an error, as it is for encoding/json.
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	switch {
+	case raw == nil:
+		return append(b, "null"...), nil
+	case string(raw) == "{}":
+		return append(b, raw...), nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, err
+	}
+	if !bytes.ContainsAny(compact.Bytes(), "<>&\u2028\u2029") {
+		return append(b, compact.Bytes()...), nil
+	}
+	out := bytes.NewBuffer(b)
+	json.HTMLEscape(out, compact.Bytes())
+	return out.Bytes(), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string as encoding/json writes it with
+// HTML escaping: <, >, & and control characters as \u00XX (but \b, \f, \n,
+// \r and \t), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

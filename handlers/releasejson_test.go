@@ -1,0 +1,190 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// UnmarshalText lets the tests read golden releases back into releaseOut.
+func (t *jsonTime) UnmarshalText(b []byte) error {
+	v, err := time.Parse(time.RFC3339Nano, string(b))
+	*t = jsonTime(v)
+	return err
+}
+
+// encodingJSON is what writeJSON wrote before the hand-written encoder:
+// encoding/json's Encoder, HTML escaping and newline included.
+func encodingJSON(t testing.TB, v any) ([]byte, error) {
+	t.Helper()
+	var buf bytes.Buffer
+	err := json.NewEncoder(&buf).Encode(v)
+	return buf.Bytes(), err
+}
+
+// handJSON is what writeJSON writes now for v.
+func handJSON(t testing.TB, v jsonAppender) ([]byte, error) {
+	t.Helper()
+	b, err := v.appendJSON(nil)
+	return append(b, '\n'), err
+}
+
+// checkSameJSON fails unless both encoders write the same bytes for v, or
+// both fail.
+func checkSameJSON(t testing.TB, v jsonAppender) {
+	t.Helper()
+	want, wantErr := encodingJSON(t, v)
+	got, gotErr := handJSON(t, v)
+	if (wantErr != nil) != (gotErr != nil) {
+		t.Fatalf("encoding/json error %v, hand-written encoder error %v", wantErr, gotErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("encoding/json (-) and the hand-written encoder (+) differ:\n%s", diff)
+	}
+}
+
+// goldenTime stands for the scrubbed timestamps of golden files.
+var goldenTime = regexp.MustCompile(`"\\u003ctime\\u003e"|"<time>"`)
+
+func TestReleaseJSONIsEncodingJSON(t *testing.T) {
+	t.Run("every golden release and release list", func(t *testing.T) {
+		paths, err := filepath.Glob(filepath.Join("..", "testdata", "*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checked []string
+		for _, path := range paths {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = goldenTime.ReplaceAll(data, []byte(`"2026-11-24T01:02:03.456Z"`))
+			strict := func(v any) bool {
+				dec := json.NewDecoder(bytes.NewReader(data))
+				dec.DisallowUnknownFields()
+				return dec.Decode(v) == nil && bytes.Contains(data, []byte(`"shortVersion"`))
+			}
+			var one releaseOut
+			var list releaseList
+			switch {
+			case strict(&one):
+				checkSameJSON(t, one)
+			case strict(&list):
+				checkSameJSON(t, list)
+			default:
+				continue
+			}
+			checked = append(checked, filepath.Base(path))
+		}
+		// The goldens of the release routes, at least.
+		for _, name := range []string{"release_get.json", "release_get_semver.json", "release_list_org.json",
+			"release_org_created.json", "release_update_ref.json"} {
+			if !slices.Contains(checked, name) {
+				t.Errorf("golden %s was not checked (checked: %v)", name, checked)
+			}
+		}
+	})
+	t.Run("every field set", func(t *testing.T) {
+		var r releaseOut
+		fill(reflect.ValueOf(&r).Elem(), "a<b>&c\u2028\u2029\"\\\n\r\t\b\f\x01\x7fé\xff")
+		checkSameJSON(t, r)
+		checkSameJSON(t, releaseList{r, r})
+		// A field the hand-written encoder forgets is caught here: every
+		// field has a value, so encoding/json writes every key.
+		got, _ := handJSON(t, r)
+		for _, typ := range []reflect.Type{reflect.TypeFor[releaseOut](), reflect.TypeFor[deployOut](),
+			reflect.TypeFor[releaseProjectOut]()} {
+			for f := range typ.Fields() {
+				if key := `"` + strings.Split(f.Tag.Get("json"), ",")[0] + `":`; !bytes.Contains(got, []byte(key)) {
+					t.Errorf("%s.%s: no key %s in %s", typ.Name(), f.Name, key, got)
+				}
+			}
+		}
+	})
+	t.Run("times of every year form", func(t *testing.T) {
+		for _, when := range []time.Time{{}, time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(7, 3, 4, 5, 6, 7, 8000000, time.FixedZone("y", -7*3600))} {
+			checkSameJSON(t, releaseOut{DateCreated: jsonTime(when)})
+		}
+	})
+	t.Run("zero values, nil slices and data", func(t *testing.T) {
+		checkSameJSON(t, releaseOut{})
+		checkSameJSON(t, releaseList(nil))
+		checkSameJSON(t, releaseList{})
+		checkSameJSON(t, releaseOut{Data: json.RawMessage(` { "a" : [1, "<x>"] , "b":{} } `)})
+		checkSameJSON(t, releaseOut{Data: json.RawMessage(`{"a":`)})
+	})
+}
+
+// fill gives every field of v a value that is not its zero value: s for
+// strings, valid JSON holding s for raw JSON, one element for slices.
+func fill(v reflect.Value, s string) {
+	switch v.Interface().(type) {
+	case json.RawMessage:
+		b, _ := json.Marshal(map[string]any{"k": s, "n": 1.5, "l": []any{true, nil}})
+		v.Set(reflect.ValueOf(json.RawMessage(b)))
+		return
+	case jsonTime:
+		v.Set(reflect.ValueOf(jsonTime(time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.FixedZone("x", 3600)))))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(-42)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), s)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), s)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(v.Field(i), s)
+		}
+	default:
+		panic("fill: no value for " + v.Type().String())
+	}
+}
+
+// FuzzReleaseJSON compares the hand-written release encoder with
+// encoding/json on fuzzed strings, numbers, times and data.
+func FuzzReleaseJSON(f *testing.F) {
+	f.Add("1.0.0", "ref", "https://x/<a>&b", "production", "web", []byte(`{"a": [1, 2]}`), int64(7), int64(1700000000123456789), true)
+	f.Add("v\u2028\u2029", "\x00\x1f\"\\", "\xff\xfe", "é", "", []byte(`{}`), int64(-1), int64(0), false)
+	f.Add("", "", "", "", "", []byte(`not json`), int64(0), int64(-62135596800000000), true)
+	f.Fuzz(func(t *testing.T, version, ref, url, env, slug string, data []byte, n, nanos int64, withDeploy bool) {
+		when := jsonTime(time.Unix(0, nanos))
+		r := releaseOut{
+			ID: n, Version: version, ShortVersion: version, Ref: &ref, URL: &url,
+			DateCreated: when, DateReleased: &when, Data: json.RawMessage(data),
+			NewGroups: int(n), CommitCount: int(n >> 3), DeployCount: int(-n),
+			Projects: []releaseProjectOut{{ID: n, Slug: slug, Name: env}, {Slug: version, Name: url}},
+		}
+		if data == nil {
+			r.Data = nil
+		}
+		if withDeploy {
+			r.LastDeploy = &deployOut{ID: version, Environment: env, Name: &slug, DateStarted: &when, DateFinished: when}
+			r.URL = nil
+		}
+		checkSameJSON(t, r)
+		checkSameJSON(t, releaseList{r, {Version: ref}})
+	})
+}
