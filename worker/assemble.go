@@ -33,7 +33,7 @@ const (
 )
 
 // maxManifestSize bounds manifest.json, which is decoded in memory.
-const maxManifestSize = 32 << 20
+const maxManifestSize = 4 << 20
 
 // Assembler runs assemble jobs: it makes an upload's chunks into one stored
 // file, the bundle (a zip, optionally behind an 8-byte SYSB header), which
