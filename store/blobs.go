@@ -73,8 +73,8 @@ func (s *Store) CheckChunkUpload(ctx context.Context, userID int64, orgSlug stri
 // none and no connection waits on the client; then it stores each chunk in
 // a short transaction of its own. A blob already stored is not written
 // again: the organization only becomes one of its owners; and a chunk the
-// organization owns already writes nothing (its ownership is renewed at
-// most once a minute).
+// organization owns already writes nothing but the renewal of its
+// ownership, at most once a second, which keeps it from the collector.
 func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, chunks iter.Seq2[Chunk, error]) error {
 	org, err := orgIDForMember(ctx, s.pool, userID, orgSlug)
 	if err != nil {
@@ -193,7 +193,7 @@ func (s *Store) saveBlob(ctx context.Context, org int64, c Chunk) error {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO blob_owners AS o (organization_id, sha1) VALUES ($1, $2)
 			ON CONFLICT (organization_id, sha1) DO UPDATE SET date_used = now()
-			WHERE o.date_used < now() - interval '1 minute'`, org, c.SHA1)
+			WHERE o.date_used < now() - interval '1 second'`, org, c.SHA1)
 		return err
 	})
 }
@@ -283,7 +283,7 @@ func missingChunks(ctx context.Context, q querier, orgID int64, sha1s []string) 
 		WITH touched AS (
 			UPDATE blob_owners SET date_used = now()
 			WHERE organization_id = $1 AND sha1 = ANY($2::text[])
-			  AND date_used < now() - interval '1 minute'
+			  AND date_used < now() - interval '1 second'
 			RETURNING sha1)
 		SELECT c.sha1 FROM unnest($2::text[]) WITH ORDINALITY AS c (sha1, n)
 		WHERE NOT EXISTS (SELECT 1 FROM blob_owners bo

@@ -329,20 +329,7 @@ func (s *Store) WriteArtifactBundleFile(ctx context.Context, sc ProjectScope, bu
 	if err != nil {
 		return wrap(err)
 	}
-	fr, err := s.OpenFile(ctx, orgID, bundleFile)
-	if err != nil {
-		return err
-	}
-	s.touchFile(ctx, bundleFile)
-	content, err := member.open(fr, f.Size)
-	if err != nil {
-		return err
-	}
-	n, err := io.CopyBuffer(start(f), content, make([]byte, 256<<10))
-	if err == nil && n != f.Size {
-		err = fmt.Errorf("artifact bundle file %d: %d bytes, not %d: %w", f.ID, n, f.Size, io.ErrUnexpectedEOF)
-	}
-	return wrap(err)
+	return s.writeContent(ctx, orgID, bundleFile, member, f.Size, func() io.Writer { return start(f) })
 }
 
 // DeleteArtifactBundle removes bundle bundleID from the project sc names,

@@ -203,7 +203,7 @@ func unique(s []string) map[string]bool {
 }
 
 // TestCollectorAgainstConcurrentUploadsAssembliesAndDeletes runs the
-// collector in a loop, with a grace of half a second, while releases are
+// collector in a loop, with a grace of three seconds, while releases are
 // assembled, each from chunks partly shared with the others, and deleted.
 // Nothing a release that stays refers to ever disappears, and no chunk is
 // taken between its upload and its assembly; once the activity stops, one
@@ -224,7 +224,7 @@ func TestCollectorAgainstConcurrentUploadsAssembliesAndDeletes(t *testing.T) {
 	halt := func() { once.Do(func() { close(stop); wg.Wait() }) }
 	defer halt()
 	wg.Add(1)
-	collections := 0
+	collections, collected := 0, int64(0)
 	go func() {
 		defer wg.Done()
 		for {
@@ -233,15 +233,17 @@ func TestCollectorAgainstConcurrentUploadsAssembliesAndDeletes(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := e.st.Collect(ctx, 500*time.Millisecond, 0); err != nil {
+			st, err := e.st.Collect(ctx, 3*time.Second, 0)
+			if err != nil {
 				t.Errorf("collect: %v", err)
 				return
 			}
 			collections++
+			collected += st.Files
 		}
 	}()
 	kept := map[string][]byte{}
-	for i := range 24 {
+	for i := range 60 {
 		version := fmt.Sprintf("1.%d", i)
 		data := bundle(i)
 		if err := e.storeBundle(t, version, data, 512); err != nil {
@@ -262,7 +264,7 @@ func TestCollectorAgainstConcurrentUploadsAssembliesAndDeletes(t *testing.T) {
 		}
 	}
 	halt()
-	t.Logf("%d collections ran beside 24 assemblies and 8 deletes", collections)
+	t.Logf("%d collections ran beside 60 assemblies and 20 deletes; %d files were collected meanwhile", collections, collected)
 	for v, data := range kept {
 		zr, _ := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 		got := e.download(t, v)

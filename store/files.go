@@ -269,7 +269,7 @@ func (s *Store) existingFile(ctx context.Context, orgID int64, checksum string, 
 		return f, wrap(err)
 	}
 	_, err = s.pool.Exec(ctx, `
-		UPDATE files SET date_used = now() WHERE id = $1 AND date_used < now() - interval '1 minute'`, f.ID)
+		UPDATE files SET date_used = now() WHERE id = $1 AND date_used < now() - interval '1 second'`, f.ID)
 	return f, wrap(err)
 }
 

@@ -108,28 +108,33 @@ func (s *Store) WriteReleaseFile(ctx context.Context, sc ReleaseFileScope, id in
 	if err != nil {
 		return wrap(err)
 	}
+	return s.writeContent(ctx, orgID, fileID, member, rf.Size, func() io.Writer { return start(rf) })
+}
+
+// writeContent streams size bytes of the content of file fileID of
+// organization orgID (the whole file, or its member m, inflated) to the
+// writer start returns. The first bytes are read before start is called: a
+// blob store that cannot be reached is then an error the handler can still
+// answer (503), not a response cut short.
+func (s *Store) writeContent(ctx context.Context, orgID, fileID int64, m bundleMember, size int64, start func() io.Writer) error {
 	fr, err := s.OpenFile(ctx, orgID, fileID)
 	if err != nil {
 		return err
 	}
 	s.touchFile(ctx, fileID)
-	content, err := member.open(fr, rf.Size)
+	content, err := m.open(fr, size)
 	if err != nil {
 		return err
 	}
-	// The first bytes are read before start answers: a blob store that
-	// cannot be reached is then an error the handler can still answer
-	// (503), not a response cut short.
 	br := bufio.NewReaderSize(content, 256<<10)
-	if rf.Size > 0 {
+	if size > 0 {
 		if _, err := br.Peek(1); err != nil {
 			return wrap(err)
 		}
 	}
-	w := start(rf)
-	n, err := br.WriteTo(w)
-	if err == nil && n != rf.Size {
-		err = fmt.Errorf("release file %d: %d bytes, not %d: %w", rf.ID, n, rf.Size, io.ErrUnexpectedEOF)
+	n, err := br.WriteTo(start())
+	if err == nil && n != size {
+		err = fmt.Errorf("file %d: %d bytes, not %d: %w", fileID, n, size, io.ErrUnexpectedEOF)
 	}
 	return wrap(err)
 }

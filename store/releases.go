@@ -375,22 +375,9 @@ func (s *Store) DeleteRelease(ctx context.Context, userID int64, orgSlug, projec
 		if err != nil {
 			return fmt.Errorf("release %q: %w", version, wrap(err))
 		}
-		// The release's files go with it, and so does their content
-		// unless another release file still uses it.
-		rows, err := tx.Query(ctx, `DELETE FROM release_files WHERE release_id = $1 RETURNING file_id`, releaseID)
-		if err != nil {
-			return err
-		}
-		fileIDs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM releases WHERE id = $1`, releaseID); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `
-			DELETE FROM files f WHERE f.id = ANY($1)
-			  AND NOT EXISTS (SELECT 1 FROM release_files rf WHERE rf.file_id = f.id)`, fileIDs)
+		// The release's files go with it (ON DELETE CASCADE); their
+		// content goes with the collector, once nothing else uses it.
+		_, err = tx.Exec(ctx, `DELETE FROM releases WHERE id = $1`, releaseID)
 		return err
 	})
 }
