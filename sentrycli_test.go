@@ -110,3 +110,28 @@ func driveRelease(t *testing.T, c sentryCLI, srv *errataServer, version string) 
 		t.Errorf("releases info of a deleted release exited 0:\n%s", res.stdout)
 	}
 }
+
+// TestSentryCLIListsOrganizationsAndProjects runs `organizations list` and
+// `projects list` of sentry-cli 2.x and 3.x: each prints the caller's
+// organizations, and the organization's projects, and nothing of another.
+func TestSentryCLIListsOrganizationsAndProjects(t *testing.T) {
+	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	srv.token = srv.user(t, "owner@lists.io", "project:releases,project:read,org:read")
+	srv.cli(t, "admin", "create-org", "--slug", "lists-acme", "--name", "Acme Lists", "--owner", "owner@lists.io")
+	srv.cli(t, "admin", "create-project", "--org", "lists-acme", "--slug", "web", "--name", "Web")
+	srv.cli(t, "admin", "create-project", "--org", "lists-acme", "--slug", "mobile", "--name", "Mobile")
+	srv.user(t, "other@lists.io", "org:read")
+	srv.cli(t, "admin", "create-org", "--slug", "lists-other", "--owner", "other@lists.io")
+	for _, b := range []string{"SENTRY_CLI_2", "SENTRY_CLI_3"} {
+		t.Run(b, func(t *testing.T) {
+			c := newSentryCLI(t, b, srv, "lists-acme")
+			out := c.run(t, "organizations", "list")
+			out.expect(t, 0, "Acme Lists", "lists-acme")
+			if strings.Contains(out.stdout, "lists-other") {
+				t.Errorf("organizations list shows another organization:\n%s", out.stdout)
+			}
+			out = c.run(t, "projects", "list")
+			out.expect(t, 0, "web", "mobile")
+		})
+	}
+}

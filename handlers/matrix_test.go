@@ -569,6 +569,11 @@ func matrixEntries() map[string]matrixEntry {
 		// Users, email addresses, notifications and recovery codes. Another
 		// user's id must answer as an id that does not exist: 404 where the
 		// route checks {user_id}, the caller's own record where it does not.
+		"GET /api/0/organizations/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCallersOrganizations,
+			note: "lists the caller's organizations only"},
+		"GET /api/0/organizations/{organization_slug}/{$}":           standing(http.StatusOK, noBody),
+		"GET /api/0/organizations/{organization_slug}/projects/{$}":  standing(http.StatusOK, noBody),
+		"GET /api/0/projects/{organization_slug}/{project_slug}/{$}": standing(http.StatusOK, noBody),
 		"GET /api/0/users/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCaller,
 			note: "lists the caller only"},
 		"GET /api/0/users/{user_id}/{$}": standing(http.StatusOK, noBody),
@@ -686,6 +691,20 @@ func namesTheCaller(t *testing.T, f *matrixFixture, pattern string) {
 		"auth":    map[string]any{"scopes": authn.Scopes},
 	})
 	f.send(t, pattern, nil, noBody, f.intruder.token).expect(t, http.StatusOK, string(want.data))
+}
+
+// listsOnlyTheCallersOrganizations checks that the organization list of
+// the intruder holds its own organization alone.
+func listsOnlyTheCallersOrganizations(t *testing.T, f *matrixFixture, pattern string) {
+	res := f.send(t, pattern, nil, noBody, f.intruder.token)
+	res.expect(t, http.StatusOK, nil)
+	var orgs []struct{ Slug string }
+	if err := json.Unmarshal(res.body, &orgs); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]struct{ Slug string }{{"rival"}}, orgs); diff != "" {
+		t.Errorf("organizations (-want +got):\n%s", diff)
+	}
 }
 
 // listsOnlyTheCaller checks that the user list of the intruder holds the

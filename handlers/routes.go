@@ -58,6 +58,13 @@ func routes(d Deps) []route {
 		// GET /metrics is not served here: Metrics.Handler serves it on
 		// its own listener (METRICS_ADDR), never on the API's.
 
+		// Organizations and projects, as sentry-cli's organizations list
+		// and projects list read them.
+		{"GET /api/0/organizations/{$}", orgRead, handleOrganizations(d)},
+		{"GET /api/0/organizations/{organization_slug}/{$}", orgRead, handleOrganization(d)},
+		{"GET /api/0/organizations/{organization_slug}/projects/{$}", orgRead, handleProjects(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/{$}", projectRead, handleProject(d)},
+
 		// Environments, releases and deploys.
 		{"GET /api/0/organizations/{organization_slug}/environments/{$}", orgRead, handleEnvironments(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{$}", projectRead, handleProjectEnvironments(d)},

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -116,4 +117,78 @@ func (s *Store) CreateEnvironment(ctx context.Context, orgSlug, name, projectSlu
 		return err
 	})
 	return id, err
+}
+
+// Organization is an organization as its members see it.
+type Organization struct {
+	ID          int64
+	Slug        string
+	Name        string
+	DateCreated time.Time
+}
+
+// Project is a project of an organization.
+type Project struct {
+	ID          int64
+	Slug        string
+	Name        string
+	DateCreated time.Time
+}
+
+// Organizations lists a page of the organizations userID belongs to, newest
+// first.
+func (s *Store) Organizations(ctx context.Context, userID int64, page Page) ([]Organization, PageInfo, error) {
+	return list(ctx, s.pool, listQuery{
+		cols:       "o.id, o.slug, o.name, o.date_created",
+		from:       "FROM organizations o JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 WHERE true",
+		args:       []any{userID},
+		createdCol: "o.date_created",
+		idCol:      "o.id",
+	}, page, func(rows pgx.Rows) (Organization, Key, error) {
+		var o Organization
+		err := rows.Scan(&o.ID, &o.Slug, &o.Name, &o.DateCreated)
+		return o, Key{Created: o.DateCreated, ID: o.ID}, err
+	})
+}
+
+// Organization returns the organization slug when userID belongs to it.
+func (s *Store) Organization(ctx context.Context, userID int64, slug string) (Organization, error) {
+	var o Organization
+	err := s.pool.QueryRow(ctx, `
+		SELECT o.id, o.slug, o.name, o.date_created
+		FROM organizations o JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2`, userID, slug).Scan(&o.ID, &o.Slug, &o.Name, &o.DateCreated)
+	return o, wrap(err)
+}
+
+// Projects lists a page of the projects of the organization orgSlug that
+// userID belongs to, newest first; another organization is ErrNotFound.
+func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, page Page) ([]Project, PageInfo, error) {
+	if _, err := orgIDForMember(ctx, s.pool, userID, orgSlug); err != nil {
+		return nil, PageInfo{}, err
+	}
+	return list(ctx, s.pool, listQuery{
+		cols: "p.id, p.slug, p.name, p.date_created",
+		from: `FROM projects p JOIN organizations o ON o.id = p.organization_id
+			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 WHERE o.slug = $2`,
+		args:       []any{userID, orgSlug},
+		createdCol: "p.date_created",
+		idCol:      "p.id",
+	}, page, func(rows pgx.Rows) (Project, Key, error) {
+		var p Project
+		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated)
+		return p, Key{Created: p.DateCreated, ID: p.ID}, err
+	})
+}
+
+// Project returns the project projectSlug of the organization orgSlug that
+// userID belongs to.
+func (s *Store) Project(ctx context.Context, userID int64, orgSlug, projectSlug string) (Project, error) {
+	var p Project
+	err := s.pool.QueryRow(ctx, `
+		SELECT p.id, p.slug, p.name, p.date_created
+		FROM projects p JOIN organizations o ON o.id = p.organization_id
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated)
+	return p, wrap(err)
 }
