@@ -246,6 +246,11 @@ CREATE TABLE IF NOT EXISTS pending_recovery_seeds (
 );
 CREATE INDEX IF NOT EXISTS pending_recovery_seeds_expires_idx ON pending_recovery_seeds (expires_at);
 
+-- A release is open or archived (Sentry's status: sentry-cli releases
+-- archive and restore); lists show open releases unless asked otherwise.
+ALTER TABLE releases ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'open'
+    CHECK (status IN ('open', 'archived'));
+
 -- Blobs: the content-addressed store of uploaded bytes. A blob is a chunk of
 -- an upload, named by the SHA-1 of its bytes and stored once, whatever the
 -- number of organizations, files and releases that use it. Its bytes live

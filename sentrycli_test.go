@@ -135,3 +135,58 @@ func TestSentryCLIListsOrganizationsAndProjects(t *testing.T) {
 		})
 	}
 }
+
+// TestSentryCLIArchivesAndRestoresReleases runs `releases archive` and
+// `releases restore` of sentry-cli 2.x and 3.x and checks the release's
+// status, and which list shows it, through the API.
+func TestSentryCLIArchivesAndRestoresReleases(t *testing.T) {
+	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	srv.token = srv.user(t, "owner@archive.io", "project:releases,project:read,org:read")
+	srv.cli(t, "admin", "create-org", "--slug", "archive-acme", "--owner", "owner@archive.io")
+	srv.cli(t, "admin", "create-project", "--org", "archive-acme", "--slug", "web")
+	status := func(t *testing.T, version string) string {
+		t.Helper()
+		var rel struct{ Status string }
+		if code := srv.getJSON(t, "/api/0/organizations/archive-acme/releases/"+version+"/", &rel); code != http.StatusOK {
+			t.Fatalf("GET release %s: %d", version, code)
+		}
+		return rel.Status
+	}
+	listed := func(t *testing.T, query, version string) bool {
+		t.Helper()
+		var rels []struct{ Version string }
+		if code := srv.getJSON(t, "/api/0/organizations/archive-acme/releases/"+query, &rels); code != http.StatusOK {
+			t.Fatalf("list %s: %d", query, code)
+		}
+		for _, r := range rels {
+			if r.Version == version {
+				return true
+			}
+		}
+		return false
+	}
+	for i, b := range []string{"SENTRY_CLI_2", "SENTRY_CLI_3"} {
+		t.Run(b, func(t *testing.T) {
+			c := newSentryCLI(t, b, srv, "archive-acme")
+			version := fmt.Sprintf("4.0.%d", i)
+			c.run(t, "releases", "new", version).expect(t, 0)
+			if got := status(t, version); got != "open" {
+				t.Fatalf("a new release is %q, want open", got)
+			}
+			c.run(t, "releases", "archive", version).expect(t, 0)
+			if got := status(t, version); got != "archived" {
+				t.Errorf("after archive: %q, want archived", got)
+			}
+			if listed(t, "", version) || !listed(t, "?status=archived", version) {
+				t.Errorf("an archived release is listed by default, or not with ?status=archived")
+			}
+			c.run(t, "releases", "restore", version).expect(t, 0)
+			if got := status(t, version); got != "open" {
+				t.Errorf("after restore: %q, want open", got)
+			}
+			if !listed(t, "", version) {
+				t.Errorf("a restored release is not listed")
+			}
+		})
+	}
+}

@@ -37,6 +37,7 @@ func (r releaseOut) appendJSON(b []byte) ([]byte, error) {
 	if b, err = appendRaw(append(b, `,"data":`...), r.Data); err != nil {
 		return nil, err
 	}
+	b = appendString(append(b, `,"status":`...), r.Status)
 	b = strconv.AppendInt(append(b, `,"newGroups":`...), int64(r.NewGroups), 10)
 	b = strconv.AppendInt(append(b, `,"commitCount":`...), int64(r.CommitCount), 10)
 	b = strconv.AppendInt(append(b, `,"deployCount":`...), int64(r.DeployCount), 10)

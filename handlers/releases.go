@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ type releaseOut struct {
 	DateReleased *jsonTime           `json:"dateReleased"`
 	DateStarted  *jsonTime           `json:"dateStarted"`
 	Data         json.RawMessage     `json:"data"`
+	Status       string              `json:"status"`
 	NewGroups    int                 `json:"newGroups"`
 	CommitCount  int                 `json:"commitCount"`
 	DeployCount  int                 `json:"deployCount"`
@@ -52,6 +54,7 @@ func newReleaseOut(rel store.Release) releaseOut {
 		DateStarted:  timeOrNil(rel.DateStarted),
 		Data:         rel.Data,
 		DeployCount:  rel.DeployCount,
+		Status:       rel.Status,
 		Projects:     make([]releaseProjectOut, len(rel.Projects)),
 	}
 	if rel.LastDeploy != nil {
@@ -90,6 +93,7 @@ type releaseBaseIn struct {
 	DateReleased opt[string]         `json:"dateReleased"`
 	DateStarted  opt[string]         `json:"dateStarted"`
 	Data         opt[map[string]any] `json:"data"`
+	Status       opt[string]         `json:"status"`
 }
 
 // releaseIn is the body of a release created on the organization route.
@@ -106,6 +110,19 @@ type releaseUpdateIn struct {
 	DateReleased opt[string]         `json:"dateReleased"`
 	DateStarted  opt[string]         `json:"dateStarted"`
 	Data         opt[map[string]any] `json:"data"`
+	Status       opt[string]         `json:"status"`
+}
+
+// parseStatus reads an optional release status: open or archived; absent
+// or null keeps it.
+func parseStatus(o opt[string]) (*string, error) {
+	if !o.Set || o.Null {
+		return nil, nil
+	}
+	if !slices.Contains(store.ReleaseStatuses, o.V) {
+		return nil, invalid(valueErr, "Input should be 'open' or 'archived'", "body", "status")
+	}
+	return &o.V, nil
 }
 
 // parseTime reads an optional RFC 3339 timestamp field.
@@ -150,6 +167,9 @@ func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
 	if ri.DateStarted, err = parseTime(in.DateStarted, "dateStarted"); err != nil {
 		return ri, err
 	}
+	if ri.Status, err = parseStatus(in.Status); err != nil {
+		return ri, err
+	}
 	ri.Data, err = encodeData(in.Data)
 	return ri, err
 }
@@ -179,6 +199,9 @@ func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
 		return u, err
 	}
 	if u.DateStarted, err = parseTime(in.DateStarted, "dateStarted"); err != nil {
+		return u, err
+	}
+	if u.Status, err = parseStatus(in.Status); err != nil {
 		return u, err
 	}
 	u.Data, err = encodeData(in.Data)
@@ -285,7 +308,19 @@ func handleReleases(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		rels, info, err := d.Store.Releases(r.Context(), caller(r).UserID, org, project, page)
+		// Sentry's lists show open releases unless ?status= asks for
+		// archived ones (or any, with "all").
+		status := r.URL.Query().Get("status")
+		switch status {
+		case "":
+			status = "open"
+		case "open", "archived":
+		case "all":
+			status = ""
+		default:
+			return invalid(valueErr, "Input should be 'open', 'archived' or 'all'", "query", "status")
+		}
+		rels, info, err := d.Store.Releases(r.Context(), caller(r).UserID, org, project, status, page)
 		if err != nil {
 			return err
 		}

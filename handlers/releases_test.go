@@ -542,3 +542,24 @@ func TestManyValuesAreRefusedBeforeDecoding(t *testing.T) {
 		t.Errorf("15 000 bad chunk names: %d with %d errors, want 422 with 100", res.status, len(body.Detail))
 	}
 }
+
+func TestReleaseStatus(t *testing.T) {
+	f := newRelFixture(t)
+	const path = "/api/0/organizations/acme/releases/"
+	f.do("POST", path, f.tok, `{"version": "1.0", "projects": ["web"], "status": "archived"}`).expect(t, http.StatusCreated, nil)
+	f.do("POST", path, f.tok, `{"version": "2.0", "projects": ["web"], "status": "gone"}`).expect(t, http.StatusUnprocessableEntity,
+		`{"detail":[{"type":"value_error","loc":["body","status"],"msg":"Input should be 'open' or 'archived'"}]}`)
+	f.do("GET", path+"?status=bogus", f.tok, nil).expect(t, http.StatusUnprocessableEntity,
+		`{"detail":[{"type":"value_error","loc":["query","status"],"msg":"Input should be 'open', 'archived' or 'all'"}]}`)
+	for query, want := range map[string]int{"": 0, "?status=open": 0, "?status=archived": 1, "?status=all": 1} {
+		var rels []any
+		json.Unmarshal(f.do("GET", path+query, f.tok, nil).body, &rels)
+		if len(rels) != want {
+			t.Errorf("list%s: %d releases, want %d", query, len(rels), want)
+		}
+	}
+	res := f.do("PUT", path+"1.0/", f.tok, `{"status": "open"}`)
+	if res.expect(t, http.StatusOK, nil); res.field(t, "status") != "open" {
+		t.Errorf("after the update: %v", res.field(t, "status"))
+	}
+}

@@ -25,6 +25,7 @@ type Release struct {
 	DateCreated  time.Time
 	DateReleased *time.Time
 	DateStarted  *time.Time
+	Status       string // open or archived
 	DeployCount  int
 	LastDeploy   *Deploy
 	Projects     []ReleaseProject // ordered by slug
@@ -45,7 +46,13 @@ type ReleaseInput struct {
 	Data         json.RawMessage
 	DateReleased *time.Time
 	DateStarted  *time.Time
+	// Status, when not nil, is open or archived; it is assigned to an
+	// existing release too (sentry-cli archives and restores that way).
+	Status *string
 }
+
+// ReleaseStatuses are the statuses of a release.
+var ReleaseStatuses = []string{"open", "archived"}
 
 // ReleaseUpdate lists the fields an update assigns: each SetX says whether
 // X is assigned (nil clears it); fields not set keep their value.
@@ -60,6 +67,7 @@ type ReleaseUpdate struct {
 	DateReleased    *time.Time
 	SetDateStarted  bool
 	DateStarted     *time.Time
+	Status          *string // nil keeps it
 }
 
 // releaseSelect reads whole releases in one statement: the columns of the
@@ -72,7 +80,7 @@ type ReleaseUpdate struct {
 // the row. A new field is a column here and a destination in scanRelease.
 const releaseSelect = `
 	SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
-		r.date_released, r.date_started,
+		r.date_released, r.date_started, r.status,
 		lp.ids, lp.slugs, lp.names,
 		coalesce(ld.deploy_count, 0), ld.id,
 		(SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url,
@@ -107,7 +115,7 @@ func scanRelease(row pgx.Row) (Release, error) {
 		DateFinished, DateCreated *time.Time
 	}
 	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, (*[]byte)(&r.Data), &r.DateCreated,
-		&r.DateReleased, &r.DateStarted,
+		&r.DateReleased, &r.DateStarted, &r.Status,
 		&ids, &slugs, &names,
 		&r.DeployCount, &d.ID, &d.Environment, &d.Name, &d.URL,
 		&d.DateStarted, &d.DateFinished, &d.DateCreated)
@@ -166,8 +174,10 @@ func (s *Store) CreateRelease(ctx context.Context, userID int64, orgSlug string,
 			// It is answered with the release, which keeps its links; a
 			// release that does not exist still needs a project.
 			var id int64
-			err := tx.QueryRow(ctx, `SELECT id FROM releases WHERE organization_id = $1 AND version = $2`,
-				org, in.Version).Scan(&id)
+			err := tx.QueryRow(ctx, `
+				UPDATE releases SET status = COALESCE($3, status) WHERE organization_id = $1 AND version = $2
+				RETURNING id`,
+				org, in.Version, in.Status).Scan(&id)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return ErrNoValidProject
 			}
@@ -221,12 +231,16 @@ func (s *Store) CreateProjectRelease(ctx context.Context, userID int64, orgSlug,
 // insertRelease creates the release in.Version of org unless it exists,
 // and returns its id and whether it was created.
 func insertRelease(ctx context.Context, tx pgx.Tx, org int64, in ReleaseInput) (id int64, created bool, err error) {
+	status := "open"
+	if in.Status != nil {
+		status = *in.Status
+	}
 	err = tx.QueryRow(ctx, `
-		INSERT INTO releases (organization_id, version, ref, url, data, date_released, date_started)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		INSERT INTO releases (organization_id, version, ref, url, data, date_released, date_started, status)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (organization_id, version) DO NOTHING
 		RETURNING id`,
-		org, in.Version, in.Ref, in.URL, objectOrEmpty(in.Data), in.DateReleased, in.DateStarted).Scan(&id)
+		org, in.Version, in.Ref, in.URL, objectOrEmpty(in.Data), in.DateReleased, in.DateStarted, status).Scan(&id)
 	if err == nil {
 		return id, true, nil
 	}
@@ -234,8 +248,9 @@ func insertRelease(ctx context.Context, tx pgx.Tx, org int64, in ReleaseInput) (
 		return 0, false, err
 	}
 	err = tx.QueryRow(ctx, `
-		SELECT id FROM releases WHERE organization_id = $1 AND version = $2`,
-		org, in.Version).Scan(&id)
+		UPDATE releases SET status = COALESCE($3, status) WHERE organization_id = $1 AND version = $2
+		RETURNING id`,
+		org, in.Version, in.Status).Scan(&id)
 	return id, false, err
 }
 
@@ -298,7 +313,7 @@ const (
 // lists only the releases linked to that project, which must exist. It
 // runs two statements in one round trip: the page, and the count, which
 // also says whether the organization (or project) is the caller's.
-func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug string, page Page) ([]Release, PageInfo, error) {
+func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug, status string, page Page) ([]Release, PageInfo, error) {
 	lq := listQuery{
 		createdCol: "r.date_created",
 		idCol:      "r.id",
@@ -316,6 +331,12 @@ func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug
 		lq.scope = memberProject
 		lq.args = []any{userID, orgSlug, projectSlug}
 		lq.missing = fmt.Errorf("project %q/%q: %w", orgSlug, projectSlug, ErrNotFound)
+	}
+	// Only releases of the status asked for ("" for any), as Sentry's
+	// lists do.
+	if status != "" {
+		where += fmt.Sprintf(` AND r.status = $%d`, len(lq.args)+1)
+		lq.args = append(lq.args, status)
 	}
 	lq.from = `FROM releases r ` + where
 	lq.page = releaseSelect + ` ` + where
@@ -349,12 +370,13 @@ func (s *Store) UpdateRelease(ctx context.Context, userID int64, orgSlug, projec
 				url = CASE WHEN $7 THEN $8 ELSE r.url END,
 				data = CASE WHEN $9 THEN $10::jsonb ELSE r.data END,
 				date_released = CASE WHEN $11 THEN $12::timestamptz ELSE r.date_released END,
-				date_started = CASE WHEN $13 THEN $14::timestamptz ELSE r.date_started END
+				date_started = CASE WHEN $13 THEN $14::timestamptz ELSE r.date_started END,
+				status = COALESCE($15, r.status)
 			WHERE r.id = (SELECT r.id FROM releases r`+releaseWhere+`)
 			RETURNING r.id`,
 			userID, orgSlug, version, projectSlug,
 			upd.SetRef, upd.Ref, upd.SetURL, upd.URL, upd.SetData, data,
-			upd.SetDateReleased, upd.DateReleased, upd.SetDateStarted, upd.DateStarted).Scan(&id)
+			upd.SetDateReleased, upd.DateReleased, upd.SetDateStarted, upd.DateStarted, upd.Status).Scan(&id)
 		if err != nil {
 			return fmt.Errorf("release %q: %w", version, wrap(err))
 		}
