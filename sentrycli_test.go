@@ -190,3 +190,30 @@ func TestSentryCLIArchivesAndRestoresReleases(t *testing.T) {
 		})
 	}
 }
+
+// TestSentryCLINamesByID runs `releases new -p <project id>` and
+// `releases list -o <organization id>` of sentry-cli 2.x and 3.x: Sentry
+// takes an id wherever it takes a slug, and so does errata.
+func TestSentryCLINamesByID(t *testing.T) {
+	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	srv.token = srv.user(t, "owner@ids.io", "project:releases,project:read,org:read")
+	orgID := srv.cli(t, "admin", "create-org", "--slug", "ids-acme", "--owner", "owner@ids.io")
+	projectID := srv.cli(t, "admin", "create-project", "--org", "ids-acme", "--slug", "web")
+	for i, b := range []string{"SENTRY_CLI_2", "SENTRY_CLI_3"} {
+		t.Run(b, func(t *testing.T) {
+			c := newSentryCLI(t, b, srv, "ids-acme")
+			c.project = ""
+			version := fmt.Sprintf("5.0.%d", i)
+			c.run(t, "releases", "new", "-p", projectID, version).expect(t, 0)
+			var rel struct {
+				Projects []struct{ Slug string }
+			}
+			if code := srv.getJSON(t, "/api/0/organizations/ids-acme/releases/"+version+"/", &rel); code != http.StatusOK ||
+				len(rel.Projects) != 1 || rel.Projects[0].Slug != "web" {
+				t.Errorf("release %s after new -p %s: %d %+v, want linked to web", version, projectID, code, rel)
+			}
+			c.org = orgID
+			c.run(t, "releases", "list", "-o", orgID).expect(t, 0, version)
+		})
+	}
+}

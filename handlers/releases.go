@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,7 +100,27 @@ type releaseBaseIn struct {
 // releaseIn is the body of a release created on the organization route.
 type releaseIn struct {
 	releaseBaseIn
-	Projects opt[[]string] `json:"projects"`
+	Projects opt[[]projectRef] `json:"projects"`
+}
+
+// projectRef names a project by slug or, as sentry-cli 3 sends it for
+// `releases new -p 1`, by id: Sentry accepts both.
+type projectRef string
+
+func (p *projectRef) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err == nil {
+		if _, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+			*p = projectRef(n)
+			return nil
+		}
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*p = projectRef(s)
+	return nil
 }
 
 // releaseUpdateIn is the body of a release update; only the keys present
@@ -182,7 +203,11 @@ func (in releaseIn) projectSlugs() ([]string, error) {
 	case in.Projects.Null:
 		return nil, invalid(typeError, "Input should be a valid list", "body", "projects")
 	}
-	return in.Projects.V, nil
+	slugs := make([]string, len(in.Projects.V))
+	for i, p := range in.Projects.V {
+		slugs[i] = string(p)
+	}
+	return slugs, nil
 }
 
 // releaseUpdate validates an update body.

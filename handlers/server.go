@@ -83,6 +83,9 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 			return
 		}
 		r = r.WithContext(ctx)
+		if c, ok := authn.CallerFrom(ctx); ok {
+			resolveIDs(d, r, c.UserID)
+		}
 		if c, ok := authn.CallerFrom(ctx); ok && isUpload(r) {
 			if !bodies.acquire(r.Context(), c.TokenID, uploadSlotWait) {
 				writeError(w, r, d.Log, errTooManyBodies)
@@ -220,4 +223,29 @@ func logRequests(log *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 			sw.status = http.StatusOK
 		}
 	})
+}
+
+// resolveIDs replaces an organization or project path value that is a
+// number by the slug of the caller's organization or project of that id:
+// Sentry takes either wherever it takes a slug (sentry-cli sends ids for
+// `-o 1` and `-p 1`). A value that names nothing of the caller's is left
+// as it is, for the handler's 404.
+func resolveIDs(d Deps, r *http.Request, userID int64) {
+	org, project := r.PathValue("organization_slug"), r.PathValue("project_slug")
+	if !isDecimal(org) && !isDecimal(project) {
+		return
+	}
+	orgSlug, projectSlug, err := d.Store.ResolveSlugs(r.Context(), userID, org, project)
+	if err != nil {
+		return
+	}
+	r.SetPathValue("organization_slug", orgSlug)
+	if project != "" {
+		r.SetPathValue("project_slug", projectSlug)
+	}
+}
+
+// isDecimal reports whether s is a non-empty run of decimal digits.
+func isDecimal(s string) bool {
+	return s != "" && len(s) <= 19 && strings.Trim(s, "0123456789") == ""
 }

@@ -136,7 +136,7 @@ func ensureRelease(ctx context.Context, q querier, orgID int64, version string, 
 	}
 	_, err = q.Exec(ctx, `
 		INSERT INTO release_projects (release_id, project_id)
-		SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND p.slug = ANY($3)
+		SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND (p.slug = ANY($3) OR p.id::text = ANY($3))
 		ON CONFLICT DO NOTHING`, id, orgID, projects)
 	return id, err
 }

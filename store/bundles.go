@@ -131,7 +131,7 @@ func saveDebugIDBundle(ctx context.Context, tx pgx.Tx, b Bundle) error {
 	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO artifact_bundle_projects (artifact_bundle_id, project_id)
-		SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND p.slug = ANY($3)
+		SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND (p.slug = ANY($3) OR p.id::text = ANY($3))
 		ON CONFLICT DO NOTHING`, id, b.OrganizationID, b.Projects); err != nil {
 		return err
 	}

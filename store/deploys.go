@@ -79,7 +79,7 @@ func (s *Store) CreateDeploy(ctx context.Context, userID int64, orgSlug, version
 		if len(in.Projects) > 0 {
 			_, err = tx.Exec(ctx, `
 				INSERT INTO environment_projects (environment_id, project_id)
-				SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND p.slug = ANY($3)
+				SELECT $1, p.id FROM projects p WHERE p.organization_id = $2 AND (p.slug = ANY($3) OR p.id::text = ANY($3))
 				ORDER BY p.id
 				ON CONFLICT (project_id, environment_id) DO NOTHING`, env, org, in.Projects)
 		} else {

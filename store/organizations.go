@@ -192,3 +192,30 @@ func (s *Store) Project(ctx context.Context, userID int64, orgSlug, projectSlug 
 		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated)
 	return p, wrap(err)
 }
+
+// ResolveSlugs turns an organization and a project ("" for none) named by
+// id, as Sentry accepts wherever it takes a slug, into their slugs, for a
+// caller userID who belongs to the organization. A slug is preferred to an
+// id of the same text. What names nothing of the caller's is ErrNotFound.
+func (s *Store) ResolveSlugs(ctx context.Context, userID int64, org, project string) (string, string, error) {
+	var orgSlug string
+	var projectSlug *string
+	err := s.pool.QueryRow(ctx, `
+		SELECT o.slug, p.slug
+		FROM organizations o
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		LEFT JOIN projects p ON p.organization_id = o.id AND (p.slug = $3 OR p.id::text = $3)
+		WHERE o.slug = $2 OR o.id::text = $2
+		ORDER BY o.slug = $2 DESC, p.slug = $3 DESC NULLS LAST
+		LIMIT 1`, userID, org, project).Scan(&orgSlug, &projectSlug)
+	if err != nil {
+		return "", "", wrap(err)
+	}
+	if project == "" {
+		return orgSlug, "", nil
+	}
+	if projectSlug == nil {
+		return "", "", fmt.Errorf("project %q: %w", project, ErrNotFound)
+	}
+	return orgSlug, *projectSlug, nil
+}

@@ -159,7 +159,7 @@ func (s *Store) CreateRelease(ctx context.Context, userID int64, orgSlug string,
 			return err
 		}
 		rows, err := tx.Query(ctx, `
-			SELECT id FROM projects WHERE organization_id = $1 AND slug = ANY($2)`,
+			SELECT id FROM projects WHERE organization_id = $1 AND (slug = ANY($2) OR id::text = ANY($2))`,
 			org, projectSlugs)
 		if err != nil {
 			return err
