@@ -110,6 +110,14 @@ func TestSourcemapsEndToEnd(t *testing.T) {
 
 		cli2.run(t, "releases", "files", "1.0.0", "delete", "~/app.min.js.map").expect(t, 0)
 		waitForFiles(t, s, "1.0.0", []string{"~/app.min.js"})
+
+		// delete --all, with a project and without one.
+		cli2.run(t, "releases", "files", "1.0.0", "delete", "--all").expect(t, 0, "All files deleted.")
+		waitForFiles(t, s, "1.0.0", []string{})
+		cli2.run(t, "sourcemaps", "upload", "--release", "1.0.0", ".").expect(t, 0)
+		waitForFiles(t, s, "1.0.0", want)
+		cli2.withoutProject().run(t, "releases", "files", "1.0.0", "delete", "--all").expect(t, 0, "All files deleted.")
+		waitForFiles(t, s, "1.0.0", []string{})
 	})
 
 	t.Run("sentry-cli 3 uploads an artifact bundle whose files appear in the release", func(t *testing.T) {

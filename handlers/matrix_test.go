@@ -615,7 +615,31 @@ func matrixEntries() map[string]matrixEntry {
 		"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}":             uploadFile,
 		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}":    getFile,
 		"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}": deleteFile,
-		"GET /api/0/organizations/{organization_slug}/chunk-upload/{$}":                                    standing(http.StatusOK, noBody),
+		"DELETE /api/0/organizations/{organization_slug}/files/source-maps/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+				v := "doomed-files"
+				for _, org := range []string{"acme", "rival"} {
+					f.send(t, "POST /api/0/organizations/{organization_slug}/releases/{$}", map[string]string{"organization_slug": org},
+						jsonBody(map[string]any{"version": v, "projects": []string{"web"}}), f.ownerOf(org))
+					f.file(t, org, v, "~/"+f.name("doomed")+".js")
+				}
+				return f.on(http.StatusNoContent, noBody)
+			},
+			queries: []string{"name=doomed-files"},
+		},
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/source-maps/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+				v := "doomed-files"
+				for _, org := range []string{"acme", "rival"} {
+					f.send(t, "POST /api/0/organizations/{organization_slug}/releases/{$}", map[string]string{"organization_slug": org},
+						jsonBody(map[string]any{"version": v, "projects": []string{"web"}}), f.ownerOf(org))
+					f.file(t, org, v, "~/"+f.name("doomed")+".js")
+				}
+				return f.on(http.StatusNoContent, noBody)
+			},
+			queries: []string{"name=doomed-files"},
+		},
+		"GET /api/0/organizations/{organization_slug}/chunk-upload/{$}": standing(http.StatusOK, noBody),
 		"POST /api/0/organizations/{organization_slug}/chunk-upload/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
 			return f.on(http.StatusOK, chunkBody(t, []byte(f.name("chunk"))))
 		}},

@@ -936,6 +936,18 @@ var updateReleaseCases = operationCases{examples: map[string]exampleCase{
 }}
 
 var docCases = map[string]operationCases{
+	"deleteOrganizationReleaseSourceMaps": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("name", "1.0.0") },
+		examples: map[string]exampleCase{
+			"422 invalidName": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("name", "latest") },
+		},
+	},
+	"deleteReleaseSourceMaps": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("name", "1.0.0") },
+		examples: map[string]exampleCase{
+			"422 invalidName": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("name", "latest") },
+		},
+	},
 	"listArtifactBundles": {examples: map[string]exampleCase{
 		"422 invalidQuery": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("query", strings.Repeat("q", 201)) },
 	}},

@@ -214,3 +214,24 @@ func handleReleaseFileUpload(d Deps) apiFunc {
 		return nil
 	}
 }
+
+// handleSourceMapsDelete serves DELETE projects/{org}/{project}/files/source-maps/?name=
+// and its organization twin: every file of the release name (sentry-cli 2's
+// `files delete --all`).
+func handleSourceMapsDelete(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, project, err := releaseSlugs(r)
+		if err != nil {
+			return err
+		}
+		version := r.URL.Query().Get("name")
+		if !validVersion(version) {
+			return invalid(valueErr, "Invalid release version", "query", "name")
+		}
+		if _, err := d.Store.DeleteReleaseFiles(r.Context(), caller(r).UserID, org, project, version); err != nil {
+			return err
+		}
+		noContent(w)
+		return nil
+	}
+}

@@ -114,6 +114,8 @@ func routes(d Deps) []route {
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileGet(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileDelete(d)},
+		{"DELETE /api/0/organizations/{organization_slug}/files/source-maps/{$}", releaseAssembler, handleSourceMapsDelete(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/source-maps/{$}", releaseAssembler, handleSourceMapsDelete(d)},
 		{"GET /api/0/organizations/{organization_slug}/chunk-upload/{$}", anyToken, handleChunkUploadOptions(d)},
 		{"POST /api/0/organizations/{organization_slug}/chunk-upload/{$}", releaseAssembler, handleChunkUpload(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{version}/assemble/{$}", releaseAssembler, handleReleaseAssemble(d)},

@@ -18,6 +18,13 @@ const AssembleJobKind = "assemble"
 // spec's endpoint was told about before they arrived.
 const assembleMaxAttempts = 5
 
+// bundleInUse is true when a file of the organization $2 with the checksum
+// $3 is still used by a release file or an artifact bundle: what an
+// assembly of that bundle made is still there.
+const bundleInUse = `EXISTS (SELECT 1 FROM files f WHERE f.organization_id = $2 AND f.sha1 = $3 AND (
+	EXISTS (SELECT 1 FROM release_files rf WHERE rf.file_id = f.id)
+	OR EXISTS (SELECT 1 FROM artifact_bundles ab WHERE ab.file_id = f.id)))`
+
 // AssemblyJob is the payload of an assemble job: everything it needs,
 // fixed when the request was accepted.
 type AssemblyJob struct {
@@ -80,7 +87,8 @@ func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlu
 		_, err = tx.Exec(ctx, `
 			UPDATE jobs SET state = 'queued', attempts = 0, run_at = now(),
 				last_error = NULL, date_updated = now()
-			WHERE id = $1 AND state = 'error'`, id)
+			WHERE id = $1 AND (state = 'error' OR (state = 'done' AND NOT `+bundleInUse+`))`,
+			id, org, req.Checksum)
 		return err
 	})
 }
@@ -110,6 +118,14 @@ func (s *Store) AssembleArtifactBundle(ctx context.Context, userID int64, orgSlu
 		}
 		id, err := enqueueJob(ctx, tx, AssembleJobKind, job.uniqueKey(), job, assembleMaxAttempts)
 		if err != nil {
+			return err
+		}
+		// A finished assembly whose bundle nothing uses any more (its
+		// files were deleted since: sentry-cli files delete --all, then
+		// the same upload) runs again.
+		if _, err := tx.Exec(ctx, `
+			UPDATE jobs SET state = 'queued', attempts = 0, run_at = now(), last_error = NULL, date_updated = now()
+			WHERE id = $1 AND state = 'done' AND NOT `+bundleInUse, id, org, req.Checksum); err != nil {
 			return err
 		}
 		st.Job = &JobStatus{}

@@ -233,3 +233,29 @@ func headersJSON(headers map[string]string) []byte {
 	b, _ := json.Marshal(headers) // a map of strings always encodes
 	return b
 }
+
+// DeleteReleaseFiles removes every file of the release version of the
+// organization orgSlug that userID belongs to, linked to the project
+// projectSlug when it is not empty, and returns how many it removed. A release the caller cannot
+// see is ErrNotFound. The content goes with the collector.
+func (s *Store) DeleteReleaseFiles(ctx context.Context, userID int64, orgSlug, projectSlug, version string) (int64, error) {
+	var n int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var releaseID int64
+		err := tx.QueryRow(ctx, `
+			SELECT r.id FROM releases r
+			JOIN organizations o ON o.id = r.organization_id
+			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+			WHERE o.slug = $2 AND r.version = $4 AND ($3 = '' OR EXISTS (
+				SELECT 1 FROM release_projects rp JOIN projects p ON p.id = rp.project_id
+				WHERE rp.release_id = r.id AND p.slug = $3))
+			FOR UPDATE OF r`, userID, orgSlug, projectSlug, version).Scan(&releaseID)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM release_files WHERE release_id = $1`, releaseID)
+		n = tag.RowsAffected()
+		return err
+	})
+	return n, err
+}
