@@ -379,7 +379,10 @@ func checkBlobStore(ctx context.Context, c config, log *slog.Logger) error {
 		return nil
 	}
 	err := cl.Check(ctx)
+	var se *s3.Error
 	switch {
+	case errors.As(err, &se) && se.Refused():
+		return fmt.Errorf("BLOB_STORE %s: %w", c.blobStore, err)
 	case errors.Is(err, store.ErrUnavailable):
 		log.Warn("the object store does not answer; uploads and downloads will answer 503 until it does", "blob_store", c.blobStore, "err", err)
 	case err != nil:

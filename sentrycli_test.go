@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -214,6 +215,39 @@ func TestSentryCLINamesByID(t *testing.T) {
 			}
 			c.org = orgID
 			c.run(t, "releases", "list", "-o", orgID).expect(t, 0, version)
+		})
+	}
+}
+
+// TestSentryCLISetCommitsIsNotSilent: errata stores no commits yet;
+// `releases set-commits --local` must fail, not print success having
+// stored nothing.
+func TestSentryCLISetCommitsIsNotSilent(t *testing.T) {
+	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	srv.token = srv.user(t, "owner@commits.io", "project:releases,project:read,org:read")
+	srv.cli(t, "admin", "create-org", "--slug", "commits-acme", "--owner", "owner@commits.io")
+	srv.cli(t, "admin", "create-project", "--org", "commits-acme", "--slug", "web")
+	for i, b := range []string{"SENTRY_CLI_2", "SENTRY_CLI_3"} {
+		t.Run(b, func(t *testing.T) {
+			c := newSentryCLI(t, b, srv, "commits-acme").in(t.TempDir())
+			for _, args := range [][]string{
+				{"init", "-q"}, {"config", "user.email", "dev@commits.io"}, {"config", "user.name", "Dev"},
+				{"commit", "-q", "--allow-empty", "-m", "first"},
+			} {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = c.home
+				cmd.Env = append(os.Environ(), "HOME="+c.home)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v %s", args, err, out)
+				}
+			}
+			version := fmt.Sprintf("6.0.%d", i)
+			c.run(t, "releases", "new", version).expect(t, 0)
+			out := c.run(t, "releases", "set-commits", version, "--local")
+			t.Logf("set-commits --local: exit %d: %s", out.code, strings.TrimSpace(out.stderr))
+			if out.code == 0 {
+				t.Errorf("set-commits --local exited 0 with nothing stored:\n%s\n%s", out.stdout, out.stderr)
+			}
 		})
 	}
 }

@@ -132,6 +132,11 @@ type releaseUpdateIn struct {
 	DateStarted  opt[string]         `json:"dateStarted"`
 	Data         opt[map[string]any] `json:"data"`
 	Status       opt[string]         `json:"status"`
+	// Commits and Refs are Sentry's fields that errata does not store
+	// yet: an update that names some is refused rather than answered as
+	// if they were kept (sentry-cli releases set-commits).
+	Commits opt[[]json.RawMessage] `json:"commits"`
+	Refs    opt[[]json.RawMessage] `json:"refs"`
 }
 
 // parseStatus reads an optional release status: open or archived; absent
@@ -212,6 +217,15 @@ func (in releaseIn) projectSlugs() ([]string, error) {
 
 // releaseUpdate validates an update body.
 func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
+	// An empty list asks to clear what errata does not keep: done.
+	for _, f := range []struct {
+		name string
+		v    opt[[]json.RawMessage]
+	}{{"commits", in.Commits}, {"refs", in.Refs}} {
+		if len(f.v.V) > 0 {
+			return store.ReleaseUpdate{}, invalid(valueErr, "errata does not store commits yet", "body", f.name)
+		}
+	}
 	u := store.ReleaseUpdate{
 		SetRef: in.Ref.Set, Ref: in.Ref.ptr(),
 		SetURL: in.URL.Set, URL: in.URL.ptr(),

@@ -90,7 +90,8 @@ func New(cfg Config) (*Client, error) {
 // Error is an answer of the object store that is not a success, or a
 // request that got no answer. It never holds the secret key. It wraps
 // store.ErrNotFound for a missing object and store.ErrUnavailable for a
-// server that could not be reached or answered 5xx after the retries.
+// server that could not be reached, answered 5xx after the retries, or
+// refused errata (see Refused).
 type Error struct {
 	Op      string // the S3 operation: PutObject, GetObject...
 	Key     string
@@ -125,12 +126,23 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Refused reports whether the object store answered, and refused the
+// request for a reason that retrying does not change (403 AccessDenied,
+// 404 NoSuchBucket, ...): errata's configuration is wrong, not the store
+// down.
+func (e *Error) Refused() bool {
+	return e.Status >= 400 && !retryableStatus(e.Status) &&
+		!(e.Status == http.StatusNotFound && (e.Code == "" || e.Code == "NoSuchKey"))
+}
+
 func (e *Error) Unwrap() []error {
 	var errs []error
 	switch {
 	case e.Status == http.StatusNotFound && (e.Code == "" || e.Code == "NoSuchKey"):
 		errs = append(errs, store.ErrNotFound)
-	case e.Status == 0 || retryableStatus(e.Status):
+	case e.Status == 0 || retryableStatus(e.Status) || e.Refused():
+		// A store that refuses errata (a revoked key, a bucket gone) is as
+		// unavailable to a client as one that does not answer: 503.
 		errs = append(errs, store.ErrUnavailable)
 	}
 	if e.Err != nil {

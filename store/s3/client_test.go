@@ -213,12 +213,14 @@ func TestWrongSecret(t *testing.T) {
 		if strings.Contains(msg, wrong) || strings.Contains(msg, srv.Secret) {
 			t.Errorf("%s: the error shows a secret: %s", op, msg)
 		}
-		if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrNotFound) {
-			t.Errorf("%s: %v is taken for unavailable or not found", op, err)
+		// A refused store is unavailable to clients (503), never a
+		// missing object; serve refuses to start on it (Refused).
+		if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: %v is not taken for unavailable, or is taken for not found", op, err)
 		}
 		var se *s3.Error
-		if !errors.As(err, &se) || se.Status != http.StatusForbidden {
-			t.Errorf("%s: %v, want a 403 *s3.Error", op, err)
+		if !errors.As(err, &se) || se.Status != http.StatusForbidden || !se.Refused() {
+			t.Errorf("%s: %v, want a refused 403 *s3.Error", op, err)
 		}
 	}
 	t.Logf("put: %v", errs["put"])
