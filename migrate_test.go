@@ -141,3 +141,50 @@ func TestMigrateFromTheFirstSchema(t *testing.T) {
 		t.Errorf("missing chunks after the upgrade (-want +got):\n%s", diff)
 	}
 }
+
+// TestMigrateFromTheSecondSchema upgrades a database made by the main of
+// schema version 2 (testdata/schema_v2.sql is its schema.sql) to
+// repositories and commits: its releases keep their fields and read with
+// no commits, then take some.
+func TestMigrateFromTheSecondSchema(t *testing.T) {
+	old, err := os.ReadFile("testdata/schema_v2.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.NewEmptyDatabase(t)
+	storetest.Exec(t, db, string(old))
+	storetest.Exec(t, db, `
+		INSERT INTO users (id, email, name) VALUES (1, 'dev@example.com', 'Dev');
+		INSERT INTO organizations (id, slug, name) VALUES (1, 'acme', 'Acme');
+		INSERT INTO memberships (organization_id, user_id, role) VALUES (1, 1, 'owner');
+		INSERT INTO projects (id, organization_id, slug, name) VALUES (1, 1, 'web', 'Web');
+		INSERT INTO releases (id, organization_id, version, ref, status) VALUES (1, 1, '1.0.0', 'abc', 'archived');
+		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1)`)
+
+	mustCLI(t, db, "migrate")
+	mustCLI(t, db, "migrate") // and again: nothing changes
+
+	s := newErrata(t, map[string]string{"DATABASE_URL": db, "LOG_LEVEL": "warn"})
+	s.serve(t)
+	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "project:releases")
+	type release struct {
+		Ref         string          `json:"ref"`
+		Status      string          `json:"status"`
+		CommitCount int             `json:"commitCount"`
+		LastCommit  json.RawMessage `json:"lastCommit"`
+		Authors     []any           `json:"authors"`
+	}
+	var got release
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/1.0.0/", &got); status != http.StatusOK {
+		t.Fatalf("get the release: %d", status)
+	}
+	want := release{Ref: "abc", Status: "archived", LastCommit: json.RawMessage("null"), Authors: []any{}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the release after the upgrade (-want +got):\n%s", diff)
+	}
+	status, body := s.api(t, "PUT", "/api/0/organizations/acme/releases/1.0.0/", map[string]any{
+		"commits": []map[string]any{{"id": "c0ffee", "repository": "acme/web", "author_email": "dev@example.com"}}})
+	if err := json.Unmarshal(body, &got); err != nil || status != http.StatusOK || got.CommitCount != 1 || len(got.Authors) != 1 {
+		t.Errorf("set commits after the upgrade: %d %s", status, body)
+	}
+}

@@ -363,6 +363,73 @@ UPDATE release_files rf SET size = f.size, sha1 = f.sha1
 ALTER TABLE release_files ALTER COLUMN size SET NOT NULL;
 ALTER TABLE release_files ALTER COLUMN sha1 SET NOT NULL;
 
+-- Repositories and commits, as sentry-cli's set-commits sends them: a
+-- release's commits in order (release_commits), the head commit of each
+-- repository in it (release_head_commits, from refs), and on the release
+-- its commit count, last commit and authors, kept with the commits so that
+-- reading a release needs no count. A commit belongs to a repository of
+-- the organization; a repository named by a commit and not yet known is
+-- created, with no provider, as Sentry does.
+CREATE TABLE IF NOT EXISTS repositories (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    name            text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+    url             text,
+    provider        text,
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (organization_id, name)
+);
+CREATE INDEX IF NOT EXISTS repositories_page_idx
+    ON repositories (organization_id, date_created DESC, id DESC);
+
+CREATE TABLE IF NOT EXISTS commit_authors (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    email           text NOT NULL,
+    name            text,
+    UNIQUE (organization_id, email)
+);
+
+CREATE TABLE IF NOT EXISTS commits (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    repository_id   bigint NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    key             text NOT NULL,
+    message         text,
+    author_id       bigint REFERENCES commit_authors (id) ON DELETE SET NULL,
+    date_added      timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (repository_id, key)
+);
+
+CREATE TABLE IF NOT EXISTS commit_file_changes (
+    commit_id bigint NOT NULL REFERENCES commits (id) ON DELETE CASCADE,
+    filename  text NOT NULL,
+    type      text NOT NULL CHECK (type IN ('A', 'M', 'D')),
+    PRIMARY KEY (commit_id, filename)
+);
+
+CREATE TABLE IF NOT EXISTS release_commits (
+    release_id bigint NOT NULL REFERENCES releases (id) ON DELETE CASCADE,
+    commit_id  bigint NOT NULL REFERENCES commits (id) ON DELETE CASCADE,
+    "order"    integer NOT NULL,
+    PRIMARY KEY (release_id, commit_id)
+);
+CREATE INDEX IF NOT EXISTS release_commits_order_idx ON release_commits (release_id, "order");
+CREATE INDEX IF NOT EXISTS release_commits_commit_idx ON release_commits (commit_id);
+
+CREATE TABLE IF NOT EXISTS release_head_commits (
+    release_id      bigint NOT NULL REFERENCES releases (id) ON DELETE CASCADE,
+    repository_id   bigint NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    commit_id       bigint NOT NULL REFERENCES commits (id) ON DELETE CASCADE,
+    previous_commit text,
+    PRIMARY KEY (release_id, repository_id)
+);
+
+ALTER TABLE releases ADD COLUMN IF NOT EXISTS commit_count integer NOT NULL DEFAULT 0;
+ALTER TABLE releases ADD COLUMN IF NOT EXISTS last_commit_id bigint
+    REFERENCES commits (id) ON DELETE SET NULL;
+ALTER TABLE releases ADD COLUMN IF NOT EXISTS authors bigint[] NOT NULL DEFAULT '{}';
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
--- bundles.
-INSERT INTO errata_schema (version) VALUES (1), (2) ON CONFLICT DO NOTHING;
+-- bundles; 3: repositories and commits.
+INSERT INTO errata_schema (version) VALUES (1), (2), (3) ON CONFLICT DO NOTHING;

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,34 +221,115 @@ func TestSentryCLINamesByID(t *testing.T) {
 	}
 }
 
-// TestSentryCLISetCommitsIsNotSilent: errata stores no commits yet;
-// `releases set-commits --local` must fail, not print success having
-// stored nothing.
-func TestSentryCLISetCommitsIsNotSilent(t *testing.T) {
+// TestSentryCLISetsCommits runs sentry-cli's commit commands as CI
+// pipelines do, in a git repository whose origin is a GitHub URL, and
+// checks through the API what each stored: --auto with the repository
+// registered (a ref to HEAD), --local (the commits since the previous
+// release's last one), --commit with a range, --clear, repos list and
+// releases info --show-commits.
+func TestSentryCLISetsCommits(t *testing.T) {
 	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	srv.token = srv.user(t, "owner@commits.io", "project:releases,project:read,org:read")
-	srv.cli(t, "admin", "create-org", "--slug", "commits-acme", "--owner", "owner@commits.io")
-	srv.cli(t, "admin", "create-project", "--org", "commits-acme", "--slug", "web")
 	for i, b := range []string{"SENTRY_CLI_2", "SENTRY_CLI_3"} {
 		t.Run(b, func(t *testing.T) {
-			c := newSentryCLI(t, b, srv, "commits-acme").in(t.TempDir())
-			for _, args := range [][]string{
-				{"init", "-q"}, {"config", "user.email", "dev@commits.io"}, {"config", "user.name", "Dev"},
-				{"commit", "-q", "--allow-empty", "-m", "first"},
-			} {
+			org := fmt.Sprintf("commits-%d", i)
+			owner := fmt.Sprintf("owner@%s.io", org)
+			srv.token = srv.user(t, owner, "project:releases,project:read,org:read,org:write")
+			srv.cli(t, "admin", "create-org", "--slug", org, "--owner", owner)
+			srv.cli(t, "admin", "create-project", "--org", org, "--slug", "web")
+			c := newSentryCLI(t, b, srv, org).in(t.TempDir())
+			git := func(args ...string) string {
+				t.Helper()
 				cmd := exec.Command("git", args...)
 				cmd.Dir = c.home
-				cmd.Env = append(os.Environ(), "HOME="+c.home)
-				if out, err := cmd.CombinedOutput(); err != nil {
+				cmd.Env = append(os.Environ(), "HOME="+c.home, "GIT_AUTHOR_DATE=2026-11-20T10:00:00Z")
+				out, err := cmd.CombinedOutput()
+				if err != nil {
 					t.Fatalf("git %v: %v %s", args, err, out)
 				}
+				return strings.TrimSpace(string(out))
 			}
-			version := fmt.Sprintf("6.0.%d", i)
-			c.run(t, "releases", "new", version).expect(t, 0)
-			out := c.run(t, "releases", "set-commits", version, "--local")
-			t.Logf("set-commits --local: exit %d: %s", out.code, strings.TrimSpace(out.stderr))
-			if out.code == 0 {
-				t.Errorf("set-commits --local exited 0 with nothing stored:\n%s\n%s", out.stdout, out.stderr)
+			commit := func(file, message string) string {
+				t.Helper()
+				os.WriteFile(filepath.Join(c.home, file), []byte(message), 0o644)
+				git("add", file)
+				git("commit", "-q", "-m", message)
+				return git("rev-parse", "HEAD")
+			}
+			git("init", "-q")
+			git("config", "user.email", "dev@commits.io")
+			git("config", "user.name", "Dev Eloper")
+			git("remote", "add", "origin", "https://github.com/acme/web.git")
+			first := commit("a.txt", "first")
+
+			type releaseCommits struct {
+				CommitCount int `json:"commitCount"`
+				LastCommit  *struct {
+					ID string `json:"id"`
+				} `json:"lastCommit"`
+			}
+			read := func(version string) (releaseCommits, []string) {
+				t.Helper()
+				var rel releaseCommits
+				if status := srv.getJSON(t, "/api/0/organizations/"+org+"/releases/"+version+"/", &rel); status != http.StatusOK {
+					t.Fatalf("get %s: %d", version, status)
+				}
+				var list []struct {
+					ID      string `json:"id"`
+					Message string `json:"message"`
+					Author  struct {
+						Email string `json:"email"`
+					} `json:"author"`
+				}
+				if status := srv.getJSON(t, "/api/0/organizations/"+org+"/releases/"+version+"/commits/", &list); status != http.StatusOK {
+					t.Fatalf("commits of %s: %d", version, status)
+				}
+				var ids []string
+				for _, c := range list {
+					ids = append(ids, c.ID)
+					if c.Author.Email != "dev@commits.io" && c.Message != "" {
+						t.Errorf("commit %s of %s: author %q", c.ID, version, c.Author.Email)
+					}
+				}
+				return rel, ids
+			}
+
+			// --auto with the repository registered: a ref to HEAD.
+			status, body := srv.api(t, "POST", "/api/0/organizations/"+org+"/repos/",
+				map[string]any{"name": "acme/web", "url": "https://github.com/acme/web", "provider": "integrations:github"})
+			if status != http.StatusCreated {
+				t.Fatalf("create the repository: %d %s", status, body)
+			}
+			c.run(t, "repos", "list").expect(t, 0, "acme/web")
+			c.run(t, "releases", "new", "1.0").expect(t, 0)
+			c.run(t, "releases", "set-commits", "1.0", "--auto").expect(t, 0)
+			if rel, ids := read("1.0"); rel.CommitCount != 1 || rel.LastCommit == nil || rel.LastCommit.ID != first ||
+				!slices.Equal(ids, []string{first}) {
+				t.Errorf("after --auto: %+v %v, want HEAD %s", rel, ids, first)
+			}
+
+			// --local: the commits since 1.0's last commit.
+			second := commit("b.txt", "second")
+			third := commit("a.txt", "third")
+			c.run(t, "releases", "new", "2.0").expect(t, 0)
+			c.run(t, "releases", "set-commits", "2.0", "--local").expect(t, 0, "Success")
+			if rel, ids := read("2.0"); rel.CommitCount != 2 || !slices.Equal(ids, []string{third, second}) {
+				t.Errorf("after --local: %+v %v, want %s and %s", rel, ids, third, second)
+			}
+			c.run(t, "releases", "info", "2.0", "--show-commits").expect(t, 0, third[:12], second[:12])
+
+			// --commit with a range names the head; --clear clears.
+			c.run(t, "releases", "new", "3.0").expect(t, 0)
+			c.run(t, "releases", "set-commits", "3.0", "--commit", "acme/web@"+first+".."+third).expect(t, 0)
+			if rel, ids := read("3.0"); rel.CommitCount != 1 || !slices.Equal(ids, []string{third}) {
+				t.Errorf("after --commit: %+v %v", rel, ids)
+			}
+			c.run(t, "releases", "set-commits", "3.0", "--clear").expect(t, 0)
+			if rel, ids := read("3.0"); rel.CommitCount != 0 || rel.LastCommit != nil || len(ids) != 0 {
+				t.Errorf("after --clear: %+v %v", rel, ids)
+			}
+			// A repository errata does not have fails loudly.
+			if out := c.run(t, "releases", "set-commits", "3.0", "--commit", "acme/nope@"+third); out.code == 0 {
+				t.Errorf("--commit with an unknown repository exited 0: %s %s", out.stdout, out.stderr)
 			}
 		})
 	}

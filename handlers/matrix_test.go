@@ -566,6 +566,15 @@ func matrixEntries() map[string]matrixEntry {
 		"POST /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}":     standing(http.StatusCreated, jsonBody(map[string]any{"environment": "production"})),
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}":      standing(http.StatusOK, noBody),
 
+		// Repositories and commits.
+		"GET /api/0/organizations/{organization_slug}/repos/{$}": standing(http.StatusOK, noBody),
+		"POST /api/0/organizations/{organization_slug}/repos/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusCreated, jsonBody(map[string]any{"name": f.name("repo"), "provider": "git", "url": "https://git.example/acme.git"}))
+		}},
+		"GET /api/0/organizations/{organization_slug}/releases/{version}/commits/{$}":               standing(http.StatusOK, noBody),
+		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/commits/{$}":     standing(http.StatusOK, noBody),
+		"GET /api/0/organizations/{organization_slug}/releases/{version}/previous-with-commits/{$}": standing(http.StatusOK, noBody),
+
 		// Users, email addresses, notifications and recovery codes. Another
 		// user's id must answer as an id that does not exist: 404 where the
 		// route checks {user_id}, the caller's own record where it does not.

@@ -775,6 +775,15 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 	ref, relURL := "4e1b9c7a0f3d2b8e6a5c4d3e2f1a0b9c8d7e6f5a", "https://github.com/acme/web/releases/tag/1.0.0"
 	_, _, err = a.st.CreateRelease(ctx, f.annID, "acme", store.ReleaseInput{Version: "1.0.0", Ref: &ref, URL: &relURL}, []string{"web"})
 	check(err)
+	repoURL, github := "https://github.com/acme/web", "integrations:github"
+	_, err = a.st.CreateRepository(ctx, f.annID, "acme", store.RepositoryInput{Name: "acme/web", URL: &repoURL, Provider: &github})
+	check(err)
+	message, author, email := "Fix the checkout total", "Ann", "ann@example.com"
+	committed := time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC)
+	_, err = a.st.UpdateRelease(ctx, f.annID, "acme", "", "1.0.0", store.ReleaseUpdate{Commits: store.ReleaseCommitsInput{
+		Commits: &[]store.CommitInput{{ID: ref, Repository: "acme/web", Message: &message, AuthorName: &author, AuthorEmail: &email,
+			Timestamp: &committed, PatchSet: []store.FileChange{{Path: "src/checkout.js", Type: "M"}}}}}})
+	check(err)
 	deploy := "web-1.0.0"
 	_, err = a.st.CreateDeploy(ctx, f.annID, "acme", "1.0.0", store.DeployInput{Environment: "production", Name: &deploy})
 	check(err)
@@ -991,6 +1000,13 @@ var docCases = map[string]operationCases{
 	}},
 	"updateRelease":        updateReleaseCases,
 	"updateProjectRelease": updateReleaseCases,
+	"createRepository": {examples: map[string]exampleCase{
+		"409 exists":          withJSON(map[string]any{"name": "acme/web"}),
+		"422 unknownProvider": withJSON(map[string]any{"name": "acme/api", "provider": "svn"}),
+	}},
+	"listRepositories": {examples: map[string]exampleCase{
+		"422 invalidStatus": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("status", "gone") },
+	}},
 	"createDeploy": {examples: map[string]exampleCase{
 		"422 missingEnvironment": withJSON(map[string]any{"name": "web-2.0.0"}),
 	}},

@@ -40,6 +40,25 @@ func (r releaseOut) appendJSON(b []byte) ([]byte, error) {
 	b = appendString(append(b, `,"status":`...), r.Status)
 	b = strconv.AppendInt(append(b, `,"newGroups":`...), int64(r.NewGroups), 10)
 	b = strconv.AppendInt(append(b, `,"commitCount":`...), int64(r.CommitCount), 10)
+	b = append(b, `,"lastCommit":`...)
+	if r.LastCommit == nil {
+		b = append(b, "null"...)
+	} else {
+		b = r.LastCommit.appendJSON(b)
+	}
+	b = append(b, `,"authors":`...)
+	if r.Authors == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, a := range r.Authors {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = a.appendJSON(b)
+		}
+		b = append(b, ']')
+	}
 	b = strconv.AppendInt(append(b, `,"deployCount":`...), int64(r.DeployCount), 10)
 	b = append(b, `,"lastDeploy":`...)
 	if r.LastDeploy == nil {
@@ -66,6 +85,35 @@ func (r releaseOut) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, ']')
 	}
 	return append(b, '}'), nil
+}
+
+func (a authorOut) appendJSON(b []byte) []byte {
+	b = appendStringPtr(append(b, `{"name":`...), a.Name)
+	b = appendString(append(b, `,"email":`...), a.Email)
+	return append(b, '}')
+}
+
+func (c commitOut) appendJSON(b []byte) []byte {
+	b = appendString(append(b, `{"id":`...), c.ID)
+	b = appendStringPtr(append(b, `,"message":`...), c.Message)
+	b = appendTime(append(b, `,"dateCreated":`...), c.DateCreated)
+	b = append(b, `,"author":`...)
+	if c.Author == nil {
+		b = append(b, "null"...)
+	} else {
+		b = c.Author.appendJSON(b)
+	}
+	repo := c.Repository
+	b = appendString(append(b, `,"repository":{"id":`...), repo.ID)
+	b = appendString(append(b, `,"name":`...), repo.Name)
+	b = appendStringPtr(append(b, `,"url":`...), repo.URL)
+	b = appendString(append(b, `,"provider":{"id":`...), repo.Provider.ID)
+	b = appendString(append(b, `,"name":`...), repo.Provider.Name)
+	b = appendString(append(b, `},"status":`...), repo.Status)
+	b = appendTime(append(b, `,"dateCreated":`...), repo.DateCreated)
+	b = appendStringPtr(append(b, `,"integrationId":`...), repo.IntegrationID)
+	b = appendStringPtr(append(b, `,"externalSlug":`...), repo.ExternalSlug)
+	return append(b, '}', '}')
 }
 
 func (d deployOut) appendJSON(b []byte) []byte {

@@ -105,7 +105,8 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 		// field has a value, so encoding/json writes every key.
 		got, _ := handJSON(t, r)
 		for _, typ := range []reflect.Type{reflect.TypeFor[releaseOut](), reflect.TypeFor[deployOut](),
-			reflect.TypeFor[releaseProjectOut]()} {
+			reflect.TypeFor[releaseProjectOut](), reflect.TypeFor[commitOut](), reflect.TypeFor[authorOut](),
+			reflect.TypeFor[repositoryOut](), reflect.TypeFor[repositoryProvider]()} {
 			for f := range typ.Fields() {
 				if key := `"` + strings.Split(f.Tag.Get("json"), ",")[0] + `":`; !bytes.Contains(got, []byte(key)) {
 					t.Errorf("%s.%s: no key %s in %s", typ.Name(), f.Name, key, got)
@@ -183,6 +184,13 @@ func FuzzReleaseJSON(f *testing.F) {
 		if withDeploy {
 			r.LastDeploy = &deployOut{ID: version, Environment: env, Name: &slug, DateStarted: &when, DateFinished: when}
 			r.URL = nil
+			r.LastCommit = &commitOut{ID: ref, Message: &env, DateCreated: when, Author: &authorOut{Name: &slug, Email: url},
+				Repository: repositoryOut{ID: version, Name: slug, URL: &url, Provider: repositoryProvider{ID: env, Name: ref},
+					Status: "active", DateCreated: when, ExternalSlug: &version}}
+			r.Authors = []authorOut{{Name: &env, Email: ref}, {Email: slug}}
+		} else {
+			r.LastCommit = &commitOut{ID: ref, DateCreated: when, Repository: repositoryOut{Name: env}}
+			r.Authors = []authorOut{}
 		}
 		checkSameJSON(t, r)
 		checkSameJSON(t, releaseList{r, {Version: ref}})

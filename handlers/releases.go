@@ -12,8 +12,8 @@ import (
 	"errata/store"
 )
 
-// releaseOut is a release as the API writes it. Events and commits are not
-// tracked, so their fields are always empty.
+// releaseOut is a release as the API writes it. Events are not tracked, so
+// their fields are always empty.
 type releaseOut struct {
 	ID           int64               `json:"id"`
 	Version      string              `json:"version"`
@@ -27,6 +27,8 @@ type releaseOut struct {
 	Status       string              `json:"status"`
 	NewGroups    int                 `json:"newGroups"`
 	CommitCount  int                 `json:"commitCount"`
+	LastCommit   *commitOut          `json:"lastCommit"`
+	Authors      []authorOut         `json:"authors"`
 	DeployCount  int                 `json:"deployCount"`
 	LastDeploy   *deployOut          `json:"lastDeploy"`
 	FirstEvent   *jsonTime           `json:"firstEvent"`
@@ -57,6 +59,15 @@ func newReleaseOut(rel store.Release) releaseOut {
 		DeployCount:  rel.DeployCount,
 		Status:       rel.Status,
 		Projects:     make([]releaseProjectOut, len(rel.Projects)),
+		CommitCount:  rel.CommitCount,
+		Authors:      make([]authorOut, len(rel.Authors)),
+	}
+	if rel.LastCommit != nil {
+		c := newCommitOut(*rel.LastCommit)
+		out.LastCommit = &c
+	}
+	for i, a := range rel.Authors {
+		out.Authors[i] = authorOut{Name: a.Name, Email: a.Email}
 	}
 	if rel.LastDeploy != nil {
 		d := newDeployOut(*rel.LastDeploy)
@@ -95,6 +106,7 @@ type releaseBaseIn struct {
 	DateStarted  opt[string]         `json:"dateStarted"`
 	Data         opt[map[string]any] `json:"data"`
 	Status       opt[string]         `json:"status"`
+	releaseCommitsIn
 }
 
 // releaseIn is the body of a release created on the organization route.
@@ -132,11 +144,7 @@ type releaseUpdateIn struct {
 	DateStarted  opt[string]         `json:"dateStarted"`
 	Data         opt[map[string]any] `json:"data"`
 	Status       opt[string]         `json:"status"`
-	// Commits and Refs are Sentry's fields that errata does not store
-	// yet: an update that names some is refused rather than answered as
-	// if they were kept (sentry-cli releases set-commits).
-	Commits opt[[]json.RawMessage] `json:"commits"`
-	Refs    opt[[]json.RawMessage] `json:"refs"`
+	releaseCommitsIn
 }
 
 // parseStatus reads an optional release status: open or archived; absent
@@ -196,6 +204,9 @@ func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
 	if ri.Status, err = parseStatus(in.Status); err != nil {
 		return ri, err
 	}
+	if ri.Commits, err = in.commitsInput(); err != nil {
+		return ri, err
+	}
 	ri.Data, err = encodeData(in.Data)
 	return ri, err
 }
@@ -217,15 +228,6 @@ func (in releaseIn) projectSlugs() ([]string, error) {
 
 // releaseUpdate validates an update body.
 func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
-	// An empty list asks to clear what errata does not keep: done.
-	for _, f := range []struct {
-		name string
-		v    opt[[]json.RawMessage]
-	}{{"commits", in.Commits}, {"refs", in.Refs}} {
-		if len(f.v.V) > 0 {
-			return store.ReleaseUpdate{}, invalid(valueErr, "errata does not store commits yet", "body", f.name)
-		}
-	}
 	u := store.ReleaseUpdate{
 		SetRef: in.Ref.Set, Ref: in.Ref.ptr(),
 		SetURL: in.URL.Set, URL: in.URL.ptr(),
@@ -241,6 +243,9 @@ func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
 		return u, err
 	}
 	if u.Status, err = parseStatus(in.Status); err != nil {
+		return u, err
+	}
+	if u.Commits, err = in.commitsInput(); err != nil {
 		return u, err
 	}
 	u.Data, err = encodeData(in.Data)
@@ -277,7 +282,7 @@ func handleReleaseCreate(d Deps) apiFunc {
 			return errNoValidProject
 		}
 		if err != nil {
-			return err
+			return commitsError(err)
 		}
 		status := http.StatusCreated
 		if !created {
@@ -307,7 +312,7 @@ func handleProjectReleaseCreate(d Deps) apiFunc {
 		}
 		rel, err := d.Store.CreateProjectRelease(r.Context(), caller(r).UserID, org, project, ri)
 		if err != nil {
-			return err
+			return commitsError(err)
 		}
 		writeJSON(w, r, d.Log, http.StatusCreated, newReleaseOut(rel))
 		return nil
@@ -411,7 +416,7 @@ func handleReleaseUpdate(d Deps) apiFunc {
 		}
 		rel, err := d.Store.UpdateRelease(r.Context(), caller(r).UserID, org, project, version, upd)
 		if err != nil {
-			return err
+			return commitsError(err)
 		}
 		writeJSON(w, r, d.Log, http.StatusOK, newReleaseOut(rel))
 		return nil

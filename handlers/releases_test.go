@@ -563,16 +563,3 @@ func TestReleaseStatus(t *testing.T) {
 		t.Errorf("after the update: %v", res.field(t, "status"))
 	}
 }
-
-// TestReleaseCommitsAreRefusedNotDropped: errata keeps no commits yet, so an
-// update that names some is 422 rather than a 200 that drops them; an empty
-// list (set-commits --clear) clears nothing and is accepted.
-func TestReleaseCommitsAreRefusedNotDropped(t *testing.T) {
-	f := newRelFixture(t)
-	f.do("POST", "/api/0/organizations/acme/releases/", f.tok, `{"version": "1.0", "projects": ["web"]}`).expect(t, http.StatusCreated, nil)
-	f.do("PUT", "/api/0/organizations/acme/releases/1.0/", f.tok, `{"commits": [{"id": "abc", "repository": "acme/web"}]}`).
-		expect(t, http.StatusUnprocessableEntity, `{"detail":[{"type":"value_error","loc":["body","commits"],"msg":"errata does not store commits yet"}]}`)
-	f.do("PUT", "/api/0/organizations/acme/releases/1.0/", f.tok, `{"refs": [{"repository": "acme/web", "commit": "abc"}]}`).
-		expect(t, http.StatusUnprocessableEntity, `{"detail":[{"type":"value_error","loc":["body","refs"],"msg":"errata does not store commits yet"}]}`)
-	f.do("PUT", "/api/0/organizations/acme/releases/1.0/", f.tok, `{"commits": []}`).expect(t, http.StatusOK, nil)
-}

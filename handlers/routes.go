@@ -37,6 +37,10 @@ var (
 	releaseAssembler = scopes("project:releases", "project:write", "project:admin")
 	// releaseReader is Sentry's ProjectReleasePermission for reads.
 	releaseReader = scopes("project:read", "project:write", "project:admin", "project:releases")
+	// repoReader lets a release token list repositories too:
+	// sentry-cli's set-commits reads them first.
+	repoReader = scopes("org:read", "org:write", "org:admin", "project:releases")
+	orgWrite   = scopes("org:write", "org:admin")
 )
 
 // routes lists every route of errata. Each pattern is exact (it ends in
@@ -81,6 +85,14 @@ func routes(d Deps) []route {
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/{$}", projectReleases, handleReleaseDelete(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}", projectReleases, handleDeployCreate(d)},
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/deploys/{$}", projectReleases, handleDeploys(d)},
+
+		// Repositories and the commits of releases (sentry-cli's repos
+		// list and releases set-commits).
+		{"GET /api/0/organizations/{organization_slug}/repos/{$}", repoReader, handleRepositories(d)},
+		{"POST /api/0/organizations/{organization_slug}/repos/{$}", orgWrite, handleRepositoryCreate(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/commits/{$}", projectReleases, handleReleaseCommits(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/commits/{$}", projectReleases, handleReleaseCommits(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/previous-with-commits/{$}", projectReleases, handlePreviousWithCommits(d)},
 
 		// Users, email addresses, notifications and recovery codes: any
 		// valid token (the spec declares no scope), or with

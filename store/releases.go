@@ -29,6 +29,9 @@ type Release struct {
 	DeployCount  int
 	LastDeploy   *Deploy
 	Projects     []ReleaseProject // ordered by slug
+	CommitCount  int
+	LastCommit   *Commit
+	Authors      []CommitAuthor // ordered by email
 }
 
 // ReleaseProject is a project a release is linked to.
@@ -49,6 +52,8 @@ type ReleaseInput struct {
 	// Status, when not nil, is open or archived; it is assigned to an
 	// existing release too (sentry-cli archives and restores that way).
 	Status *string
+	// Commits, when set, are stored into the release, new or existing.
+	Commits ReleaseCommitsInput
 }
 
 // ReleaseStatuses are the statuses of a release.
@@ -68,6 +73,7 @@ type ReleaseUpdate struct {
 	SetDateStarted  bool
 	DateStarted     *time.Time
 	Status          *string // nil keeps it
+	Commits         ReleaseCommitsInput
 }
 
 // releaseSelect reads whole releases in one statement: the columns of the
@@ -84,7 +90,10 @@ const releaseSelect = `
 		lp.ids, lp.slugs, lp.names,
 		coalesce(ld.deploy_count, 0), ld.id,
 		(SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url,
-		ld.date_started, ld.date_finished, ld.date_created
+		ld.date_started, ld.date_finished, ld.date_created,
+		r.commit_count, lc.key, lc.message, lc.date_added, lc.author_name, lc.author_email,
+		lc.repo_id, lc.repo_name, lc.repo_url, lc.repo_provider, lc.repo_created,
+		la.names, la.emails
 	FROM releases r
 	LEFT JOIN LATERAL (
 		SELECT count(*) OVER () AS deploy_count, d.id, d.environment_id, d.name, d.url,
@@ -98,7 +107,19 @@ const releaseSelect = `
 			array_agg(p.slug ORDER BY p.slug, p.id) AS slugs,
 			array_agg(p.name ORDER BY p.slug, p.id) AS names
 		FROM release_projects rp JOIN projects p ON p.id = rp.project_id
-		WHERE rp.release_id = r.id) lp`
+		WHERE rp.release_id = r.id) lp
+	LEFT JOIN LATERAL (
+		SELECT c.key, c.message, c.date_added, a.name AS author_name, a.email AS author_email,
+			rp.id AS repo_id, rp.name AS repo_name, rp.url AS repo_url,
+			rp.provider AS repo_provider, rp.date_created AS repo_created
+		FROM commits c
+		JOIN repositories rp ON rp.id = c.repository_id
+		LEFT JOIN commit_authors a ON a.id = c.author_id
+		WHERE c.id = r.last_commit_id) lc ON true
+	LEFT JOIN LATERAL (
+		SELECT array_agg(a.name ORDER BY a.email) AS names, array_agg(a.email ORDER BY a.email) AS emails
+		FROM commit_authors a
+		WHERE r.authors <> '{}' AND a.id = ANY (r.authors)) la ON true`
 
 // scanRelease reads a row of releaseSelect. It scans data as bytes:
 // PostgreSQL's jsonb is valid JSON, and pgx would otherwise run it through
@@ -114,13 +135,42 @@ func scanRelease(row pgx.Row) (Release, error) {
 		DateStarted               *time.Time
 		DateFinished, DateCreated *time.Time
 	}
+	var c struct {
+		Key, Message            *string
+		DateAdded               *time.Time
+		AuthorName, AuthorEmail *string
+		RepoID                  *int64
+		RepoName                *string
+		RepoURL, RepoProvider   *string
+		RepoCreated             *time.Time
+	}
+	var authorNames []*string
+	var authorEmails []string
 	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, (*[]byte)(&r.Data), &r.DateCreated,
 		&r.DateReleased, &r.DateStarted, &r.Status,
 		&ids, &slugs, &names,
 		&r.DeployCount, &d.ID, &d.Environment, &d.Name, &d.URL,
-		&d.DateStarted, &d.DateFinished, &d.DateCreated)
+		&d.DateStarted, &d.DateFinished, &d.DateCreated,
+		&r.CommitCount, &c.Key, &c.Message, &c.DateAdded, &c.AuthorName, &c.AuthorEmail,
+		&c.RepoID, &c.RepoName, &c.RepoURL, &c.RepoProvider, &c.RepoCreated,
+		&authorNames, &authorEmails)
 	if err != nil {
 		return r, err
+	}
+	if c.Key != nil {
+		r.LastCommit = &Commit{Key: *c.Key, Message: c.Message, DateAdded: *c.DateAdded,
+			Repository: Repository{ID: *c.RepoID, Name: *c.RepoName, URL: c.RepoURL,
+				Provider: c.RepoProvider, DateCreated: *c.RepoCreated}}
+		if c.AuthorEmail != nil {
+			r.LastCommit.Author = &CommitAuthor{Name: c.AuthorName, Email: *c.AuthorEmail}
+		}
+	}
+	if len(authorNames) != len(authorEmails) {
+		return r, fmt.Errorf("release %d: %d author names, %d emails", r.ID, len(authorNames), len(authorEmails))
+	}
+	r.Authors = make([]CommitAuthor, len(authorEmails))
+	for i, email := range authorEmails {
+		r.Authors[i] = CommitAuthor{Name: authorNames[i], Email: email}
 	}
 	if d.ID != nil {
 		r.LastDeploy = &Deploy{ID: *d.ID, Environment: *d.Environment, Name: d.Name, URL: d.URL,
@@ -184,6 +234,9 @@ func (s *Store) CreateRelease(ctx context.Context, userID int64, orgSlug string,
 			if err != nil {
 				return err
 			}
+			if err := in.Commits.apply(ctx, tx, org, id); err != nil {
+				return err
+			}
 			rel, err = releaseByID(ctx, tx, id)
 			return err
 		}
@@ -196,6 +249,9 @@ func (s *Store) CreateRelease(ctx context.Context, userID int64, orgSlug string,
 			return err
 		}
 		if err := linkRelease(ctx, tx, id, projects); err != nil {
+			return err
+		}
+		if err := in.Commits.apply(ctx, tx, org, id); err != nil {
 			return err
 		}
 		rel, err = releaseByID(ctx, tx, id)
@@ -220,6 +276,9 @@ func (s *Store) CreateProjectRelease(ctx context.Context, userID int64, orgSlug,
 			return err
 		}
 		if err := linkRelease(ctx, tx, id, []int64{project}); err != nil {
+			return err
+		}
+		if err := in.Commits.apply(ctx, tx, org, id); err != nil {
 			return err
 		}
 		rel, err = releaseByID(ctx, tx, id)
@@ -363,7 +422,7 @@ func (s *Store) UpdateRelease(ctx context.Context, userID int64, orgSlug, projec
 		data = objectOrEmpty(data)
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var id int64
+		var id, org int64
 		err := tx.QueryRow(ctx, `
 			UPDATE releases r SET
 				ref = CASE WHEN $5 THEN $6 ELSE r.ref END,
@@ -373,12 +432,15 @@ func (s *Store) UpdateRelease(ctx context.Context, userID int64, orgSlug, projec
 				date_started = CASE WHEN $13 THEN $14::timestamptz ELSE r.date_started END,
 				status = COALESCE($15, r.status)
 			WHERE r.id = (SELECT r.id FROM releases r`+releaseWhere+`)
-			RETURNING r.id`,
+			RETURNING r.id, r.organization_id`,
 			userID, orgSlug, version, projectSlug,
 			upd.SetRef, upd.Ref, upd.SetURL, upd.URL, upd.SetData, data,
-			upd.SetDateReleased, upd.DateReleased, upd.SetDateStarted, upd.DateStarted, upd.Status).Scan(&id)
+			upd.SetDateReleased, upd.DateReleased, upd.SetDateStarted, upd.DateStarted, upd.Status).Scan(&id, &org)
 		if err != nil {
 			return fmt.Errorf("release %q: %w", version, wrap(err))
+		}
+		if err := upd.Commits.apply(ctx, tx, org, id); err != nil {
+			return err
 		}
 		rel, err = releaseByID(ctx, tx, id)
 		return err
