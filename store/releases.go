@@ -82,7 +82,10 @@ type ReleaseUpdate struct {
 // encoding/json would decode a json_agg), and
 // its deploy count and last deploy joined in (NULL columns without a
 // deploy; the environment's name is a subquery on the last deploy alone,
-// which the planner would otherwise hash-join once per release). A query appends its joins and WHERE clause; scanRelease reads
+// which the planner would otherwise hash-join once per release), and its
+// commit count, with its last commit and authors as one JSON object that
+// only releases with commits compute (a join would cost every release of
+// a page). A query appends its joins and WHERE clause; scanRelease reads
 // the row. A new field is a column here and a destination in scanRelease.
 const releaseSelect = `
 	SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
@@ -91,9 +94,18 @@ const releaseSelect = `
 		coalesce(ld.deploy_count, 0), ld.id,
 		(SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url,
 		ld.date_started, ld.date_finished, ld.date_created,
-		r.commit_count, lc.key, lc.message, lc.date_added, lc.author_name, lc.author_email,
-		lc.repo_id, lc.repo_name, lc.repo_url, lc.repo_provider, lc.repo_created,
-		la.names, la.emails
+		r.commit_count,
+		CASE WHEN r.last_commit_id IS NOT NULL THEN (
+			SELECT json_build_object('key', c.key, 'message', c.message, 'date', c.date_added,
+				'authorName', a.name, 'authorEmail', a.email,
+				'repoID', rp.id, 'repoName', rp.name, 'repoURL', rp.url,
+				'repoProvider', rp.provider, 'repoCreated', rp.date_created,
+				'authors', (SELECT json_agg(json_build_object('name', x.name, 'email', x.email) ORDER BY x.email)
+					FROM commit_authors x WHERE x.id = ANY (r.authors)))
+			FROM commits c
+			JOIN repositories rp ON rp.id = c.repository_id
+			LEFT JOIN commit_authors a ON a.id = c.author_id
+			WHERE c.id = r.last_commit_id) END
 	FROM releases r
 	LEFT JOIN LATERAL (
 		SELECT count(*) OVER () AS deploy_count, d.id, d.environment_id, d.name, d.url,
@@ -107,19 +119,7 @@ const releaseSelect = `
 			array_agg(p.slug ORDER BY p.slug, p.id) AS slugs,
 			array_agg(p.name ORDER BY p.slug, p.id) AS names
 		FROM release_projects rp JOIN projects p ON p.id = rp.project_id
-		WHERE rp.release_id = r.id) lp
-	LEFT JOIN LATERAL (
-		SELECT c.key, c.message, c.date_added, a.name AS author_name, a.email AS author_email,
-			rp.id AS repo_id, rp.name AS repo_name, rp.url AS repo_url,
-			rp.provider AS repo_provider, rp.date_created AS repo_created
-		FROM commits c
-		JOIN repositories rp ON rp.id = c.repository_id
-		LEFT JOIN commit_authors a ON a.id = c.author_id
-		WHERE c.id = r.last_commit_id) lc ON true
-	LEFT JOIN LATERAL (
-		SELECT array_agg(a.name ORDER BY a.email) AS names, array_agg(a.email ORDER BY a.email) AS emails
-		FROM commit_authors a
-		WHERE r.authors <> '{}' AND a.id = ANY (r.authors)) la ON true`
+		WHERE rp.release_id = r.id) lp`
 
 // scanRelease reads a row of releaseSelect. It scans data as bytes:
 // PostgreSQL's jsonb is valid JSON, and pgx would otherwise run it through
@@ -135,42 +135,20 @@ func scanRelease(row pgx.Row) (Release, error) {
 		DateStarted               *time.Time
 		DateFinished, DateCreated *time.Time
 	}
-	var c struct {
-		Key, Message            *string
-		DateAdded               *time.Time
-		AuthorName, AuthorEmail *string
-		RepoID                  *int64
-		RepoName                *string
-		RepoURL, RepoProvider   *string
-		RepoCreated             *time.Time
-	}
-	var authorNames []*string
-	var authorEmails []string
+	var lastCommit []byte
 	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, (*[]byte)(&r.Data), &r.DateCreated,
 		&r.DateReleased, &r.DateStarted, &r.Status,
 		&ids, &slugs, &names,
 		&r.DeployCount, &d.ID, &d.Environment, &d.Name, &d.URL,
 		&d.DateStarted, &d.DateFinished, &d.DateCreated,
-		&r.CommitCount, &c.Key, &c.Message, &c.DateAdded, &c.AuthorName, &c.AuthorEmail,
-		&c.RepoID, &c.RepoName, &c.RepoURL, &c.RepoProvider, &c.RepoCreated,
-		&authorNames, &authorEmails)
+		&r.CommitCount, &lastCommit)
 	if err != nil {
 		return r, err
 	}
-	if c.Key != nil {
-		r.LastCommit = &Commit{Key: *c.Key, Message: c.Message, DateAdded: *c.DateAdded,
-			Repository: Repository{ID: *c.RepoID, Name: *c.RepoName, URL: c.RepoURL,
-				Provider: c.RepoProvider, DateCreated: *c.RepoCreated}}
-		if c.AuthorEmail != nil {
-			r.LastCommit.Author = &CommitAuthor{Name: c.AuthorName, Email: *c.AuthorEmail}
+	if lastCommit != nil {
+		if err := r.readLastCommit(lastCommit); err != nil {
+			return r, err
 		}
-	}
-	if len(authorNames) != len(authorEmails) {
-		return r, fmt.Errorf("release %d: %d author names, %d emails", r.ID, len(authorNames), len(authorEmails))
-	}
-	r.Authors = make([]CommitAuthor, len(authorEmails))
-	for i, email := range authorEmails {
-		r.Authors[i] = CommitAuthor{Name: authorNames[i], Email: email}
 	}
 	if d.ID != nil {
 		r.LastDeploy = &Deploy{ID: *d.ID, Environment: *d.Environment, Name: d.Name, URL: d.URL,
@@ -184,6 +162,35 @@ func scanRelease(row pgx.Row) (Release, error) {
 		r.Projects[i] = ReleaseProject{ID: id, Slug: slugs[i], Name: names[i]}
 	}
 	return r, nil
+}
+
+// readLastCommit reads the last commit of a row of releaseSelect, with the
+// release's authors: a JSON object, for the few releases that have one,
+// so that the many without cost one column rather than a join.
+func (r *Release) readLastCommit(data []byte) error {
+	var c struct {
+		Key          string
+		Message      *string
+		Date         time.Time
+		AuthorName   *string
+		AuthorEmail  *string
+		RepoID       int64
+		RepoName     string
+		RepoURL      *string
+		RepoProvider *string
+		RepoCreated  time.Time
+		Authors      []CommitAuthor
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("release %d: last commit: %w", r.ID, err)
+	}
+	r.LastCommit = &Commit{Key: c.Key, Message: c.Message, DateAdded: c.Date,
+		Repository: Repository{ID: c.RepoID, Name: c.RepoName, URL: c.RepoURL, Provider: c.RepoProvider, DateCreated: c.RepoCreated}}
+	if c.AuthorEmail != nil {
+		r.LastCommit.Author = &CommitAuthor{Name: c.AuthorName, Email: *c.AuthorEmail}
+	}
+	r.Authors = c.Authors
+	return nil
 }
 
 // objectOrEmpty returns data, or the empty JSON object when data is nil.
