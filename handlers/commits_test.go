@@ -2,8 +2,11 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -266,4 +269,38 @@ func TestRepositories(t *testing.T) {
 	releases := f.token("owner@acme.io", "project:releases")
 	f.do("GET", path, releases, nil).expect(t, http.StatusOK, nil)
 	f.do("POST", path, releases, `{"name": "acme/x"}`).expect(t, http.StatusForbidden, nil)
+}
+
+// TestConcurrentSetCommits: releases of one organization set commits of
+// the same authors, listed in different orders, at once; each gets them
+// all (without the organization's lock, their writes deadlock).
+func TestConcurrentSetCommits(t *testing.T) {
+	f := newRelFixture(t)
+	const n = 8
+	commits := func(release int) []map[string]any {
+		var list []map[string]any
+		for i := range 20 {
+			list = append(list, map[string]any{"id": fmt.Sprintf("c%02d", i), "repository": fmt.Sprintf("repo-%d", release),
+				"author_email": fmt.Sprintf("dev%d@acme.io", i%10), "message": "m", "patch_set": []map[string]string{{"path": "f", "type": "M"}}})
+		}
+		return list
+	}
+	for i := range n {
+		f.release(t, fmt.Sprintf("%d.0", i), "web")
+	}
+	var wg sync.WaitGroup
+	results := make([]response, n)
+	for i := range n {
+		body := commits(i)
+		rand.New(rand.NewPCG(uint64(i), 1)).Shuffle(len(body), func(a, b int) { body[a], body[b] = body[b], body[a] })
+		wg.Go(func() {
+			results[i] = f.do("PUT", fmt.Sprintf("/api/0/organizations/acme/releases/%d.0/", i), f.tok, map[string]any{"commits": body})
+		})
+	}
+	wg.Wait()
+	for i, res := range results {
+		if res.status != http.StatusOK || commitFields(t, res).CommitCount != 20 || len(commitFields(t, res).Authors) != 10 {
+			t.Errorf("release %d.0: %d %s", i, res.status, res.body)
+		}
+	}
 }

@@ -542,8 +542,22 @@ type ReleaseCommitsInput struct {
 	Refs    *[]RefInput
 }
 
+// commitsLockClass is the first key of the advisory lock that orders
+// the commit writes of an organization (the two-key form, apart from the
+// blobs' one-key locks).
+const commitsLockClass = 1
+
 // apply stores in into the release of org, whose row must be locked.
+// Releases of one organization share repositories, authors and commits,
+// which their writes would otherwise lock in the order each body lists
+// them, and deadlock: the organization's writes of commits take turns.
 func (in ReleaseCommitsInput) apply(ctx context.Context, tx pgx.Tx, org, release int64) error {
+	if in.Commits == nil && in.Refs == nil {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashint8($2))`, commitsLockClass, org); err != nil {
+		return err
+	}
 	var commits []CommitInput
 	var refs []RefInput
 	if in.Commits != nil {
