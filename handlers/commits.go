@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,9 +166,13 @@ func decodeItem(raw json.RawMessage, dst any, loc ...any) error {
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			return invalid(typeError, "Input should be a valid "+jsonKind(te.Type), append(loc, te.Field)...)
+			return invalid(typeError, "Input should be a valid "+jsonKind(te.Type), at(loc, te.Field)...)
 		}
 		return invalid(typeError, "Input has the wrong type", loc...)
+	}
+	if path, found := nulPath(reflect.ValueOf(dst)); found {
+		// PostgreSQL's text cannot hold the NUL character.
+		return invalid(valueErr, "Input should not contain NUL characters", at(loc, path...)...)
 	}
 	return nil
 }
@@ -303,6 +308,29 @@ type repositoryIn struct {
 	Provider opt[string] `json:"provider"`
 }
 
+// repositoryInput validates a new repository.
+func (in repositoryIn) repositoryInput() (store.RepositoryInput, error) {
+	var repo store.RepositoryInput
+	name, err := text(in.Name, true, maxRepositoryName, "body", "name")
+	if err != nil {
+		return repo, err
+	}
+	repo.Name = *name
+	if repo.URL, err = text(in.URL, false, 0, "body", "url"); err != nil {
+		return repo, err
+	}
+	if repo.URL != nil && !validRepositoryURL(*repo.URL) {
+		return repo, invalid(valueErr, "Input should be an http, https, ssh or git URL", "body", "url")
+	}
+	if in.Provider.Set && !in.Provider.Null {
+		if _, ok := store.RepositoryProviders[in.Provider.V]; !ok {
+			return repo, invalid(valueErr, "Input should be a known provider: "+strings.Join(providerIDs(), ", "), "body", "provider")
+		}
+		repo.Provider = &in.Provider.V
+	}
+	return repo, nil
+}
+
 var errRepositoryExists = &apiError{status: http.StatusConflict, detail: "A repository with that name already exists"}
 
 // handleRepositories serves GET organizations/{org}/repos/: the
@@ -358,23 +386,9 @@ func handleRepositoryCreate(d Deps) apiFunc {
 		if err := decodeJSON(w, r, &in); err != nil {
 			return err
 		}
-		var repo store.RepositoryInput
-		name, err := text(in.Name, true, maxRepositoryName, "body", "name")
+		repo, err := in.repositoryInput()
 		if err != nil {
 			return err
-		}
-		repo.Name = *name
-		if repo.URL, err = text(in.URL, false, 0, "body", "url"); err != nil {
-			return err
-		}
-		if repo.URL != nil && !validRepositoryURL(*repo.URL) {
-			return invalid(valueErr, "Input should be an http, https, ssh or git URL", "body", "url")
-		}
-		if in.Provider.Set && !in.Provider.Null {
-			if _, ok := store.RepositoryProviders[in.Provider.V]; !ok {
-				return invalid(valueErr, "Input should be a known provider: "+strings.Join(providerIDs(), ", "), "body", "provider")
-			}
-			repo.Provider = &in.Provider.V
 		}
 		created, err := d.Store.CreateRepository(r.Context(), caller(r).UserID, org, repo)
 		if errors.Is(err, store.ErrConflict) {

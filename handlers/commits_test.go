@@ -227,6 +227,7 @@ func TestReleaseCommitsValidation(t *testing.T) {
 		`{"commits": [{"id": "a", "timestamp": "yesterday"}]}`:                  `{"detail":[{"type":"type_error","loc":["body","commits",0,"timestamp"],"msg":"Input should be a valid datetime"}]}`,
 		`{"commits": [{"id": "a", "patch_set": [{"path": "x", "type": "X"}]}]}`: `{"detail":[{"type":"value_error","loc":["body","commits",0,"patch_set",0,"type"],"msg":"Input should be 'A', 'M' or 'D'"}]}`,
 		`{"commits": [{"id": "a", "patch_set": [{"type": "A"}]}]}`:              `{"detail":[{"type":"missing","loc":["body","commits",0,"patch_set",0,"path"],"msg":"Field required"}]}`,
+		`{"commits": [{"id": "a", "message": "x\u0000y"}]}`:                     `{"detail":[{"type":"value_error","loc":["body","commits",0,"message"],"msg":"Input should not contain NUL characters"}]}`,
 		`{"refs": [{"commit": "a"}]}`:                                           `{"detail":[{"type":"missing","loc":["body","refs",0,"repository"],"msg":"Field required"}]}`,
 		`{"refs": [{"repository": "r", "commit": ".."}]}`:                       `{"detail":[{"type":"value_error","loc":["body","refs",0,"commit"],"msg":"Input should be a commit of 1 to 64 characters"}]}`,
 	} {

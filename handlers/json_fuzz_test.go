@@ -44,7 +44,7 @@ func decodeInto[T any](w http.ResponseWriter, r *http.Request) (any, error) {
 // bodyInputs is every body that a handler reads with decodeJSON.
 var bodyInputs = []bodyInput{
 	{name: "release_create",
-		keys: []string{"version", "ref", "url", "dateReleased", "dateStarted", "data", "projects"},
+		keys: []string{"version", "ref", "url", "dateReleased", "dateStarted", "data", "projects", "commits", "refs", "headCommits"},
 		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
 			var in releaseIn
 			if err := decodeJSON(w, r, &in); err != nil {
@@ -59,7 +59,7 @@ var bodyInputs = []bodyInput{
 		},
 		check: func(v any) error { return checkReleaseInput(v.([]any)[0].(store.ReleaseInput)) }},
 	{name: "project_release_create",
-		keys: []string{"version", "ref", "url", "dateReleased", "dateStarted", "data"},
+		keys: []string{"version", "ref", "url", "dateReleased", "dateStarted", "data", "commits", "refs", "headCommits"},
 		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
 			var in releaseBaseIn
 			if err := decodeJSON(w, r, &in); err != nil {
@@ -69,7 +69,7 @@ var bodyInputs = []bodyInput{
 		},
 		check: func(v any) error { return checkReleaseInput(v.(store.ReleaseInput)) }},
 	{name: "release_update",
-		keys: []string{"ref", "url", "dateReleased", "dateStarted", "data"},
+		keys: []string{"ref", "url", "dateReleased", "dateStarted", "data", "commits", "refs", "headCommits"},
 		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
 			var in releaseUpdateIn
 			if err := decodeJSON(w, r, &in); err != nil {
@@ -83,7 +83,7 @@ var bodyInputs = []bodyInput{
 				(!u.SetDateReleased && u.DateReleased != nil) || (!u.SetDateStarted && u.DateStarted != nil) {
 				return fmt.Errorf("a value is assigned for a key that was not sent: %+v", u)
 			}
-			return nil
+			return checkCommits(u.Commits)
 		}},
 	{name: "deploy_create",
 		keys: []string{"environment", "name", "url", "dateStarted", "dateFinished", "projects"},
@@ -98,6 +98,21 @@ var bodyInputs = []bodyInput{
 			env := v.(store.DeployInput).Environment
 			if n := utf8.RuneCountInString(env); n < 1 || n > 64 || strings.ContainsAny(env, "\r\n\f/") {
 				return fmt.Errorf("environment %q breaks the naming rule", env)
+			}
+			return nil
+		}},
+	{name: "repository_create", keys: []string{"name", "url", "provider"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in repositoryIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			return in.repositoryInput()
+		},
+		check: func(v any) error {
+			repo := v.(store.RepositoryInput)
+			if n := utf8.RuneCountInString(repo.Name); n < 1 || n > 200 {
+				return fmt.Errorf("a name of %d characters", n)
 			}
 			return nil
 		}},
@@ -164,6 +179,35 @@ var bodyInputs = []bodyInput{
 func checkReleaseInput(ri store.ReleaseInput) error {
 	if !versionRule(ri.Version) {
 		return fmt.Errorf("version %q breaks the version rule", ri.Version)
+	}
+	return checkCommits(ri.Commits)
+}
+
+// checkCommits checks validated commits and refs against Sentry's limits.
+func checkCommits(in store.ReleaseCommitsInput) error {
+	within := func(s string, lo, hi int) bool {
+		n := utf8.RuneCountInString(s)
+		return n >= lo && n <= hi
+	}
+	if in.Commits != nil {
+		for _, c := range *in.Commits {
+			if !within(c.ID, 1, 64) || !within(c.Repository, 0, 200) {
+				return fmt.Errorf("commit %q of repository %q", c.ID, c.Repository)
+			}
+			for _, p := range c.PatchSet {
+				if !within(p.Path, 1, 255) || (p.Type != "A" && p.Type != "M" && p.Type != "D") {
+					return fmt.Errorf("patch %+v", p)
+				}
+			}
+		}
+	}
+	if in.Refs != nil {
+		for _, r := range *in.Refs {
+			if !within(r.Commit, 1, 64) || !within(r.Repository, 1, 200) ||
+				r.PreviousCommit != nil && !within(*r.PreviousCommit, 1, 64) {
+				return fmt.Errorf("ref %+v", r)
+			}
+		}
 	}
 	return nil
 }
@@ -232,7 +276,7 @@ func checkAPIError(in bodyInput, body []byte, err error) error {
 		if string(enc) != `{"detail":"Cannot parse request body"}` {
 			return fmt.Errorf("400 with %s", enc)
 		}
-		if json.Valid(body) {
+		if json.Valid(body) && utf8.Valid(body) {
 			return fmt.Errorf("400 for valid JSON: %v", err)
 		}
 		return nil
@@ -280,6 +324,8 @@ func checkAPIError(in bodyInput, body []byte, err error) error {
 // written for; every seed goes through every input.
 func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"version": "1", "projects": ["a"], "commits": [{"id": "a", "repository": "r", "author_name": "A", "timestamp": "2026-01-01T00:00:00Z", "patch_set": [{"path": "p", "type": "M"}]}], "refs": [{"repository": "r", "commit": "a..b"}], "headCommits": [{"repository": "r", "currentId": "c"}]}`))
+	f.Add([]byte(`{"name": "acme/web", "url": "https://x.io/a", "provider": "github"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, in := range bodyInputs {
 			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
