@@ -13,8 +13,13 @@ const maxBreakpadHeader = 4 << 10
 // ReadBreakpad reads the identity from the first line of a Breakpad symbol
 // file, "MODULE os arch id name": the id is 32 hex digits of GUID followed by
 // the age in hex, and Sentry writes it as GUID-age (without the age when 0).
+//
+// Its features come from the records that follow: FUNC and PUBLIC records
+// are a symbol table, line records debug information and STACK records
+// unwind information.
 func ReadBreakpad(r io.Reader) (Object, error) {
-	line, err := bufio.NewReaderSize(io.LimitReader(r, maxBreakpadHeader), maxBreakpadHeader).ReadString('\n')
+	br := bufio.NewReaderSize(r, maxBreakpadHeader)
+	line, err := readLine(br, maxBreakpadHeader)
 	if err != nil && err != io.EOF {
 		return Object{}, fmt.Errorf("dif: reading Breakpad header: %w", err)
 	}
@@ -34,7 +39,46 @@ func ReadBreakpad(r io.Reader) (Object, error) {
 	if age := strings.TrimLeft(id[32:], "0"); age != "" {
 		debugID += "-" + age
 	}
-	return Object{Kind: "breakpad", DebugID: debugID, Arch: fields[2]}, nil
+	o := Object{Kind: "breakpad", DebugID: debugID, Arch: strings.ToLower(fields[2]), Type: "dbg"}
+	var symtab, debug, unwind bool
+	for {
+		line, err := readLine(br, 64<<10)
+		switch {
+		case strings.HasPrefix(line, "FUNC "), strings.HasPrefix(line, "PUBLIC "):
+			symtab = true
+		case strings.HasPrefix(line, "STACK "):
+			unwind = true
+		case line != "" && line[0] >= '0' && line[0] <= '9' || line != "" && line[0] >= 'a' && line[0] <= 'f':
+			debug = true // a line record: address size line file
+		}
+		if err != nil || symtab && debug && unwind {
+			break
+		}
+	}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{debug, "debug"}, {symtab, "symtab"}, {unwind, "unwind"}} {
+		if f.on {
+			o.Features = append(o.Features, f.name)
+		}
+	}
+	return o, nil
+}
+
+// readLine reads a line of at most max bytes; a longer one is cut, the
+// rest skipped.
+func readLine(br *bufio.Reader, max int) (string, error) {
+	var b strings.Builder
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if b.Len() < max {
+			b.Write(chunk[:min(len(chunk), max-b.Len())])
+		}
+		if err != bufio.ErrBufferFull {
+			return b.String(), err
+		}
+	}
 }
 
 func isHex(s string) bool {

@@ -36,10 +36,12 @@ func TestReadELF(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Object{
-		Kind:    "elf",
-		DebugID: "33221100-5544-7766-8899-aabbccddeeff",
-		CodeID:  "00112233445566778899aabbccddeeff01020304",
-		Arch:    "x86_64",
+		Kind:     "elf",
+		DebugID:  "33221100-5544-7766-8899-aabbccddeeff",
+		CodeID:   "00112233445566778899aabbccddeeff01020304",
+		Arch:     "x86_64",
+		Type:     "lib", // a position-independent executable
+		Features: []string{"symtab", "unwind"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ReadELF (-want +got):\n%s", diff)
@@ -53,9 +55,13 @@ func TestReadBreakpad(t *testing.T) {
 		wantErr  bool
 	}{
 		{name: "age 1", in: "MODULE Linux x86_64 33221100554477668899AABBCCDDEEFF1 a.out\nFILE 0 a.c\n",
-			want: Object{Kind: "breakpad", DebugID: "33221100-5544-7766-8899-aabbccddeeff-1", Arch: "x86_64"}},
+			want: Object{Kind: "breakpad", DebugID: "33221100-5544-7766-8899-aabbccddeeff-1", Arch: "x86_64", Type: "dbg"}},
 		{name: "age 0", in: "MODULE Linux x86_64 33221100554477668899AABBCCDDEEFF0 a.out",
-			want: Object{Kind: "breakpad", DebugID: "33221100-5544-7766-8899-aabbccddeeff", Arch: "x86_64"}},
+			want: Object{Kind: "breakpad", DebugID: "33221100-5544-7766-8899-aabbccddeeff", Arch: "x86_64", Type: "dbg"}},
+		{name: "records", in: "MODULE Linux x86_64 33221100554477668899AABBCCDDEEFF0 a.out\nFILE 0 a.c\n" +
+			"FUNC 1130 b 0 main\n1130 4 1 0\nPUBLIC 1000 0 _init\nSTACK CFI INIT 1130 b .cfa: $rsp 8 +\n",
+			want: Object{Kind: "breakpad", DebugID: "33221100-5544-7766-8899-aabbccddeeff", Arch: "x86_64", Type: "dbg",
+				Features: []string{"debug", "symtab", "unwind"}}},
 		{name: "not breakpad", in: "hello\n", wantErr: true},
 		{name: "short id", in: "MODULE Linux x86_64 abc a.out\n", wantErr: true},
 		{name: "not hex", in: "MODULE Linux x86_64 " + strings.Repeat("z", 33) + " a.out\n", wantErr: true},
@@ -73,22 +79,32 @@ func TestReadBreakpad(t *testing.T) {
 	}
 }
 
-// FuzzRead checks that neither parser panics, and that an id found has
-// Sentry's form.
+// FuzzRead checks that no reader panics, and that an id found has
+// Sentry's form, whatever the bytes and the name they come under.
 func FuzzRead(f *testing.F) {
-	f.Add([]byte("MODULE Linux x86_64 33221100554477668899AABBCCDDEEFF1 a.out\n"))
-	f.Add([]byte("\x7fELF\x02\x01\x01"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, read := range []func() (Object, error){
-			func() (Object, error) { return ReadELF(bytes.NewReader(data), int64(len(data))) },
-			func() (Object, error) { return ReadBreakpad(bytes.NewReader(data)) },
-		} {
-			o, err := read()
-			if err != nil {
-				continue
+	f.Add([]byte("MODULE Linux x86_64 33221100554477668899AABBCCDDEEFF1 a.out\n"), "a.sym")
+	f.Add([]byte("\x7fELF\x02\x01\x01"), "a.out")
+	f.Add([]byte("\xcf\xfa\xed\xfe\x0c\x00\x00\x01"), "a.dylib")
+	f.Add([]byte("\xca\xfe\xba\xbe\x00\x00\x00\x02"), "fat")
+	f.Add([]byte("MZ\x90\x00"), "a.exe")
+	f.Add([]byte(pdbMagic+"\x00\x10\x00\x00"), "a.pdb")
+	f.Add([]byte("SYSB\x02\x00\x00\x00PK\x05\x06"), "a.src.zip")
+	f.Add([]byte("a.B -> c:\n    1:1:void d():1:1 -> e\n"), "proguard/12a2e4ee-8705-5f91-8369-3a5b10a48225.txt")
+	f.Add([]byte(`["a","b"]`), "dartsymbolmap.json")
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		objs, err := Read(bytes.NewReader(data), int64(len(data)), name, "33221100-5544-7766-8899-aabbccddeeff")
+		if err != nil {
+			return
+		}
+		if len(objs) == 0 {
+			t.Fatal("no objects and no error")
+		}
+		for _, o := range objs {
+			if c, ok := CanonicalDebugID(o.DebugID); !ok || c != o.DebugID {
+				t.Errorf("debug id %q is not in Sentry's form", o.DebugID)
 			}
-			if len(o.DebugID) < 36 || o.DebugID != strings.ToLower(o.DebugID) {
-				t.Errorf("debug id %q is not a lowercase GUID", o.DebugID)
+			if o.Kind == "" || o.Arch == "" {
+				t.Errorf("object %+v lacks a kind or an architecture", o)
 			}
 		}
 	})

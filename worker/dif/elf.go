@@ -18,10 +18,19 @@ const maxNoteSize = 64 << 10
 
 // Object is the identity of one debug information file.
 type Object struct {
-	Kind    string // "elf", "breakpad"
+	// Kind is Sentry's name of the file's format: "elf", "macho", "pe",
+	// "breakpad", "sourcebundle", "proguard" or "dartsymbolmap".
+	Kind    string
 	DebugID string // Sentry's form: lowercase GUID, with an age suffix when not 0
 	CodeID  string // lowercase hex, "" when the format has none
-	Arch    string // Sentry's CPU name, e.g. "x86_64"
+	Arch    string // Sentry's CPU name, e.g. "x86_64"; "any" for mappings
+	// Type is what the object is for, in Sentry's words: "exe", "lib",
+	// "dbg", "rel", "dump", "src"; "" when the format does not say.
+	Type string
+	// Features are what the file can serve, sorted: "debug" (debug
+	// information), "mapping", "sources", "symtab" (a symbol table),
+	// "unwind" (call frame information).
+	Features []string
 }
 
 // ReadELF reads the identity of the ELF object r of the given size. The debug
@@ -38,11 +47,52 @@ func ReadELF(r io.ReaderAt, size int64) (Object, error) {
 		return Object{}, err
 	}
 	return Object{
-		Kind:    "elf",
-		DebugID: guidLE(id),
-		CodeID:  hex.EncodeToString(id),
-		Arch:    elfArch(f.Machine),
+		Kind:     "elf",
+		DebugID:  guidLE(id),
+		CodeID:   hex.EncodeToString(id),
+		Arch:     elfArch(f.Machine),
+		Type:     elfType(f),
+		Features: elfFeatures(f),
 	}, nil
+}
+
+// elfType is the kind of object f is, as Sentry names it: a stripped-off
+// debug companion (whose code is gone) is "dbg"; a position-independent
+// executable is a shared object, "lib", as Sentry's symbolic reads it.
+func elfType(f *elf.File) string {
+	if text := f.Section(".text"); text != nil && text.Type == elf.SHT_NOBITS {
+		return "dbg"
+	}
+	switch f.Type {
+	case elf.ET_REL:
+		return "rel"
+	case elf.ET_EXEC:
+		return "exe"
+	case elf.ET_DYN:
+		return "lib"
+	case elf.ET_CORE:
+		return "dump"
+	}
+	return ""
+}
+
+// elfFeatures reads the features of f from its section headers.
+func elfFeatures(f *elf.File) []string {
+	has := func(name string) bool {
+		s := f.Section(name)
+		return s != nil && s.Size > 0 && s.Type != elf.SHT_NOBITS
+	}
+	var fs []string
+	if has(".debug_info") || has(".zdebug_info") {
+		fs = append(fs, "debug")
+	}
+	if has(".symtab") || has(".dynsym") {
+		fs = append(fs, "symtab")
+	}
+	if has(".eh_frame") || has(".debug_frame") {
+		fs = append(fs, "unwind")
+	}
+	return fs
 }
 
 // elfBuildID returns the descriptor of the first NT_GNU_BUILD_ID note.

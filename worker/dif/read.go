@@ -1,0 +1,91 @@
+package dif
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// ErrUnsupported is the error of a file that is none of the formats this
+// package reads.
+var ErrUnsupported = errors.New("dif: not a supported debug information file")
+
+// ErrNoDebugID is the error of a file of a known format that carries no
+// debug id, and whose upload named none.
+var ErrNoDebugID = errors.New("dif: the file has no debug id")
+
+// proguardName matches the names ProGuard mappings are uploaded under,
+// proguard/UUID.txt or proguard/mapping-UUID.txt, as Sentry reads them.
+var proguardName = regexp.MustCompile(`(?:^|/)proguard/(?:mapping-)?([0-9a-fA-F-]{32,36})\.txt$`)
+
+// Read reads the objects of the debug information file r of size bytes,
+// uploaded under name: most files hold one; a fat Mach-O holds one per
+// architecture. The format is recognised by the file's content, except for
+// ProGuard mappings, which carry their UUID in their name (as Sentry reads
+// them). debugID is the debug id the upload named ("" none): a Dart symbol
+// map, which carries none, takes it.
+//
+// Every read is bounded by size; the file is never read whole into memory.
+func Read(r io.ReaderAt, size int64, name, debugID string) ([]Object, error) {
+	head := make([]byte, min(size, 64))
+	if _, err := r.ReadAt(head, 0); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("dif: reading: %w", err)
+	}
+	one := func(o Object, err error) ([]Object, error) {
+		if err != nil {
+			return nil, err
+		}
+		return []Object{o}, nil
+	}
+	if m := proguardName.FindStringSubmatch(name); m != nil {
+		return one(ReadProGuard(io.NewSectionReader(r, 0, size), m[1]))
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte("\x7fELF")):
+		return one(ReadELF(r, size))
+	case bytes.HasPrefix(head, []byte("MODULE ")):
+		return one(ReadBreakpad(io.NewSectionReader(r, 0, size)))
+	case isMachO(head):
+		return ReadMachO(r, size)
+	case bytes.HasPrefix(head, []byte("MZ")):
+		return one(ReadPE(r, size))
+	case bytes.HasPrefix(head, []byte(pdbMagic)):
+		return one(ReadPDB(r, size))
+	case bytes.HasPrefix(head, []byte("SYSB")), bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		return one(ReadSourceBundle(r, size))
+	case strings.HasPrefix(strings.TrimLeft(string(head), " \t\r\n"), "["):
+		return one(ReadDartSymbolMap(io.NewSectionReader(r, 0, size), debugID))
+	}
+	return nil, ErrUnsupported
+}
+
+// SameDebugID reports whether two debug ids name the same object: their
+// GUIDs are equal, whatever their ages (Sentry lets an upload override
+// the age an object carries, as PDBs need).
+func SameDebugID(a, b string) bool {
+	return len(a) >= 36 && len(b) >= 36 && strings.EqualFold(a[:36], b[:36])
+}
+
+// CanonicalDebugID returns s, a debug id in any of its usual spellings (a
+// GUID with or without hyphens and braces, in any case, optionally followed
+// by an age in hex, separated by a hyphen or not), in Sentry's form: the
+// lowercase hyphenated GUID, then "-" and the age when it is not 0.
+func CanonicalDebugID(s string) (string, bool) {
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
+	h := strings.ToLower(strings.ReplaceAll(s, "-", ""))
+	if len(h) < 32 || len(h) > 40 || !isHex(h) {
+		return "", false
+	}
+	var b [16]byte
+	for i := range b {
+		b[i] = unhex(h[2*i])<<4 | unhex(h[2*i+1])
+	}
+	id := formatGUID(b)
+	if age := strings.TrimLeft(h[32:], "0"); age != "" {
+		id += "-" + age
+	}
+	return id, true
+}

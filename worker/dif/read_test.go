@@ -1,0 +1,227 @@
+package dif
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// goBuild builds an empty Go program for goos/goarch and returns its bytes.
+func goBuild(t *testing.T, goos, goarch string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\ngo 1.22\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\nfunc main() {}\n"), 0o600)
+	out := filepath.Join(dir, "bin")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestReadMachO(t *testing.T) {
+	data := goBuild(t, "darwin", "arm64")
+	objs, err := Read(bytes.NewReader(data), int64(len(data)), "bin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("%d objects, want 1", len(objs))
+	}
+	o := objs[0]
+	if o.Kind != "macho" || o.Arch != "arm64" || o.Type != "exe" {
+		t.Errorf("object %+v, want a macho arm64 executable", o)
+	}
+	// A Mach-O UUID is its debug id as it is.
+	if strings.ReplaceAll(o.DebugID, "-", "") != o.CodeID || len(o.CodeID) != 32 {
+		t.Errorf("debug id %q and code id %q are not the same UUID", o.DebugID, o.CodeID)
+	}
+}
+
+func TestReadPEWithoutCodeView(t *testing.T) {
+	// Go's linker writes no CodeView record: there is no debug id to read.
+	data := goBuild(t, "windows", "amd64")
+	_, err := Read(bytes.NewReader(data), int64(len(data)), "bin.exe", "")
+	if !errors.Is(err, ErrNoDebugID) {
+		t.Fatalf("err = %v, want ErrNoDebugID", err)
+	}
+}
+
+// pdbFile builds a minimal MSF 7.00 file of 512-byte blocks whose
+// information stream holds guid and age 5 and whose DBI stream holds age
+// dbiAge and machine x86_64.
+func pdbFile(guid [16]byte, dbiAge uint32) []byte {
+	const bs = 512
+	le := binary.LittleEndian
+	file := make([]byte, 7*bs)
+	copy(file, pdbMagic)
+	le.PutUint32(file[32:], bs)
+	le.PutUint32(file[36:], 1)
+	le.PutUint32(file[40:], 7)
+	le.PutUint32(file[44:], 4+4*4+2*4) // streams, four sizes, two blocks
+	le.PutUint32(file[52:], 3)         // the block map
+	le.PutUint32(file[3*bs:], 4)       // the directory is in block 4
+	dir := file[4*bs:]
+	for i, v := range []uint32{4, 0, 28, 0, 64, 5, 6} {
+		le.PutUint32(dir[4*i:], v)
+	}
+	info := file[5*bs:]
+	le.PutUint32(info, 20000404)
+	le.PutUint32(info[8:], 5)
+	copy(info[12:], guid[:])
+	dbi := file[6*bs:]
+	le.PutUint32(dbi, 0xffffffff)
+	le.PutUint32(dbi[8:], dbiAge)
+	le.PutUint16(dbi[62:], 0x8664)
+	return file
+}
+
+func TestReadPDB(t *testing.T) {
+	guid := [16]byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}
+	data := pdbFile(guid, 3)
+	got, err := Read(bytes.NewReader(data), int64(len(data)), "a.pdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Object{{Kind: "pdb", DebugID: "33221100-5544-7766-8899-aabbccddeeff-3", Arch: "x86_64", Type: "dbg"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Read (-want +got):\n%s", diff)
+	}
+	if _, err := Read(bytes.NewReader(data[:5*512]), 5*512, "a.pdb", ""); err == nil {
+		t.Error("a truncated PDB was read")
+	}
+}
+
+// sourceBundle builds a source bundle with manifest.
+func sourceBundle(t *testing.T, manifest string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	buf.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("files/src/a.c")
+	w.Write([]byte("int main(void) { return 0; }\n"))
+	if manifest != "" {
+		w, _ = zw.Create("manifest.json")
+		w.Write([]byte(manifest))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestReadSourceBundle(t *testing.T) {
+	tests := []struct {
+		name     string
+		manifest string
+		want     []Object
+		wantErr  bool
+	}{
+		{name: "bundle-sources", manifest: `{"files":{"files/src/a.c":{"type":"source","path":"/src/a.c"}},
+			"arch":"x86_64","code_id":"00112233445566778899aabbccddeeff01020304",
+			"debug_id":"33221100-5544-7766-8899-aabbccddeeff","object_name":"a.out"}`,
+			want: []Object{{Kind: "sourcebundle", DebugID: "33221100-5544-7766-8899-aabbccddeeff",
+				CodeID: "00112233445566778899aabbccddeeff01020304", Arch: "x86_64", Type: "src", Features: []string{"sources"}}}},
+		{name: "without an architecture", manifest: `{"files":{},"debug_id":"33221100554477668899AABBCCDDEEFF"}`,
+			want: []Object{{Kind: "sourcebundle", DebugID: "33221100-5544-7766-8899-aabbccddeeff",
+				Arch: "any", Type: "src", Features: []string{"sources"}}}},
+		{name: "no debug id", manifest: `{"files":{}}`, wantErr: true},
+		{name: "no manifest", wantErr: true},
+		{name: "bad manifest", manifest: `{"debug_id":`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := sourceBundle(t, tt.manifest)
+			got, err := Read(bytes.NewReader(data), int64(len(data)), "a.src.zip", "")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Read (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// mapping is a ProGuard mapping whose UUID sentry-cli 3.8.0 computes as
+// 12a2e4ee-8705-5f91-8369-3a5b10a48225 (sentry-cli proguard uuid).
+const mapping = "# compiler: R8\ncom.example.MainActivity -> a.a:\n" +
+	"    1:1:void <init>():10:10 -> <init>\n    2:5:void onCreate(android.os.Bundle):14:17 -> a\n"
+
+func TestProGuardUUID(t *testing.T) {
+	got, err := ProGuardUUID(strings.NewReader(mapping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "12a2e4ee-8705-5f91-8369-3a5b10a48225"; got != want {
+		t.Errorf("ProGuardUUID = %s, want %s", got, want)
+	}
+}
+
+func TestReadMappings(t *testing.T) {
+	const id = "12a2e4ee-8705-5f91-8369-3a5b10a48225"
+	tests := []struct {
+		name, file, content, debugID string
+		want                         []Object
+		wantErr                      bool
+	}{
+		{name: "proguard", file: "/proguard/" + id + ".txt", content: mapping,
+			want: []Object{{Kind: "proguard", DebugID: id, Arch: "any", Features: []string{"mapping"}}}},
+		{name: "proguard in a zip", file: "proguard/mapping-" + id + ".txt", content: mapping,
+			want: []Object{{Kind: "proguard", DebugID: id, Arch: "any", Features: []string{"mapping"}}}},
+		{name: "proguard without lines", file: "proguard/" + id + ".txt",
+			content: "com.example.A -> a.a:\n    void run() -> a\n", wantErr: true},
+		{name: "not proguard", file: "proguard/" + id + ".txt", content: "hello\n", wantErr: true},
+		{name: "dart", file: "dartsymbolmap.json", content: `["MaterialApp","a","Scaffold","b"]`,
+			debugID: "33221100-5544-7766-8899-AABBCCDDEEFF",
+			want: []Object{{Kind: "dartsymbolmap", DebugID: "33221100-5544-7766-8899-aabbccddeeff", Arch: "any",
+				Features: []string{"mapping"}}}},
+		{name: "dart without a debug id", file: "map.json", content: `["a","b"]`, wantErr: true},
+		{name: "dart odd", file: "map.json", content: `["a","b","c"]`, debugID: id, wantErr: true},
+		{name: "dart not strings", file: "map.json", content: `["a",1]`, debugID: id, wantErr: true},
+		{name: "dart trailing", file: "map.json", content: `["a","b"] x`, debugID: id, wantErr: true},
+		{name: "unknown", file: "a.bin", content: "hello", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Read(strings.NewReader(tt.content), int64(len(tt.content)), tt.file, tt.debugID)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Read (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCanonicalDebugID(t *testing.T) {
+	for in, want := range map[string]string{
+		"33221100-5544-7766-8899-AABBCCDDEEFF":   "33221100-5544-7766-8899-aabbccddeeff",
+		"33221100554477668899aabbccddeeff0":      "33221100-5544-7766-8899-aabbccddeeff",
+		"33221100554477668899aabbccddeeff1a":     "33221100-5544-7766-8899-aabbccddeeff-1a",
+		"{33221100-5544-7766-8899-aabbccddeeff}": "33221100-5544-7766-8899-aabbccddeeff",
+		"33221100-5544-7766-8899-aabbccddeeff-2": "33221100-5544-7766-8899-aabbccddeeff-2",
+		"nope":                                   "",
+	} {
+		got, _ := CanonicalDebugID(in)
+		if got != want {
+			t.Errorf("CanonicalDebugID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package dif
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Bounds of what the readers of source bundles and mappings read.
+const (
+	maxBundleMembers  = 100_000
+	maxBundleManifest = 16 << 20
+	maxMappingLine    = 64 << 10
+	mappingProbeLines = 1000
+	maxSymbolMapEntry = 1 << 20
+)
+
+// ReadSourceBundle reads the identity of a source bundle (what sentry-cli
+// debug-files bundle-sources and bundle-jvm write, and upload
+// --include-sources): an 8-byte SYSB header, then a zip whose
+// manifest.json names the debug id, code id, architecture and object name
+// of the object whose sources it holds.
+func ReadSourceBundle(r io.ReaderAt, size int64) (Object, error) {
+	var start int64
+	head := make([]byte, 8)
+	if _, err := r.ReadAt(head, 0); err == nil && bytes.HasPrefix(head, []byte("SYSB")) {
+		start = 8
+	}
+	if size < start {
+		return Object{}, errors.New("dif: not a source bundle")
+	}
+	zr, err := zip.NewReader(io.NewSectionReader(r, start, size-start), size-start)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return Object{}, fmt.Errorf("dif: not a source bundle: %w", err)
+	}
+	if zr == nil || len(zr.File) > maxBundleMembers {
+		return Object{}, errors.New("dif: not a source bundle")
+	}
+	var mf *zip.File
+	for _, f := range zr.File {
+		if f.Name == "manifest.json" {
+			mf = f
+		}
+	}
+	if mf == nil {
+		return Object{}, errors.New("dif: the source bundle has no manifest.json")
+	}
+	rc, err := mf.Open()
+	if err != nil {
+		return Object{}, fmt.Errorf("dif: source bundle manifest: %w", err)
+	}
+	defer rc.Close()
+	var m struct {
+		DebugID    string `json:"debug_id"`
+		CodeID     string `json:"code_id"`
+		Arch       string `json:"arch"`
+		ObjectName string `json:"object_name"`
+		Files      map[string]struct {
+			Type string `json:"type"`
+		} `json:"files"`
+	}
+	body, err := io.ReadAll(io.LimitReader(rc, maxBundleManifest+1))
+	if err != nil {
+		return Object{}, fmt.Errorf("dif: source bundle manifest: %w", err)
+	}
+	if len(body) > maxBundleManifest {
+		return Object{}, errors.New("dif: the source bundle's manifest is too large")
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return Object{}, fmt.Errorf("dif: source bundle manifest: %w", err)
+	}
+	id, ok := CanonicalDebugID(m.DebugID)
+	if !ok {
+		return Object{}, ErrNoDebugID
+	}
+	o := Object{Kind: "sourcebundle", DebugID: id, Arch: "any", Type: "src", Features: []string{"sources"}}
+	if m.Arch != "" && len(m.Arch) <= 32 && isPrintable(m.Arch) {
+		o.Arch = strings.ToLower(m.Arch)
+	}
+	if c := strings.ToLower(m.CodeID); c != "" && len(c) <= 64 && isHex(c) {
+		o.CodeID = c
+	}
+	return o, nil
+}
+
+// ReadProGuard reads a ProGuard (R8) mapping uploaded under the UUID
+// nameID. It checks that the text is a mapping (a class line, "a.B -> c:",
+// among its first lines) and that it has line information, without which
+// Sentry cannot use it. The debug id is nameID: sentry-cli names a mapping
+// by the UUID of its content (see ProGuardUUID) unless told another with
+// --uuid.
+func ReadProGuard(r io.Reader, nameID string) (Object, error) {
+	id, ok := CanonicalDebugID(nameID)
+	if !ok || len(id) != 36 {
+		return Object{}, fmt.Errorf("dif: ProGuard mapping name has no UUID")
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var class, lines bool
+	for n := 0; n < mappingProbeLines && !(class && lines); n++ {
+		line, err := readLine(br, maxMappingLine)
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || strings.HasPrefix(t, "#"):
+		case line[0] != ' ' && line[0] != '\t' && strings.Contains(t, " -> ") && strings.HasSuffix(t, ":"):
+			class = true
+		case class && startsWithDigits(t):
+			lines = true // "12:14:void run() -> a"
+		}
+		if err != nil {
+			break
+		}
+	}
+	switch {
+	case !class:
+		return Object{}, errors.New("dif: not a ProGuard mapping")
+	case !lines:
+		return Object{}, errors.New("dif: the ProGuard mapping has no line information")
+	}
+	return Object{Kind: "proguard", DebugID: id, Arch: "any", Features: []string{"mapping"}}, nil
+}
+
+func startsWithDigits(s string) bool {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i > 0 && i < len(s) && s[i] == ':'
+}
+
+// proguardNamespace is the UUID namespace of ProGuard mappings: the
+// version 5 UUID of "guardsquare.com" in the DNS namespace.
+var proguardNamespace = uuidV5([]byte{
+	0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8,
+}, strings.NewReader("guardsquare.com"))
+
+// ProGuardUUID returns the UUID sentry-cli gives the mapping r: the
+// version 5 UUID of its bytes in proguardNamespace.
+func ProGuardUUID(r io.Reader) (string, error) {
+	var b [16]byte
+	id := uuidV5(proguardNamespace[:], r)
+	if id == nil {
+		return "", errors.New("dif: reading the mapping failed")
+	}
+	copy(b[:], id)
+	return formatGUID(b), nil
+}
+
+// uuidV5 returns the version 5 UUID of what r holds in namespace ns, or
+// nil when r fails.
+func uuidV5(ns []byte, r io.Reader) []byte {
+	h := sha1.New()
+	h.Write(ns)
+	if _, err := io.Copy(h, r); err != nil {
+		return nil
+	}
+	sum := h.Sum(nil)[:16]
+	sum[6] = sum[6]&0x0f | 0x50
+	sum[8] = sum[8]&0x3f | 0x80
+	return sum
+}
+
+// ReadDartSymbolMap reads a Dart symbol map (what flutter build
+// --extra-gen-snapshot-options=--save-obfuscation-map writes): a JSON array
+// of strings in pairs, obfuscated name then original. It carries no id of
+// its own: it belongs to the debug id of the program it was built with,
+// which the upload names.
+func ReadDartSymbolMap(r io.Reader, debugID string) (Object, error) {
+	dec := json.NewDecoder(bufio.NewReader(r))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('[') {
+		return Object{}, errors.New("dif: not a Dart symbol map (a JSON array)")
+	}
+	n := 0
+	for dec.More() {
+		var s string
+		if err := dec.Decode(&s); err != nil {
+			return Object{}, fmt.Errorf("dif: Dart symbol map entry %d is not a string", n)
+		}
+		if len(s) > maxSymbolMapEntry {
+			return Object{}, fmt.Errorf("dif: Dart symbol map entry %d is too long", n)
+		}
+		n++
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return Object{}, errors.New("dif: the Dart symbol map does not end")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Object{}, errors.New("dif: text after the Dart symbol map")
+	}
+	if n%2 != 0 {
+		return Object{}, fmt.Errorf("dif: the Dart symbol map has %d entries, not pairs", n)
+	}
+	id, ok := CanonicalDebugID(debugID)
+	if !ok {
+		return Object{}, fmt.Errorf("%w: a Dart symbol map belongs to the debug id it is uploaded with", ErrNoDebugID)
+	}
+	return Object{Kind: "dartsymbolmap", DebugID: id, Arch: "any", Features: []string{"mapping"}}, nil
+}
+
+func isPrintable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
