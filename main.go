@@ -492,6 +492,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	jobs.Handle(store.MailJobKind, mail.Deliver(st, sender))
 	assembler := &worker.Assembler{Store: st, Log: log, Limits: cfg.assembleLimits}
 	jobs.Handle(store.AssembleJobKind, assembler.Run)
+	difAssembler := &worker.DifAssembler{Store: st, Log: log, MaxFileSize: cfg.assembleLimits.MaxBundleSize}
+	jobs.Handle(store.DifAssembleJobKind, difAssembler.Run)
 	collector := &worker.Collector{Store: st, Log: log, Grace: cfg.blobGrace, Retention: cfg.fileRetention, JobRetention: cfg.jobRetention}
 	jobs.Handle(store.CollectJobKind, collector.Run)
 	jobs.Start()

@@ -430,6 +430,32 @@ ALTER TABLE releases ADD COLUMN IF NOT EXISTS last_commit_id bigint
     REFERENCES commits (id) ON DELETE SET NULL;
 ALTER TABLE releases ADD COLUMN IF NOT EXISTS authors bigint[] NOT NULL DEFAULT '{}';
 
+-- Debug information files of a project (sentry-cli debug-files upload,
+-- upload-proguard, dart-symbol-map upload): one row per object of an
+-- uploaded file, which is a stored file (a list of blobs) like any other.
+-- debug_id is Sentry's form (a lowercase GUID, then "-" and the age when
+-- not 0); file_format is Sentry's name of the format (elf, macho, pe, pdb,
+-- breakpad, sourcebundle, proguard, dartsymbolmap); data holds the
+-- object's type and features. The same file and id in a project is stored
+-- once.
+CREATE TABLE IF NOT EXISTS debug_files (
+    id              bigserial PRIMARY KEY,
+    project_id      bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    file_id         bigint NOT NULL REFERENCES files (id),
+    checksum        text NOT NULL CHECK (checksum ~ '^[0-9a-f]{40}$'),
+    debug_id        text NOT NULL CHECK (length(debug_id) BETWEEN 36 AND 64),
+    code_id         text CHECK (length(code_id) <= 64),
+    object_name     text NOT NULL CHECK (length(object_name) <= 1024),
+    cpu_name        text NOT NULL CHECK (length(cpu_name) <= 40),
+    file_format     text NOT NULL CHECK (length(file_format) <= 32),
+    data            jsonb NOT NULL DEFAULT '{}',
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (project_id, checksum, debug_id)
+);
+CREATE INDEX IF NOT EXISTS debug_files_page_idx ON debug_files (project_id, date_created DESC, id DESC);
+CREATE INDEX IF NOT EXISTS debug_files_debug_id_idx ON debug_files (project_id, debug_id);
+CREATE INDEX IF NOT EXISTS debug_files_file_idx ON debug_files (file_id);
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits.
 INSERT INTO errata_schema (version) VALUES (1), (2), (3) ON CONFLICT DO NOTHING;

@@ -51,6 +51,16 @@ type chunkUploadOptions struct {
 	Accept           []string `json:"accept"`
 }
 
+// chunkAccept are the kinds of chunked uploads errata assembles, in
+// Sentry's names: source maps (release files, artifact bundles) and debug
+// files (debug_files: native objects; pdbs: PE images and PDBs; sources:
+// source bundles; proguard: ProGuard mappings; dartsymbolmap: Dart symbol
+// maps).
+var chunkAccept = []string{
+	"release_files", "artifact_bundles", "artifact_bundles_v2",
+	"debug_files", "pdbs", "sources", "proguard", "dartsymbolmap",
+}
+
 // handleChunkUploadOptions serves GET organizations/{org}/chunk-upload/: how
 // to upload chunks here.
 func handleChunkUploadOptions(d Deps) apiFunc {
@@ -71,7 +81,7 @@ func handleChunkUploadOptions(d Deps) apiFunc {
 			Concurrency:      chunkConcurrency,
 			HashAlgorithm:    "sha1",
 			Compression:      []string{"gzip"},
-			Accept:           []string{"release_files", "artifact_bundles", "artifact_bundles_v2"},
+			Accept:           chunkAccept,
 		})
 		return nil
 	}

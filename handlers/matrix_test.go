@@ -52,7 +52,11 @@ type matrixFixture struct {
 	// bundleFile is, per organization slug, the id of ~/app.min.js in the
 	// artifact bundle matrixBundleID, found by debug id matrixDebugID.
 	bundleFile map[string]string
-	n          int // makes names unique
+	// difID is the id of acme's debug file hello.sym (a query's {dif_id});
+	// doomedDifID that of the debug file the DELETE of debug files removes
+	// ({doomed_dif_id}).
+	difID, doomedDifID string
+	n                  int // makes names unique
 }
 
 // The artifact bundle both organizations have, indexed by debug id.
@@ -87,8 +91,49 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		f.deploy(t, org, "1.0.0")
 		f.appFile[org] = f.file(t, org, "1.0.0", "~/app.js")
 		f.bundleFile[org] = f.debugIDBundle(t, org, matrixBundleID, matrixDebugID)
+		if id := f.debugFile(t, org, matrixModuleID); org == "acme" {
+			f.difID = id
+		}
 	}
 	return f
+}
+
+// The Breakpad module id of the debug file both organizations have, and
+// its debug id.
+const (
+	matrixModuleID   = "33221100554477668899AABBCCDDEEFF1"
+	matrixDifDebugID = "33221100-5544-7766-8899-aabbccddeeff-1"
+)
+
+// dsymZip is a files/dsyms/ upload of the Breakpad file hello.sym of
+// module id moduleID.
+func dsymZip(t *testing.T, moduleID string) matrixBody {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("hello.sym")
+	io.WriteString(w, "MODULE Linux x86_64 "+moduleID+" hello\nFILE 0 hello.c\n")
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, ct := multipartBody(t, nil, []filePart{{"file", "symbols.zip", buf.Bytes()}})
+	return matrixBody{ct, b}
+}
+
+// debugFile uploads, as org's owner to its project web, the Breakpad file
+// hello.sym of module id moduleID and returns the id of its debug file.
+func (f *matrixFixture) debugFile(t *testing.T, org, moduleID string) string {
+	t.Helper()
+	res := f.send(t, "POST /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}",
+		map[string]string{"organization_slug": org, "project_slug": "web"}, dsymZip(t, moduleID), f.ownerOf(org))
+	res.expect(t, http.StatusCreated, nil)
+	var difs []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(res.body, &difs); err != nil || len(difs) != 1 {
+		t.Fatalf("upload of %s: %v %s", moduleID, err, res.body)
+	}
+	return difs[0].ID
 }
 
 // debugIDBundle assembles, in org for project web, an artifact bundle
@@ -301,6 +346,7 @@ func (f *matrixFixture) sendQuery(t *testing.T, pattern, query string, values ma
 	t.Helper()
 	method, path, _ := strings.Cut(pattern, " ")
 	path = strings.TrimSuffix(path, "{$}")
+	query = strings.NewReplacer("{dif_id}", f.difID, "{doomed_dif_id}", f.doomedDifID).Replace(query)
 	for _, name := range wildcards(pattern) {
 		v, ok := values[name]
 		if !ok {
@@ -679,6 +725,33 @@ func matrixEntries() map[string]matrixEntry {
 		"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-lookup/{$}": {
 			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },
 			queries: []string{"debug_id=" + matrixDebugID},
+		},
+
+		// Debug information files.
+		"POST /api/0/projects/{organization_slug}/{project_slug}/files/difs/assemble/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			sum := sha1Hex([]byte(f.name("dif")))
+			return f.on(http.StatusOK, jsonBody(map[string]any{sum: map[string]any{"name": "hello", "chunks": []string{sum}}}))
+		}},
+		"GET /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },
+			queries: []string{"", "debug_id=" + matrixDifDebugID, "query=hello", "id={dif_id}"},
+		},
+		"POST /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusCreated, dsymZip(t, matrixModuleID))
+		}},
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+				id := fmt.Sprintf("%032X1", f.n+1)
+				f.n++
+				f.doomedDifID = f.debugFile(t, "acme", id)
+				f.debugFile(t, "rival", id)
+				return f.on(http.StatusNoContent, noBody)
+			},
+			queries: []string{"id={doomed_dif_id}"},
+		},
+		"GET /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/unknown/{$}": {
+			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },
+			queries: []string{"checksums=" + sha1Hex([]byte("nothing")) + "&checksums=" + sha1Hex([]byte("else"))},
 		},
 	}
 }

@@ -747,9 +747,12 @@ type docFixture struct {
 	fileID int64
 	// bundleFileID is ~/app.min.js of the debug-id bundle matrixBundleID.
 	bundleFileID string
-	homeKey      string // the confirmation key of ann@home.example.com
-	dead         string // URL of a server whose database is unreachable
-	limited      string // URL of a server whose bundle limit is 1 KiB
+	// difID is the debug file hello.sym of web (Breakpad module
+	// matrixModuleID), whose content is docDifContent.
+	difID   string
+	homeKey string // the confirmation key of ann@home.example.com
+	dead    string // URL of a server whose database is unreachable
+	limited string // URL of a server whose bundle limit is 1 KiB
 }
 
 func newDocFixture(t *testing.T, dead string) *docFixture {
@@ -793,6 +796,11 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 	check(err)
 	f.fileID = rf.ID
 	f.bundleFileID = a.debugIDBundle(t, f.annID, "acme", matrixBundleID, matrixDebugID)
+	difs, err := a.st.CreateDebugFiles(ctx, store.ProjectScope{UserID: f.annID, OrgSlug: "acme", ProjectSlug: "web"},
+		strings.NewReader(docDifContent), []store.DebugFileObject{{DebugID: matrixDifDebugID, ObjectName: "hello",
+			CPUName: "x86_64", FileFormat: "breakpad", Type: "dbg"}})
+	check(err)
+	f.difID = strconv.FormatInt(difs[0].ID, 10)
 	a.exec(`INSERT INTO email_addresses (user_id, email, is_verified)
 		VALUES ($1, 'ann@work.example.com', true), ($1, 'ann@home.example.com', false)`, f.annID)
 	a.exec(`INSERT INTO social_accounts (user_id, provider, uid, email, username)
@@ -805,6 +813,10 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 		UserID: f.annID, Email: "ann@home.example.com", Expires: time.Now().Add(authn.EmailKeyLifetime)})
 	return f
 }
+
+// docDifContent is the Breakpad file of the document's debug file: what
+// dsymZip uploads for matrixModuleID.
+const docDifContent = "MODULE Linux x86_64 " + matrixModuleID + " hello\nFILE 0 hello.c\n"
 
 // deps is what newTestAPI gives its server, for servers of other limits.
 func (f *docFixture) deps() Deps {
@@ -1084,6 +1096,64 @@ var docCases = map[string]operationCases{
 			"400 badName": func(t *testing.T, f *docFixture, r *docRequest) {
 				r.body, r.contentType = multipartBody(t, nil, []filePart{{"file", "chunk-1", []byte("hello")}})
 			},
+		},
+	},
+	"assembleDifs": {examples: map[string]exampleCase{
+		"200 notFound": asDocumented,
+		"200 created": func(t *testing.T, f *docFixture, r *docRequest) {
+			f.uploadChunk(t, "hullo")
+			r.jsonBody(map[string]any{sha1Hex([]byte("hullo")): map[string]any{"name": "hello", "chunks": []string{sha1Hex([]byte("hullo"))}}})
+		},
+		"200 ok": withJSON(map[string]any{sha1Hex([]byte(docDifContent)): map[string]any{
+			"name": "hello.sym", "chunks": []string{sha1Hex([]byte(docDifContent))}}}),
+		"200 error": func(t *testing.T, f *docFixture, r *docRequest) {
+			f.uploadChunk(t, "hullo")
+			r.jsonBody(map[string]any{sha1Hex([]byte("hullo")): map[string]any{"name": "hello", "chunks": []string{sha1Hex([]byte("hullo"))}}})
+			sendDocRequest(t, f.srv.URL, *r) // enqueues the job that the worker would fail
+			f.exec(`UPDATE jobs SET state = 'error', last_error = 'The file "hello" is not a supported debug information file'
+				WHERE id = (SELECT max(id) FROM jobs)`)
+		},
+		"422 invalidChecksum": withJSON(map[string]any{"hello": map[string]any{"name": "hello", "chunks": []string{}}}),
+	}},
+	"listDebugFiles": {
+		examples: map[string]exampleCase{
+			"422 invalidDebugId": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("debug_id", "d") },
+			"422 invalidId":      func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("id", "one") },
+		},
+		responses: map[string]exampleCase{
+			"200 application/octet-stream": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("id", f.difID) },
+		},
+	},
+	"uploadDebugFiles": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			b := dsymZip(t, matrixModuleID)
+			r.body, r.contentType = b.data, b.contentType
+		},
+		examples: map[string]exampleCase{
+			"400 notAZip": func(t *testing.T, f *docFixture, r *docRequest) {
+				r.body, r.contentType = multipartBody(t, nil, []filePart{{"file", "symbols.zip", []byte("not a zip")}})
+			},
+			"413 tooLarge": func(t *testing.T, f *docFixture, r *docRequest) {
+				r.server = f.limitedServer()
+				r.body, r.contentType = multipartBody(t, nil, []filePart{{"file", "big.zip", bytes.Repeat([]byte("x"), 1<<20+2<<10)}})
+			},
+			"422 missingFile": func(t *testing.T, f *docFixture, r *docRequest) {
+				r.body, r.contentType = multipartBody(t, [][2]string{{"name", "symbols.zip"}}, nil)
+			},
+		},
+	},
+	"deleteDebugFile": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("id", f.difID) },
+		examples: map[string]exampleCase{
+			"422 invalidId": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("id", "one") },
+		},
+	},
+	"listUnknownDebugFiles": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			r.query["checksums"] = []string{sha1Hex([]byte(docDifContent)), sha1Hex([]byte("hello"))}
+		},
+		examples: map[string]exampleCase{
+			"422 invalidChecksum": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("checksums", "hello") },
 		},
 	},
 	"assembleRelease": {examples: map[string]exampleCase{

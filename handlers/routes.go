@@ -141,6 +141,17 @@ func routes(d Deps) []route {
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-bundles/{bundle_id}/files/{file_id}/{$}", releaseReader, handleArtifactBundleFile(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/artifact-lookup/{$}", releaseReader, handleArtifactLookup(d)},
 
+		// Debug information files of a project: sentry-cli debug-files
+		// upload (difs/assemble/ after chunk upload; 2.x without chunk
+		// upload and upload-proguard post a zip to files/dsyms/),
+		// dart-symbol-map upload and proguard upload; listing, download
+		// (?id=) and delete.
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/files/difs/assemble/{$}", releaseAssembler, handleDifAssemble(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}", releaseReader, handleDebugFiles(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}", releaseAssembler, handleDebugFileUpload(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}", projectWrite, handleDebugFileDelete(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/unknown/{$}", releaseReader, handleDebugFilesUnknown(d)},
+
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.
 		{"GET /api/0/openapi.json", open, handleOpenAPI()},

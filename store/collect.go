@@ -21,11 +21,12 @@ const CollectJobKind = "collect"
 var fileReferences = []struct{ table, kind string }{
 	{"release_files", "release files"},
 	{"artifact_bundles", "artifact bundles"},
+	{"debug_files", "debug files"},
 }
 
 // CollectStats is what one collection removed.
 type CollectStats struct {
-	Expired int64 // release files and bundles past the retention
+	Expired int64 // release files, bundles and debug files past the retention
 	Files   int64 // files nothing referred to
 	Owners  int64 // ownerships of blobs that no file of the owner used
 	Blobs   int64 // blobs nobody owned, with their bytes
@@ -41,8 +42,8 @@ const collectBatch = 1000
 // Collect removes, in batches, what nothing uses and was not used for
 // grace: files that no referencing table names, then the ownership of
 // blobs that no file of their organization uses, then blobs that no
-// organization owns, bytes first. With retention > 0, release files and
-// artifact bundles whose file nobody read or wrote for retention go first.
+// organization owns, bytes first. With retention > 0, release files,
+// artifact bundles and debug files whose file nobody read or wrote for retention go first.
 //
 // What an upload or an assembly in flight needs is never removed: a file
 // is stored in the transaction of its first reference, a chunk's ownership
@@ -58,6 +59,9 @@ func (s *Store) Collect(ctx context.Context, grace, retention time.Duration) (Co
 				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2)`,
 			`DELETE FROM artifact_bundles WHERE id IN (
 				SELECT ab.id FROM artifact_bundles ab JOIN files f ON f.id = ab.file_id
+				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2)`,
+			`DELETE FROM debug_files WHERE id IN (
+				SELECT d.id FROM debug_files d JOIN files f ON f.id = d.file_id
 				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2)`,
 		} {
 			n, err := s.deleteInBatches(ctx, q, retention.Seconds(), collectBatch)

@@ -89,3 +89,63 @@ func CanonicalDebugID(s string) (string, bool) {
 	}
 	return id, true
 }
+
+// UploadError is what is wrong with an uploaded file, in words for the
+// client that uploaded it.
+type UploadError struct{ Msg string }
+
+func (e *UploadError) Error() string { return e.Msg }
+
+func uploadError(format string, args ...any) error {
+	return &UploadError{fmt.Sprintf(format, args...)}
+}
+
+// ReadUpload reads the objects of an uploaded file, as Read does, and
+// checks them against debugID, the debug id the upload named ("" none): an
+// object whose GUID is not debugID's is left out, and a file with no
+// object left is an UploadError, as is a file that is not a debug file.
+// An object that matches but for its age takes debugID's age, as Sentry
+// lets an upload override it. Every error is an *UploadError.
+func ReadUpload(r io.ReaderAt, size int64, name, debugID string) ([]Object, error) {
+	var want string
+	if debugID != "" {
+		var ok bool
+		if want, ok = CanonicalDebugID(debugID); !ok {
+			return nil, uploadError("The debug id %q is not a debug id", clip(debugID))
+		}
+	}
+	objs, err := Read(r, size, name, want)
+	switch {
+	case errors.Is(err, ErrNoDebugID):
+		return nil, uploadError("The file %q carries no debug id", clip(name))
+	case err != nil:
+		return nil, uploadError("The file %q is not a supported debug information file", clip(name))
+	}
+	var out, found []Object
+	for _, o := range objs {
+		found = append(found, o)
+		if want != "" && !SameDebugID(o.DebugID, want) {
+			continue
+		}
+		if want != "" {
+			o.DebugID = want
+		}
+		out = append(out, o)
+	}
+	if len(out) == 0 {
+		ids := make([]string, len(found))
+		for i, o := range found {
+			ids[i] = o.DebugID
+		}
+		return nil, uploadError("The file %q has the debug id %s, not %s as uploaded", clip(name), clip(strings.Join(ids, ", ")), want)
+	}
+	return out, nil
+}
+
+// clip shortens client text quoted in an error.
+func clip(s string) string {
+	if len(s) <= 100 {
+		return s
+	}
+	return s[:100] + "..."
+}

@@ -1,0 +1,478 @@
+package handlers
+
+import (
+	"archive/zip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"errata/store"
+	"errata/worker/dif"
+)
+
+// difFormats are the file formats errata stores, with the content type
+// Sentry gives each.
+var difFormats = map[string]string{
+	"elf":           "application/x-elf-binary",
+	"macho":         "application/x-mach-binary",
+	"pe":            "application/x-dosexec",
+	"pdb":           "application/x-ms-pdb",
+	"breakpad":      "text/x-breakpad",
+	"sourcebundle":  "application/x-sentry-bundle+zip",
+	"proguard":      "text/x-proguard+plain",
+	"dartsymbolmap": "application/x-dartsymbolmap+json",
+}
+
+// difExtensions are the extensions Sentry gives a downloaded debug file.
+var difExtensions = map[string]string{
+	"breakpad": ".sym", "proguard": ".txt", "pdb": ".pdb", "sourcebundle": ".src.zip",
+	"dartsymbolmap": ".json",
+}
+
+// debugFileData is the data of a debug file: its type and features.
+type debugFileData struct {
+	Type     *string  `json:"type"`
+	Features []string `json:"features"`
+}
+
+// debugFileJSON is a debug information file as Sentry's API writes it.
+type debugFileJSON struct {
+	ID          string            `json:"id"`
+	UUID        string            `json:"uuid"`
+	DebugID     string            `json:"debugId"`
+	CodeID      *string           `json:"codeId"`
+	CPUName     string            `json:"cpuName"`
+	ObjectName  string            `json:"objectName"`
+	SymbolType  string            `json:"symbolType"`
+	Headers     map[string]string `json:"headers"`
+	Size        int64             `json:"size"`
+	SHA1        string            `json:"sha1"`
+	DateCreated jsonTime          `json:"dateCreated"`
+	Data        debugFileData     `json:"data"`
+}
+
+func newDebugFileJSON(d store.DebugFile) debugFileJSON {
+	headers := map[string]string{}
+	if ct, ok := difFormats[d.FileFormat]; ok {
+		headers["Content-Type"] = ct
+	}
+	return debugFileJSON{
+		ID: strconv.FormatInt(d.ID, 10), UUID: d.DebugID[:min(36, len(d.DebugID))], DebugID: d.DebugID,
+		CodeID: d.CodeID, CPUName: d.CPUName, ObjectName: d.ObjectName, SymbolType: d.FileFormat,
+		Headers: headers, Size: d.Size, SHA1: d.Checksum, DateCreated: jsonTime(d.DateCreated),
+		Data: debugFileData{Type: d.Type, Features: d.Features},
+	}
+}
+
+// difIn is one file of a difs/assemble body.
+type difIn struct {
+	Name    *string   `json:"name"`
+	DebugID *string   `json:"debugId"`
+	Chunks  *[]string `json:"chunks"`
+}
+
+// maxDifsPerAssemble bounds the files of one difs/assemble request.
+const maxDifsPerAssemble = 1000
+
+// readDifAssemble decodes and checks a difs/assemble body: an object from
+// the checksum of each file to its name, debug id and chunks. It returns
+// the checksums in order and the requests.
+func readDifAssemble(w http.ResponseWriter, r *http.Request) ([]string, []store.DifRequest, error) {
+	var body map[string]json.RawMessage
+	if err := decodeJSON(w, r, &body); err != nil {
+		return nil, nil, err
+	}
+	if len(body) > maxDifsPerAssemble {
+		return nil, nil, invalid(valueErr, "At most 1000 files at once", "body")
+	}
+	checksums := slices.Sorted(maps.Keys(body))
+	reqs := make([]store.DifRequest, len(checksums))
+	var errs validationError
+	for i, key := range checksums {
+		if !isSHA1(strings.ToLower(key)) {
+			errs = append(errs, fieldError{valueErr, []any{"body", key}, "Expected a SHA-1 in hex"})
+			continue
+		}
+		var in difIn
+		if err := unmarshalObject(body[key], &in, "body", key); err != nil {
+			var ve validationError
+			if errors.As(err, &ve) {
+				errs = append(errs, ve...)
+				continue
+			}
+			return nil, nil, err
+		}
+		req := store.DifRequest{Checksum: strings.ToLower(key)}
+		switch {
+		case in.Name == nil:
+			errs = append(errs, fieldError{missing, []any{"body", key, "name"}, "Field required"})
+		case *in.Name == "" || len(*in.Name) > 1024:
+			errs = append(errs, fieldError{valueErr, []any{"body", key, "name"}, "A name of 1 to 1024 characters is required"})
+		default:
+			req.Name = *in.Name
+		}
+		if in.DebugID != nil && *in.DebugID != "" {
+			id, ok := dif.CanonicalDebugID(*in.DebugID)
+			if !ok {
+				errs = append(errs, fieldError{valueErr, []any{"body", key, "debug_id"}, "Expected a debug id"})
+			}
+			req.DebugID = &id
+		}
+		if in.Chunks == nil {
+			errs = append(errs, fieldError{missing, []any{"body", key, "chunks"}, "Field required"})
+		} else {
+			for j, c := range *in.Chunks {
+				if !isSHA1(strings.ToLower(c)) {
+					errs = append(errs, fieldError{valueErr, []any{"body", key, "chunks", j}, "Expected a SHA-1 in hex"})
+					continue
+				}
+				req.Chunks = append(req.Chunks, strings.ToLower(c))
+			}
+		}
+		reqs[i] = req
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	for i := range checksums {
+		checksums[i] = strings.ToLower(checksums[i])
+	}
+	return checksums, reqs, nil
+}
+
+// difStatusJSON is the answer for one file of difs/assemble.
+type difStatusJSON struct {
+	State         string         `json:"state"`
+	MissingChunks []string       `json:"missingChunks"`
+	Detail        *string        `json:"detail"`
+	Dif           *debugFileJSON `json:"dif"`
+}
+
+// difHold is how long difs/assemble waits for assemblies it finds queued
+// or running to end before it answers, so that a client that does not
+// poll (sentry-cli without --wait) still learns how they ended.
+const difHold = 3 * time.Second
+
+// handleDifAssemble serves POST projects/{org}/{project}/files/difs/assemble/:
+// for each file, ok with its debug file when the project has it already,
+// not_found with the chunks still to upload, else the state of its
+// assembly (created, assembling, ok or error with a detail). An assembly
+// that is queued or running is waited for a moment.
+func handleDifAssemble(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		checksums, reqs, err := readDifAssemble(w, r)
+		if err != nil {
+			return err
+		}
+		deadline := time.Now().Add(difHold)
+		var sts []store.DifStatus
+		for {
+			sts, err = d.Store.AssembleDifs(r.Context(), sc, reqs)
+			if err != nil {
+				return err
+			}
+			pending := slices.ContainsFunc(sts, func(st store.DifStatus) bool {
+				return st.State == "created" || st.State == "assembling"
+			})
+			if !pending || d.Jobs == nil || time.Now().After(deadline) {
+				break
+			}
+			notifyJobs(d)
+			if err := sleep(r.Context(), 100*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		out := make(map[string]difStatusJSON, len(sts))
+		for i, st := range sts {
+			o := difStatusJSON{State: st.State, MissingChunks: st.MissingChunks, Detail: st.Detail}
+			if st.Dif != nil {
+				j := newDebugFileJSON(*st.Dif)
+				o.Dif = &j
+			}
+			out[checksums[i]] = o
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// handleDebugFiles serves GET projects/{org}/{project}/files/dsyms/: a page
+// of the project's debug files, newest first, kept by ?query= (a debug id,
+// a code id or part of an object name), ?debug_id=, ?code_id= and
+// ?file_formats= (repeatable); with ?id= it downloads that file instead.
+func handleDebugFiles(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		q := r.URL.Query()
+		if q.Has("id") {
+			return downloadDebugFile(d, w, r, sc)
+		}
+		page, err := readPage(r)
+		if err != nil {
+			return err
+		}
+		var f store.DebugFileFilter
+		f.Query = strings.TrimSpace(q.Get("query"))
+		if len(f.Query) > 200 || !isText(f.Query) {
+			return invalid(valueErr, "Invalid query", "query", "query")
+		}
+		if id, ok := dif.CanonicalDebugID(f.Query); ok {
+			f.Query = id
+		}
+		if v := q.Get("debug_id"); v != "" {
+			id, ok := dif.CanonicalDebugID(v)
+			if !ok {
+				return invalid(valueErr, "Expected a debug id", "query", "debug_id")
+			}
+			f.DebugID = id
+		}
+		if v := strings.ToLower(q.Get("code_id")); v != "" {
+			if len(v) > 64 || strings.Trim(v, "0123456789abcdef") != "" {
+				return invalid(valueErr, "Expected a code id in hex", "query", "code_id")
+			}
+			f.CodeID = v
+		}
+		for _, v := range q["file_formats"] {
+			if _, ok := difFormats[v]; !ok {
+				return invalid(valueErr, "Unknown file format", "query", "file_formats")
+			}
+			f.Formats = append(f.Formats, v)
+		}
+		files, info, err := d.Store.DebugFiles(r.Context(), sc, f, page)
+		if err != nil {
+			return err
+		}
+		out := make([]debugFileJSON, 0, len(files))
+		for _, f := range files {
+			out = append(out, newDebugFileJSON(f))
+		}
+		setPageHeaders(w, r, d.PublicURL, info)
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
+// queryID reads the id query parameter: a positive decimal.
+func queryID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, invalid(typeError, "Input should be a valid integer", "query", "id")
+	}
+	return id, nil
+}
+
+// downloadDebugFile streams the debug file ?id= of the project sc names.
+func downloadDebugFile(d Deps, w http.ResponseWriter, r *http.Request, sc store.ProjectScope) error {
+	id, err := queryID(r)
+	if err != nil {
+		return err
+	}
+	started := false
+	err = d.Store.WriteDebugFile(r.Context(), sc, id, func(f store.DebugFile) io.Writer {
+		started = true
+		h := w.Header()
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment",
+			map[string]string{"filename": f.ObjectName + difExtensions[f.FileFormat]}))
+		w.WriteHeader(http.StatusOK)
+		return w
+	})
+	if err != nil && started {
+		d.Log.WarnContext(r.Context(), "download cut short", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return err
+}
+
+// handleDebugFileDelete serves DELETE projects/{org}/{project}/files/dsyms/?id=.
+func handleDebugFileDelete(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		id, err := queryID(r)
+		if err != nil {
+			return err
+		}
+		if err := d.Store.DeleteDebugFile(r.Context(), sc, id); err != nil {
+			return err
+		}
+		noContent(w)
+		return nil
+	}
+}
+
+// maxUnknownChecksums bounds the checksums of one files/dsyms/unknown/.
+const maxUnknownChecksums = 1000
+
+// handleDebugFilesUnknown serves GET projects/{org}/{project}/files/dsyms/unknown/?checksums=:
+// those of the checksums that no debug file of the project has
+// (sentry-cli 2.x asks before it uploads without chunks).
+func handleDebugFilesUnknown(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		checksums := r.URL.Query()["checksums"]
+		if len(checksums) > maxUnknownChecksums {
+			return invalid(valueErr, "At most 1000 checksums at once", "query", "checksums")
+		}
+		for i, c := range checksums {
+			c = strings.ToLower(c)
+			if !isSHA1(c) {
+				return invalid(valueErr, "Expected a SHA-1 in hex", "query", "checksums")
+			}
+			checksums[i] = c
+		}
+		missing, err := d.Store.MissingDebugFiles(r.Context(), sc, checksums)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, struct {
+			Missing []string `json:"missing"`
+		}{missing})
+		return nil
+	}
+}
+
+// Limits of an upload to files/dsyms/.
+const (
+	maxDsymMembers      = 10_000
+	maxDsymUncompressed = 1 << 30
+)
+
+// handleDebugFileUpload serves POST projects/{org}/{project}/files/dsyms/:
+// a zip sent as the multipart field file (sentry-cli 2.x without chunk
+// upload, and upload-proguard). Each member that is a debug file becomes
+// one (or one per object), as in Sentry; other members are skipped. The
+// answer lists the debug files of the upload.
+func handleDebugFileUpload(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		if err := d.Store.CheckProject(r.Context(), sc); err != nil {
+			return err
+		}
+		limit := maxBundleSize(d) + 1<<20
+		if r.ContentLength > limit {
+			return errTooLarge
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if err := r.ParseMultipartForm(uploadMemory); err != nil {
+			return bodyError(err)
+		}
+		defer r.MultipartForm.RemoveAll() //nolint:errcheck // temporary files
+		fhs := r.MultipartForm.File["file"]
+		if len(fhs) != 1 {
+			return invalid(missing, "Field required", "body", "file")
+		}
+		upload, err := fhs[0].Open()
+		if err != nil {
+			return err
+		}
+		defer upload.Close()
+		ra, ok := upload.(io.ReaderAt)
+		if !ok {
+			return errors.New("multipart file is not an io.ReaderAt")
+		}
+		zr, err := zip.NewReader(ra, fhs[0].Size)
+		if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+			return badRequest("The upload is not a zip archive")
+		}
+		if len(zr.File) > maxDsymMembers {
+			return badRequest("The archive has too many members")
+		}
+		budget := int64(maxDsymUncompressed)
+		out := []debugFileJSON{}
+		for _, zf := range zr.File {
+			if zf.FileInfo().IsDir() || strings.Contains(zf.Name, "..") {
+				continue
+			}
+			files, err := storeDsymMember(r.Context(), d, sc, zf, &budget)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				out = append(out, newDebugFileJSON(f))
+			}
+		}
+		writeJSON(w, r, d.Log, http.StatusCreated, out)
+		return nil
+	}
+}
+
+// storeDsymMember stores the member zf of a files/dsyms/ upload when it is
+// a debug file, through a temporary file; budget is what the members may
+// still uncompress to.
+func storeDsymMember(ctx context.Context, d Deps, sc store.ProjectScope, zf *zip.File, budget *int64) ([]store.DebugFile, error) {
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, badRequest("The archive has a member that cannot be read")
+	}
+	defer rc.Close()
+	tmp, err := os.CreateTemp("", "errata-dsym-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	n, err := io.Copy(tmp, io.LimitReader(rc, min(*budget, maxBundleSize(d))+1))
+	if err != nil {
+		return nil, badRequest("The archive has a member that cannot be read")
+	}
+	if n > *budget || n > maxBundleSize(d) {
+		return nil, &apiError{status: http.StatusRequestEntityTooLarge, detail: "The archive uncompresses to more than the limit"}
+	}
+	*budget -= n
+	objs, err := dif.ReadUpload(tmp, n, zf.Name, "")
+	if _, ok := errors.AsType[*dif.UploadError](err); ok {
+		return nil, nil // not a debug file: skipped, as Sentry does
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	recs := make([]store.DebugFileObject, len(objs))
+	for i, o := range objs {
+		recs[i] = store.DebugFileObject{
+			DebugID: o.DebugID, CodeID: o.CodeID, ObjectName: store.ObjectNameOf(zf.Name, o.Kind),
+			CPUName: o.Arch, FileFormat: o.Kind, Type: o.Type, Features: o.Features,
+		}
+	}
+	return d.Store.CreateDebugFiles(ctx, sc, tmp, recs)
+}
