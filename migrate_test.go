@@ -147,26 +147,11 @@ func TestMigrateFromTheFirstSchema(t *testing.T) {
 // repositories and commits: its releases keep their fields and read with
 // no commits, then take some.
 func TestMigrateFromTheSecondSchema(t *testing.T) {
-	old, err := os.ReadFile("testdata/schema_v2.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := storetest.NewEmptyDatabase(t)
-	storetest.Exec(t, db, string(old))
-	storetest.Exec(t, db, `
-		INSERT INTO users (id, email, name) VALUES (1, 'dev@example.com', 'Dev');
-		INSERT INTO organizations (id, slug, name) VALUES (1, 'acme', 'Acme');
-		INSERT INTO memberships (organization_id, user_id, role) VALUES (1, 1, 'owner');
-		INSERT INTO projects (id, organization_id, slug, name) VALUES (1, 1, 'web', 'Web');
+	db := oldDatabase(t, "testdata/schema_v2.sql", `
 		INSERT INTO releases (id, organization_id, version, ref, status) VALUES (1, 1, '1.0.0', 'abc', 'archived');
 		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1)`)
 
-	mustCLI(t, db, "migrate")
-	mustCLI(t, db, "migrate") // and again: nothing changes
-
-	s := newErrata(t, map[string]string{"DATABASE_URL": db, "LOG_LEVEL": "warn"})
-	s.serve(t)
-	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "project:releases")
+	s := upgraded(t, db)
 	type release struct {
 		Ref         string          `json:"ref"`
 		Status      string          `json:"status"`
@@ -187,4 +172,83 @@ func TestMigrateFromTheSecondSchema(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil || status != http.StatusOK || got.CommitCount != 1 || len(got.Authors) != 1 {
 		t.Errorf("set commits after the upgrade: %d %s", status, body)
 	}
+}
+
+// TestMigrateFromTheThirdSchema upgrades a database made by the main of
+// schema version 3 (testdata/schema_v3.sql is its schema.sql), whose file
+// changes had no id, to version 4: the release keeps its commits and its
+// file changes list with ids.
+func TestMigrateFromTheThirdSchema(t *testing.T) {
+	db := oldDatabase(t, "testdata/schema_v3.sql", `
+		INSERT INTO repositories (id, organization_id, name) VALUES (1, 1, 'acme/web');
+		INSERT INTO commit_authors (id, organization_id, email, name) VALUES (1, 1, 'dev@example.com', 'Dev');
+		INSERT INTO commits (id, organization_id, repository_id, key, message, author_id)
+			VALUES (1, 1, 1, 'c0ffee', 'Fix the total', 1);
+		INSERT INTO commit_file_changes (commit_id, filename, type) VALUES (1, 'a.go', 'M'), (1, 'b.go', 'A');
+		INSERT INTO releases (id, organization_id, version, commit_count, last_commit_id, authors)
+			VALUES (1, 1, '1.0.0', 1, 1, '{1}');
+		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1);
+		INSERT INTO release_commits (release_id, commit_id, "order") VALUES (1, 1, 0)`)
+
+	s := upgraded(t, db)
+	var rel struct {
+		CommitCount int `json:"commitCount"`
+		LastCommit  struct {
+			ID string `json:"id"`
+		} `json:"lastCommit"`
+	}
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/1.0.0/", &rel); status != http.StatusOK ||
+		rel.CommitCount != 1 || rel.LastCommit.ID != "c0ffee" {
+		t.Fatalf("the release after the upgrade: %d %+v", status, rel)
+	}
+	var changes []struct {
+		ID       string `json:"id"`
+		Filename string `json:"filename"`
+	}
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/1.0.0/commitfiles/", &changes); status != http.StatusOK {
+		t.Fatalf("commitfiles after the upgrade: %d", status)
+	}
+	var files []string
+	for _, c := range changes {
+		if c.ID == "" {
+			t.Errorf("a change without an id: %+v", c)
+		}
+		files = append(files, c.Filename)
+	}
+	if diff := cmp.Diff([]string{"b.go", "a.go"}, files); diff != "" {
+		t.Errorf("commitfiles after the upgrade (-want +got):\n%s", diff)
+	}
+}
+
+// oldDatabase makes a database with the schema.sql of an earlier main,
+// schemaFile, holding a user dev@example.com who owns the organization acme
+// and its project web, and the rows of seed.
+func oldDatabase(t *testing.T, schemaFile, seed string) string {
+	t.Helper()
+	old, err := os.ReadFile(schemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.NewEmptyDatabase(t)
+	storetest.Exec(t, db, string(old))
+	storetest.Exec(t, db, `
+		INSERT INTO users (id, email, name) VALUES (1, 'dev@example.com', 'Dev');
+		INSERT INTO organizations (id, slug, name) VALUES (1, 'acme', 'Acme');
+		INSERT INTO memberships (organization_id, user_id, role) VALUES (1, 1, 'owner');
+		INSERT INTO projects (id, organization_id, slug, name) VALUES (1, 1, 'web', 'Web');
+	`+seed)
+	return db
+}
+
+// upgraded runs errata migrate on db twice (the second run must change
+// nothing) and serves it, with a project:releases token of dev@example.com.
+func upgraded(t *testing.T, db string) *errataServer {
+	t.Helper()
+	mustCLI(t, db, "migrate")
+	mustCLI(t, db, "migrate") // and again: nothing changes
+
+	s := newErrata(t, map[string]string{"DATABASE_URL": db, "LOG_LEVEL": "warn"})
+	s.serve(t)
+	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "project:releases")
+	return s
 }

@@ -407,6 +407,9 @@ CREATE TABLE IF NOT EXISTS commit_file_changes (
     type      text NOT NULL CHECK (type IN ('A', 'M', 'D')),
     PRIMARY KEY (commit_id, filename)
 );
+-- Schema 4: an id for each change, the key of the commitfiles list.
+ALTER TABLE commit_file_changes ADD COLUMN IF NOT EXISTS id bigserial;
+CREATE UNIQUE INDEX IF NOT EXISTS commit_file_changes_id_key ON commit_file_changes (id);
 
 CREATE TABLE IF NOT EXISTS release_commits (
     release_id bigint NOT NULL REFERENCES releases (id) ON DELETE CASCADE,
@@ -458,4 +461,4 @@ CREATE INDEX IF NOT EXISTS debug_files_file_idx ON debug_files (file_id);
 
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits.
-INSERT INTO errata_schema (version) VALUES (1), (2), (3) ON CONFLICT DO NOTHING;
+INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4) ON CONFLICT DO NOTHING;

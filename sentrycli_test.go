@@ -229,7 +229,7 @@ func TestSentryCLINamesByID(t *testing.T) {
 // releases info --show-commits.
 func TestSentryCLISetsCommits(t *testing.T) {
 	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	for i, b := range []string{"SENTRY_CLI_2", "SENTRY_CLI_3"} {
+	for i, b := range []string{"SENTRY_CLI_1", "SENTRY_CLI_2", "SENTRY_CLI_3"} {
 		t.Run(b, func(t *testing.T) {
 			org := fmt.Sprintf("commits-%d", i)
 			owner := fmt.Sprintf("owner@%s.io", org)
@@ -316,6 +316,21 @@ func TestSentryCLISetsCommits(t *testing.T) {
 				t.Errorf("after --local: %+v %v, want %s and %s", rel, ids, third, second)
 			}
 			c.run(t, "releases", "info", "2.0", "--show-commits").expect(t, 0, third[:12], second[:12])
+			var changes []struct {
+				Filename string `json:"filename"`
+				Type     string `json:"type"`
+			}
+			if status := srv.getJSON(t, "/api/0/organizations/"+org+"/releases/2.0/commitfiles/", &changes); status != http.StatusOK {
+				t.Fatalf("commitfiles of 2.0: %d", status)
+			}
+			var files []string
+			for _, fc := range changes {
+				files = append(files, fc.Type+" "+fc.Filename)
+			}
+			slices.Sort(files) // the commits share a date: their order is not set
+			if !slices.Equal(files, []string{"A b.txt", "M a.txt"}) {
+				t.Errorf("commitfiles of 2.0: %v", files)
+			}
 
 			// --commit with a range names the head; --clear clears.
 			c.run(t, "releases", "new", "3.0").expect(t, 0)

@@ -447,6 +447,49 @@ func handleReleaseCommits(d Deps) apiFunc {
 	}
 }
 
+// fileChangeOut is a file changed by a release's commit, as Sentry's
+// commitfiles list writes it.
+type fileChangeOut struct {
+	ID            string     `json:"id"`
+	OrgID         int64      `json:"orgId"`
+	Author        *authorOut `json:"author"`
+	CommitMessage *string    `json:"commitMessage"`
+	Filename      string     `json:"filename"`
+	Type          string     `json:"type"`
+	RepoName      string     `json:"repoName"`
+}
+
+// handleReleaseFileChanges serves GET
+// organizations/{org}/releases/{version}/commitfiles/: the files changed
+// by the release's commits, newest commit first; ?repo_name= (repeated)
+// keeps those of the named repositories.
+func handleReleaseFileChanges(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		org, _, version, err := releasePath(r)
+		if err != nil {
+			return err
+		}
+		page, err := readPage(r)
+		if err != nil {
+			return err
+		}
+		changes, info, err := d.Store.ReleaseFileChanges(r.Context(), caller(r).UserID, org, version,
+			r.URL.Query()["repo_name"], page)
+		if err != nil {
+			return err
+		}
+		out := make([]fileChangeOut, len(changes))
+		for i, fc := range changes {
+			c := newCommitOut(fc.Commit)
+			out[i] = fileChangeOut{ID: strconv.FormatInt(fc.ID, 10), OrgID: fc.OrgID, Author: c.Author,
+				CommitMessage: c.Message, Filename: fc.Filename, Type: fc.Type, RepoName: c.Repository.Name}
+		}
+		setPageHeaders(w, r, d.PublicURL, info)
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
 // handlePreviousWithCommits serves GET
 // organizations/{org}/releases/{version}/previous-with-commits/: the
 // latest earlier release with commits that shares a project with this

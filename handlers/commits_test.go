@@ -104,6 +104,38 @@ func TestReleaseSetCommits(t *testing.T) {
 			t.Errorf("%s: X-Hits %q", p, res.header.Get("X-Hits"))
 		}
 	}
+	// The files the commits changed, newest commit first.
+	var changes []struct {
+		Filename      string  `json:"filename"`
+		Type          string  `json:"type"`
+		CommitMessage *string `json:"commitMessage"`
+		RepoName      string  `json:"repoName"`
+		Author        *struct {
+			Email string `json:"email"`
+		} `json:"author"`
+	}
+	res = f.do("GET", path+"commitfiles/", f.tok, nil)
+	res.expect(t, http.StatusOK, nil)
+	if err := json.Unmarshal(res.body, &changes); err != nil {
+		t.Fatalf("commitfiles: %v: %s", err, res.body)
+	}
+	var files []string
+	for _, c := range changes {
+		files = append(files, c.Type+" "+c.Filename+" "+*c.CommitMessage+" "+c.RepoName+" "+c.Author.Email)
+	}
+	want := []string{"D b.go third acme/web bobsmith@localhost", "M a.go third acme/web bobsmith@localhost",
+		"A a.go first acme/web ann@acme.io"}
+	if diff := cmp.Diff(want, files); diff != "" || res.header.Get("X-Hits") != "3" {
+		t.Errorf("commitfiles (-want +got):\n%s\nX-Hits %q", diff, res.header.Get("X-Hits"))
+	}
+	if res := f.do("GET", path+"commitfiles/?repo_name=acme/lib", f.tok, nil); res.header.Get("X-Hits") != "0" {
+		t.Errorf("commitfiles of acme/lib: %s", res.body)
+	}
+	if res := f.do("GET", path+"commitfiles/?repo_name=acme/lib&repo_name=acme/web", f.tok, nil); res.header.Get("X-Hits") != "3" {
+		t.Errorf("commitfiles of acme/lib and acme/web: X-Hits %q", res.header.Get("X-Hits"))
+	}
+	f.do("GET", "/api/0/organizations/acme/releases/9.9/commitfiles/", f.tok, nil).expect(t, http.StatusNotFound, nil)
+	f.do("GET", path+"commitfiles/", f.outside, nil).expect(t, http.StatusNotFound, nil)
 	// The release is not linked to api: its commits are not there.
 	f.do("GET", "/api/0/projects/acme/api/releases/1.0/commits/", f.tok, nil).expect(t, http.StatusNotFound, nil)
 

@@ -620,6 +620,7 @@ func matrixEntries() map[string]matrixEntry {
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/commits/{$}":               standing(http.StatusOK, noBody),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/commits/{$}":     standing(http.StatusOK, noBody),
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/previous-with-commits/{$}": standing(http.StatusOK, noBody),
+		"GET /api/0/organizations/{organization_slug}/releases/{version}/commitfiles/{$}":           standing(http.StatusOK, noBody),
 
 		// Users, email addresses, notifications and recovery codes. Another
 		// user's id must answer as an id that does not exist: 404 where the

@@ -93,6 +93,7 @@ func routes(d Deps) []route {
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/commits/{$}", projectReleases, handleReleaseCommits(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/commits/{$}", projectReleases, handleReleaseCommits(d)},
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/previous-with-commits/{$}", projectReleases, handlePreviousWithCommits(d)},
+		{"GET /api/0/organizations/{organization_slug}/releases/{version}/commitfiles/{$}", projectReleases, handleReleaseFileChanges(d)},
 
 		// Users, email addresses, notifications and recovery codes: any
 		// valid token (the spec declares no scope), or with

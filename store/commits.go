@@ -183,6 +183,46 @@ func (s *Store) ReleaseCommits(ctx context.Context, userID int64, orgSlug, proje
 	})
 }
 
+// CommitFileChange is a file changed by a commit of a release, with the
+// commit it belongs to.
+type CommitFileChange struct {
+	ID       int64
+	OrgID    int64
+	Filename string
+	Type     string
+	Commit   Commit
+}
+
+// ReleaseFileChanges lists a page of the files changed by the commits of
+// the release version of orgSlug, newest commit first; repos, when not
+// empty, keeps the changes of the repositories of those names. userID must
+// be a member of the organization.
+func (s *Store) ReleaseFileChanges(ctx context.Context, userID int64, orgSlug, version string, repos []string, page Page) ([]CommitFileChange, PageInfo, error) {
+	release := `SELECT r.id FROM releases r` + releaseWhere
+	where := `
+		WHERE c.id IN (SELECT rc.commit_id FROM release_commits rc WHERE rc.release_id = (` + release + `))
+			AND (cardinality($5::text[]) = 0 OR rp.name = ANY ($5))`
+	if repos == nil {
+		repos = []string{}
+	}
+	return list(ctx, s.pool, listQuery{
+		from: `FROM commit_file_changes fc JOIN commits c ON c.id = fc.commit_id
+			JOIN repositories rp ON rp.id = c.repository_id` + where,
+		page: `SELECT ` + commitColumns + `, fc.id, c.organization_id, fc.filename, fc.type` + commitJoins + `
+			JOIN commit_file_changes fc ON fc.commit_id = c.id` + where,
+		args:       []any{userID, orgSlug, version, "", repos},
+		scope:      release,
+		missing:    fmt.Errorf("release %q: %w", version, ErrNotFound),
+		createdCol: "c.date_added",
+		idCol:      "fc.id",
+	}, page, func(rows pgx.Rows) (CommitFileChange, Key, error) {
+		var fc CommitFileChange
+		c, err := scanCommit(rows, &fc.ID, &fc.OrgID, &fc.Filename, &fc.Type)
+		fc.Commit = c
+		return fc, Key{Created: c.DateAdded, ID: fc.ID}, err
+	})
+}
+
 // PreviousReleaseWithCommits returns the release with commits that came
 // before the release version of orgSlug (by release date, or creation date
 // when not released) and shares a project with it: where sentry-cli's
