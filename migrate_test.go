@@ -218,6 +218,11 @@ func TestMigrateFromTheThirdSchema(t *testing.T) {
 	if diff := cmp.Diff([]string{"b.go", "a.go"}, files); diff != "" {
 		t.Errorf("commitfiles after the upgrade (-want +got):\n%s", diff)
 	}
+	// Version 4 brings debug files: the project has none yet.
+	var difs []any
+	if status := s.getJSON(t, "/api/0/projects/acme/web/files/dsyms/", &difs); status != http.StatusOK || len(difs) != 0 {
+		t.Errorf("debug files after the upgrade: %d %v, want 200 []", status, difs)
+	}
 }
 
 // oldDatabase makes a database with the schema.sql of an earlier main,

@@ -433,7 +433,7 @@ ALTER TABLE releases ADD COLUMN IF NOT EXISTS last_commit_id bigint
     REFERENCES commits (id) ON DELETE SET NULL;
 ALTER TABLE releases ADD COLUMN IF NOT EXISTS authors bigint[] NOT NULL DEFAULT '{}';
 
--- Debug information files of a project (sentry-cli debug-files upload,
+-- Schema 4 also: debug information files of a project (sentry-cli debug-files upload,
 -- upload-proguard, dart-symbol-map upload): one row per object of an
 -- uploaded file, which is a stored file (a list of blobs) like any other.
 -- debug_id is Sentry's form (a lowercase GUID, then "-" and the age when
@@ -460,5 +460,6 @@ CREATE INDEX IF NOT EXISTS debug_files_debug_id_idx ON debug_files (project_id, 
 CREATE INDEX IF NOT EXISTS debug_files_file_idx ON debug_files (file_id);
 
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
--- bundles; 3: repositories and commits.
+-- bundles; 3: repositories and commits; 4: ids of commit file changes,
+-- debug files.
 INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4) ON CONFLICT DO NOTHING;
