@@ -69,6 +69,7 @@ func (a *testAPI) startWorker() {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w := worker.New(a.st, log, worker.Config{PollInterval: 20 * time.Millisecond})
 	w.Handle(store.AssembleJobKind, (&worker.Assembler{Store: a.st, Log: log}).Run)
+	w.Handle(store.DifAssembleJobKind, (&worker.DifAssembler{Store: a.st, Log: log}).Run)
 	w.Start()
 	a.t.Cleanup(func() { w.Shutdown(context.Background()) })
 }

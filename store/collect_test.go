@@ -330,3 +330,41 @@ func TestGraceAndRetention(t *testing.T) {
 		t.Errorf("the new release's file: %q", got["~/new.js"])
 	}
 }
+
+// TestCollectorKeepsDebugFiles stores a debug file and a file nothing uses,
+// and collects with no grace: the unused file goes, the debug file's file
+// and blob stay while the debug file exists, and go once it is deleted.
+func TestCollectorKeepsDebugFiles(t *testing.T) {
+	ctx := context.Background()
+	e := newCollectEnv(t)
+	sc := store.ProjectScope{UserID: e.user, OrgSlug: "acme", ProjectSlug: "web"}
+	content := "MODULE Linux x86_64 33221100554477668899AABBCCDDEEFF1 hello\n"
+	difs, err := e.st.CreateDebugFiles(ctx, sc, bytes.NewReader([]byte(content)), []store.DebugFileObject{{
+		DebugID: "33221100-5544-7766-8899-aabbccddeeff-1", ObjectName: "hello", CPUName: "x86_64", FileFormat: "breakpad"}})
+	if err != nil || len(difs) != 1 {
+		t.Fatalf("CreateDebugFiles: %v %v", difs, err)
+	}
+	if _, err := e.st.CreateFileFromReader(ctx, e.org, bytes.NewReader([]byte("unused"))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.st.Collect(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 1 || st.Blobs != 1 {
+		t.Fatalf("collected %+v while the debug file exists, want the unused file and its blob", st)
+	}
+	var buf bytes.Buffer
+	if err := e.st.WriteDebugFile(ctx, sc, difs[0].ID, func(store.DebugFile) io.Writer { return &buf }); err != nil || buf.String() != content {
+		t.Fatalf("download after the collection: %q %v", buf.String(), err)
+	}
+	if err := e.st.DeleteDebugFile(ctx, sc, difs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = e.st.Collect(ctx, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 1 || st.Blobs != 1 {
+		t.Errorf("collected %+v after the delete, want the file and its blob", st)
+	}
+}

@@ -1,0 +1,260 @@
+package handlers
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// breakpadFile is a Breakpad symbol file of module moduleID (32 hex digits
+// of GUID then the age).
+func breakpadFile(moduleID string) []byte {
+	return []byte("MODULE Linux x86_64 " + moduleID + " hello\nFILE 0 hello.c\nFUNC 1130 b 0 main\n1130 4 1 0\n")
+}
+
+// difState is one file's answer of difs/assemble.
+type difState struct {
+	State         string   `json:"state"`
+	MissingChunks []string `json:"missingChunks"`
+	Detail        *string  `json:"detail"`
+	Dif           *struct {
+		ID         string `json:"id"`
+		DebugID    string `json:"debugId"`
+		ObjectName string `json:"objectName"`
+		SymbolType string `json:"symbolType"`
+		CPUName    string `json:"cpuName"`
+		SHA1       string `json:"sha1"`
+	} `json:"dif"`
+}
+
+// assembleDif asks difs/assemble about one file until its state is final
+// (or not_found) and returns it.
+func (f assembleFixture) assembleDif(t *testing.T, sum, name, debugID string, chunks []string) difState {
+	t.Helper()
+	in := map[string]any{"name": name, "chunks": chunks}
+	if debugID != "" {
+		in["debug_id"] = debugID
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		res := f.do("POST", "/api/0/projects/acme/web/files/difs/assemble/", f.owner, map[string]any{sum: in})
+		res.expect(t, http.StatusOK, nil)
+		var out map[string]difState
+		if err := json.Unmarshal(res.body, &out); err != nil || len(out) != 1 {
+			t.Fatalf("answer %s: %v", res.body, err)
+		}
+		st, ok := out[sum]
+		if !ok {
+			t.Fatalf("answer %s lacks %s", res.body, sum)
+		}
+		if st.State != "created" && st.State != "assembling" {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("assembly still %s", st.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestDifAssemble(t *testing.T) {
+	f := newAssembleFixture(t)
+	f.startWorker()
+
+	t.Run("not_found lists the missing chunks, then ok with the debug file", func(t *testing.T) {
+		data := breakpadFile("33221100554477668899AABBCCDDEEFF1")
+		sum := sha1Hex(data)
+		st := f.assembleDif(t, sum, "hello.sym", "33221100-5544-7766-8899-aabbccddeeff-1", []string{sum})
+		if diff := cmp.Diff(difState{State: "not_found", MissingChunks: []string{sum}}, st); diff != "" {
+			t.Fatalf("before the upload (-want +got):\n%s", diff)
+		}
+		f.uploadChunk(t, data)
+		st = f.assembleDif(t, sum, "hello.sym", "33221100-5544-7766-8899-aabbccddeeff-1", []string{sum})
+		if st.State != "ok" || st.Dif == nil || st.Dif.DebugID != "33221100-5544-7766-8899-aabbccddeeff-1" ||
+			st.Dif.ObjectName != "hello" || st.Dif.SymbolType != "breakpad" || st.Dif.CPUName != "x86_64" || st.Dif.SHA1 != sum {
+			t.Fatalf("after the upload: %+v %+v", st, st.Dif)
+		}
+		// Asked again with other chunks (that nobody uploaded): the
+		// project has the file, so there is nothing to send.
+		again := f.assembleDif(t, sum, "hello.sym", "", []string{strings.Repeat("b", 40)})
+		if again.State != "ok" || again.Dif == nil || again.Dif.ID != st.Dif.ID {
+			t.Errorf("the same file again: %+v", again)
+		}
+	})
+
+	refused := []struct {
+		name, debugID string
+		data          []byte
+		checksum      string // "" is the data's
+		detail        string
+	}{
+		{name: "a debug id the content contradicts", debugID: "ffffffff-5544-7766-8899-aabbccddeeff",
+			data:   breakpadFile("44221100554477668899AABBCCDDEEFF1"),
+			detail: `The file "hello.sym" has the debug id 44221100-5544-7766-8899-aabbccddeeff-1, not ffffffff-5544-7766-8899-aabbccddeeff as uploaded`},
+		{name: "a file that is no debug file", data: []byte("just some text\n"),
+			detail: `The file "hello.sym" is not a supported debug information file`},
+		{name: "chunks that do not hash to the checksum", data: breakpadFile("55221100554477668899AABBCCDDEEFF1"),
+			checksum: strings.Repeat("0", 40), detail: "Checksum mismatch"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name+" ends in error with a detail", func(t *testing.T) {
+			chunk := f.uploadChunk(t, tt.data)
+			sum := tt.checksum
+			if sum == "" {
+				sum = chunk
+			}
+			st := f.assembleDif(t, sum, "hello.sym", tt.debugID, []string{chunk})
+			if st.State != "error" || st.Detail == nil || !strings.HasPrefix(*st.Detail, tt.detail) || st.Dif != nil {
+				t.Errorf("state %+v, want error with %q", st, tt.detail)
+			}
+			if n := f.count(`SELECT count(*) FROM debug_files WHERE checksum = $1`, sum); n != 0 {
+				t.Errorf("%d debug files stored", n)
+			}
+		})
+	}
+
+	t.Run("an upload may set the age of a matching debug id", func(t *testing.T) {
+		data := breakpadFile("66221100554477668899AABBCCDDEEFF1")
+		sum := f.uploadChunk(t, data)
+		st := f.assembleDif(t, sum, "hello.sym", "66221100-5544-7766-8899-aabbccddeeff-2", []string{sum})
+		if st.State != "ok" || st.Dif == nil || st.Dif.DebugID != "66221100-5544-7766-8899-aabbccddeeff-2" {
+			t.Errorf("state %+v %+v, want ok with the upload's age", st, st.Dif)
+		}
+	})
+
+	sum := strings.Repeat("a", 40)
+	invalid := []struct {
+		name string
+		body any
+		want string
+	}{
+		{"a key that is not a SHA-1", map[string]any{"hello": map[string]any{"name": "a", "chunks": []string{}}},
+			`{"detail":[{"type":"value_error","loc":["body","hello"],"msg":"Expected a SHA-1 in hex"}]}`},
+		{"a file without a name", map[string]any{sum: map[string]any{"chunks": []string{sum}}},
+			`{"detail":[{"type":"missing","loc":["body","` + sum + `","name"],"msg":"Field required"}]}`},
+		{"a chunk that is not a SHA-1", map[string]any{sum: map[string]any{"name": "a", "chunks": []string{"x"}}},
+			`{"detail":[{"type":"value_error","loc":["body","` + sum + `","chunks",0],"msg":"Expected a SHA-1 in hex"}]}`},
+		{"a debug id that is none", map[string]any{sum: map[string]any{"name": "a", "debug_id": "x", "chunks": []string{sum}}},
+			`{"detail":[{"type":"value_error","loc":["body","` + sum + `","debug_id"],"msg":"Expected a debug id"}]}`},
+		{"a file that is not an object", map[string]any{sum: []string{}},
+			`{"detail":[{"type":"type_error","loc":["body","` + sum + `"],"msg":"Input should be an object"}]}`},
+	}
+	for _, tt := range invalid {
+		t.Run(tt.name+" is 422", func(t *testing.T) {
+			f.do("POST", "/api/0/projects/acme/web/files/difs/assemble/", f.owner, tt.body).expect(t, http.StatusUnprocessableEntity, tt.want)
+		})
+	}
+	t.Run("an outsider is 404", func(t *testing.T) {
+		f.do("POST", "/api/0/projects/acme/web/files/difs/assemble/", f.outsider,
+			map[string]any{sum: map[string]any{"name": "a", "chunks": []string{sum}}}).expect(t, http.StatusNotFound, `{"detail":"Not Found"}`)
+	})
+}
+
+// dsymsZip is a files/dsyms/ upload of members, a map from name to content.
+func dsymsZip(t *testing.T, members map[string][]byte) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, content := range members {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(content)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return multipartBody(t, nil, []filePart{{"file", "symbols.zip", buf.Bytes()}})
+}
+
+func TestDebugFilesWithoutChunks(t *testing.T) {
+	f := newAssembleFixture(t)
+	const uuid = "12a2e4ee-8705-5f91-8369-3a5b10a48225"
+	mapping := []byte("# compiler: R8\ncom.example.MainActivity -> a.a:\n" +
+		"    1:1:void <init>():10:10 -> <init>\n    2:5:void onCreate(android.os.Bundle):14:17 -> a\n")
+	sym := breakpadFile("33221100554477668899AABBCCDDEEFF0")
+	unknown := "/api/0/projects/acme/web/files/dsyms/unknown/?checksums=" + sha1Hex(mapping) + "&checksums=" + sha1Hex(sym)
+	both := []string{sha1Hex(mapping), sha1Hex(sym)}
+	if both[0] > both[1] {
+		both[0], both[1] = both[1], both[0]
+	}
+	f.do("GET", unknown, f.owner, nil).expect(t, http.StatusOK, map[string]any{"missing": both})
+
+	body, ct := dsymsZip(t, map[string][]byte{"proguard/" + uuid + ".txt": mapping, "README": []byte("not a debug file")})
+	res := f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", f.owner, body, ct)
+	res.expect(t, http.StatusCreated, nil)
+	var created []struct {
+		ID, DebugID, ObjectName, SymbolType, CPUName, SHA1 string
+	}
+	json.Unmarshal(res.body, &created)
+	if len(created) != 1 || created[0].DebugID != uuid || created[0].SymbolType != "proguard" ||
+		created[0].ObjectName != "proguard-mapping" || created[0].CPUName != "any" || created[0].SHA1 != sha1Hex(mapping) {
+		t.Fatalf("created %s, want the mapping alone", res.body)
+	}
+	f.do("GET", unknown, f.owner, nil).expect(t, http.StatusOK, map[string]any{"missing": []string{sha1Hex(sym)}})
+
+	t.Run("the file downloads as it was", func(t *testing.T) {
+		res := f.do("GET", "/api/0/projects/acme/web/files/dsyms/?id="+created[0].ID, f.owner, nil)
+		if res.status != http.StatusOK || !bytes.Equal(res.body, mapping) {
+			t.Errorf("download: %d %q", res.status, res.body)
+		}
+	})
+
+	t.Run("filters", func(t *testing.T) {
+		body, ct := dsymsZip(t, map[string][]byte{"hello.sym": sym})
+		f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", f.owner, body, ct).expect(t, http.StatusCreated, nil)
+		for query, want := range map[string][]string{
+			"":                                   {"breakpad", "proguard"},
+			"?query=HELLO":                       {"breakpad"},
+			"?query=" + uuid:                     {"proguard"},
+			"?debug_id=" + strings.ToUpper(uuid): {"proguard"},
+			"?debug_id=33221100554477668899aabbccddeeff": {"breakpad"},
+			"?file_formats=breakpad&file_formats=elf":    {"breakpad"},
+			"?query=nothing": {},
+		} {
+			res := f.do("GET", "/api/0/projects/acme/web/files/dsyms/"+query, f.owner, nil)
+			res.expect(t, http.StatusOK, nil)
+			var got []struct{ SymbolType string }
+			json.Unmarshal(res.body, &got)
+			types := []string{}
+			for _, d := range got {
+				types = append(types, d.SymbolType)
+			}
+			if diff := cmp.Diff(want, sortedCopy(types)); diff != "" {
+				t.Errorf("GET %s (-want +got):\n%s", query, diff)
+			}
+		}
+	})
+
+	for _, tt := range []struct{ name, query, want string }{
+		{"a debug id that is none", "?debug_id=x", `{"detail":[{"type":"value_error","loc":["query","debug_id"],"msg":"Expected a debug id"}]}`},
+		{"an unknown format", "?file_formats=zip", `{"detail":[{"type":"value_error","loc":["query","file_formats"],"msg":"Unknown file format"}]}`},
+		{"an id that is none", "?id=one", `{"detail":[{"type":"type_error","loc":["query","id"],"msg":"Input should be a valid integer"}]}`},
+	} {
+		t.Run(tt.name+" is 422", func(t *testing.T) {
+			f.do("GET", "/api/0/projects/acme/web/files/dsyms/"+tt.query, f.owner, nil).expect(t, http.StatusUnprocessableEntity, tt.want)
+		})
+	}
+	t.Run("an upload that is not a zip is 400", func(t *testing.T) {
+		body, ct := multipartBody(t, nil, []filePart{{"file", "symbols.zip", []byte("nope")}})
+		f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", f.owner, body, ct).
+			expect(t, http.StatusBadRequest, `{"detail":"The upload is not a zip archive"}`)
+	})
+
+	t.Run("delete needs project:write, then removes the file once", func(t *testing.T) {
+		path := "/api/0/projects/acme/web/files/dsyms/?id=" + created[0].ID
+		f.do("DELETE", path, f.token("owner@example.com", "project:read", "project:releases"), nil).
+			expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+		f.do("DELETE", path, f.outsider, nil).expect(t, http.StatusNotFound, `{"detail":"Not Found"}`)
+		writer := f.token("owner@example.com", "project:write")
+		f.do("DELETE", path, writer, nil).expect(t, http.StatusNoContent, nil)
+		f.do("DELETE", path, writer, nil).expect(t, http.StatusNotFound, `{"detail":"Not Found"}`)
+		f.do("GET", unknown, f.owner, nil).expect(t, http.StatusOK, map[string]any{"missing": []string{sha1Hex(mapping)}})
+	})
+}
