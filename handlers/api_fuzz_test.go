@@ -24,6 +24,7 @@ import (
 type apiFuzzRoute struct {
 	method, path, contentType string
 	html                      bool // answers with a page, not JSON
+	download                  bool // may answer 200 with a file's bytes
 }
 
 // apiFuzzRoutes are the routes of FuzzAPI; its route argument is an index
@@ -54,6 +55,11 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "GET", path: "/api/0/organizations/acme/releases/1.0/files/{}/"},
 	{method: "GET", path: "/profile/confirm-email/{}/", html: true},
 	{method: "POST", path: "/profile/confirm-email/{}/", contentType: "application/x-www-form-urlencoded", html: true},
+	{method: "POST", path: "/api/0/projects/acme/web/files/difs/assemble/", contentType: "application/json"},
+	{method: "GET", path: "/api/0/projects/acme/web/files/dsyms/?{}", download: true},
+	{method: "POST", path: "/api/0/projects/acme/web/files/dsyms/", contentType: "multipart/form-data; boundary=fuzz"},
+	{method: "DELETE", path: "/api/0/projects/acme/web/files/dsyms/?{}"},
+	{method: "GET", path: "/api/0/projects/acme/web/files/dsyms/unknown/?{}"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database
@@ -131,6 +137,8 @@ func checkContractAnswer(t *testing.T, rt apiFuzzRoute, target string, w *httpte
 		if w.Body.Len() != 0 {
 			t.Errorf("%s %s: 204 with a body %q", rt.method, target, w.Body)
 		}
+		return
+	case rt.download && w.Code == http.StatusOK && ct == "application/octet-stream":
 		return
 	case rt.html:
 		if ct != "text/html; charset=utf-8" && ct != "application/json" {

@@ -15,14 +15,16 @@ import (
 	"unicode/utf8"
 
 	"errata/store"
+	"errata/worker/dif"
 )
 
 // bodyInput is one request body type of the API, decoded the way its
 // handler decodes it.
 type bodyInput struct {
 	name string
-	// keys are the JSON keys of the body, where a 422 may point;
-	// options are those of a nested options object.
+	// keys are the JSON keys of the body, where a 422 may point ("*":
+	// any key, for a body that is a map); options are those of a nested
+	// options object.
 	keys, options []string
 	// decode runs decodeJSON and the handler's own validation function,
 	// when it has one, and returns the validated value.
@@ -173,6 +175,39 @@ var bodyInputs = []bodyInput{
 			}
 			return nil
 		}},
+	{name: "difs_assemble", keys: []string{"*"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			checksums, reqs, err := readDifAssemble(w, r)
+			return struct {
+				Checksums []string
+				Requests  []store.DifRequest
+			}{checksums, reqs}, err
+		},
+		check: func(v any) error {
+			in := v.(struct {
+				Checksums []string
+				Requests  []store.DifRequest
+			})
+			for i, req := range in.Requests {
+				if in.Checksums[i] != req.Checksum {
+					return fmt.Errorf("checksum %q answered as %q", req.Checksum, in.Checksums[i])
+				}
+				for _, sum := range append([]string{req.Checksum}, req.Chunks...) {
+					if len(sum) != 40 || strings.Trim(sum, "0123456789abcdef") != "" {
+						return fmt.Errorf("%q is not a lower-case SHA-1 in hex", sum)
+					}
+				}
+				if req.Name == "" || len(req.Name) > 1024 {
+					return fmt.Errorf("name %q", req.Name)
+				}
+				if req.DebugID != nil {
+					if id, ok := dif.CanonicalDebugID(*req.DebugID); !ok || id != *req.DebugID {
+						return fmt.Errorf("debug id %q is not in Sentry's form", *req.DebugID)
+					}
+				}
+			}
+			return nil
+		}},
 }
 
 // checkReleaseInput checks a validated release body against the contract.
@@ -307,6 +342,9 @@ func checkAPIError(in bodyInput, body []byte, err error) error {
 			s, _ := fe.Loc[i].(string)
 			return s
 		}
+		if slices.Contains(in.keys, "*") && len(fe.Loc) >= 1 && fe.Loc[0] == "body" {
+			continue // a map: any key
+		}
 		if len(fe.Loc) < 2 || fe.Loc[0] != "body" || !slices.Contains(in.keys, key(1)) {
 			return fmt.Errorf("422 at %v, not at a key of the body", fe.Loc)
 		}
@@ -326,6 +364,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"version": "1", "projects": ["a"], "commits": [{"id": "a", "repository": "r", "author_name": "A", "timestamp": "2026-01-01T00:00:00Z", "patch_set": [{"path": "p", "type": "M"}]}], "refs": [{"repository": "r", "commit": "a..b"}], "headCommits": [{"repository": "r", "currentId": "c"}]}`))
 	f.Add([]byte(`{"name": "acme/web", "url": "https://x.io/a", "provider": "github"}`))
+	f.Add([]byte(`{"AAF4C61DDCC5E8A2DABEDE0F3B482CD9AEA9434D": {"name": "a.out", "debug_id": "33221100554477668899AABBCCDDEEFF1", "chunks": ["aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"]}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, in := range bodyInputs {
 			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
