@@ -408,12 +408,18 @@ func handleDebugFileUpload(d Deps) apiFunc {
 		if !ok {
 			return errors.New("multipart file is not an io.ReaderAt")
 		}
+		// The directory is checked before archive/zip reads it: a small
+		// upload must not describe millions of members.
+		err = dif.CheckZipDirectory(ra, fhs[0].Size, maxDsymMembers)
+		if _, ok := errors.AsType[*dif.ZipError](err); ok {
+			return badRequest("The upload is not a zip archive of at most 10000 members")
+		}
+		if err != nil {
+			return err
+		}
 		zr, err := zip.NewReader(ra, fhs[0].Size)
 		if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-			return badRequest("The upload is not a zip archive")
-		}
-		if len(zr.File) > maxDsymMembers {
-			return badRequest("The archive has too many members")
+			return badRequest("The upload is not a zip archive of at most 10000 members")
 		}
 		budget := int64(maxDsymUncompressed)
 		out := []debugFileJSON{}

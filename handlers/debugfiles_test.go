@@ -241,11 +241,15 @@ func TestDebugFilesWithoutChunks(t *testing.T) {
 			f.do("GET", "/api/0/projects/acme/web/files/dsyms/"+tt.query, f.owner, nil).expect(t, http.StatusUnprocessableEntity, tt.want)
 		})
 	}
-	t.Run("an upload that is not a zip is 400", func(t *testing.T) {
-		body, ct := multipartBody(t, nil, []filePart{{"file", "symbols.zip", []byte("nope")}})
-		f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", f.owner, body, ct).
-			expect(t, http.StatusBadRequest, `{"detail":"The upload is not a zip archive"}`)
-	})
+	// A zip's end record that claims 65535 members in a 22-byte file.
+	bomb := []byte("PK\x05\x06\x00\x00\x00\x00\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+	for name, content := range map[string][]byte{"not a zip": []byte("nope"), "a directory bomb": bomb} {
+		t.Run("an upload that is "+name+" is 400", func(t *testing.T) {
+			body, ct := multipartBody(t, nil, []filePart{{"file", "symbols.zip", content}})
+			f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", f.owner, body, ct).
+				expect(t, http.StatusBadRequest, `{"detail":"The upload is not a zip archive of at most 10000 members"}`)
+		})
+	}
 
 	t.Run("delete needs project:write, then removes the file once", func(t *testing.T) {
 		path := "/api/0/projects/acme/web/files/dsyms/?id=" + created[0].ID

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"errata/store"
+	"errata/worker/dif"
 )
 
 // AssembleLimits bound what one assembly reads; zero values take the
@@ -400,4 +401,14 @@ func clip(s string) string {
 		return s
 	}
 	return s[:100] + "..."
+}
+
+// checkZipDirectory is dif.CheckZipDirectory, whose complaints are the
+// bundle's fault.
+func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
+	err := dif.CheckZipDirectory(r, size, maxMembers)
+	if ze, ok := errors.AsType[*dif.ZipError](err); ok {
+		return badBundle("%s", ze.Msg)
+	}
+	return err
 }

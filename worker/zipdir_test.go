@@ -11,6 +11,12 @@ import (
 
 // directoryBomb is a zip whose end record describes a directory of n
 // records of 46 bytes with no name: what a small upload can claim.
+// The fixed sizes of a central directory record and of the end record.
+const (
+	dirRecordLen = 46
+	eocdLen      = 22
+)
+
 func directoryBomb(n int) []byte {
 	var b bytes.Buffer
 	rec := make([]byte, dirRecordLen)

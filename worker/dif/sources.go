@@ -15,7 +15,7 @@ import (
 
 // Bounds of what the readers of source bundles and mappings read.
 const (
-	maxBundleMembers  = 100_000
+	maxBundleMembers  = 100_000 // archive/zip keeps a few hundred bytes a member
 	maxBundleManifest = 16 << 20
 	maxMappingLine    = 64 << 10
 	mappingProbeLines = 1000
@@ -35,6 +35,9 @@ func ReadSourceBundle(r io.ReaderAt, size int64) (Object, error) {
 	}
 	if size < start {
 		return Object{}, errors.New("dif: not a source bundle")
+	}
+	if err := CheckZipDirectory(io.NewSectionReader(r, start, size-start), size-start, maxBundleMembers); err != nil {
+		return Object{}, fmt.Errorf("dif: not a source bundle: %w", err)
 	}
 	zr, err := zip.NewReader(io.NewSectionReader(r, start, size-start), size-start)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {

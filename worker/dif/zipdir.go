@@ -1,12 +1,23 @@
-package worker
+package dif
 
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 )
 
-// Bounds of a zip's central directory that checkZipDirectory enforces
+// ZipError is what is wrong with a zip's directory, in words for the
+// client that uploaded it (as "The bundle ...").
+type ZipError struct{ Msg string }
+
+func (e *ZipError) Error() string { return e.Msg }
+
+func badZip(format string, args ...any) error {
+	return &ZipError{fmt.Sprintf(format, args...)}
+}
+
+// Bounds of a zip's central directory that CheckZipDirectory enforces
 // before archive/zip reads it.
 const (
 	// dirRecordLen is the fixed part of a central directory record.
@@ -23,14 +34,14 @@ const (
 	zip64EOCDLen    = 56
 )
 
-// checkZipDirectory checks the central directory of the zip of size bytes
+// CheckZipDirectory checks the central directory of the zip of size bytes
 // in r before archive/zip builds an entry of it, which it does for every
 // record it finds, whatever the end record says: the end record (zip64 or
 // not) must count at most maxMembers records, in a directory of at most
 // maxMembers*maxDirRecordLen bytes that ends where the end records begin,
 // and the directory must hold exactly that many well-formed records. So a
 // small upload cannot describe a directory of millions of entries.
-func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
+func CheckZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 	tail := min(size, eocdLen+65535)
 	buf := make([]byte, tail)
 	if _, err := r.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
@@ -46,7 +57,7 @@ func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 		}
 	}
 	if eocd < 0 {
-		return badBundle(notAZip)
+		return badZip("The bundle is not a zip archive")
 	}
 	e := buf[eocd:]
 	records := int64(binary.LittleEndian.Uint16(e[10:]))
@@ -70,34 +81,34 @@ func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 		// header before the zip): the record is also found right before
 		// the locator.
 		if end < zip64LocatorLen+zip64EOCDLen {
-			return badBundle("The bundle's zip64 end record is out of place")
+			return badZip("The bundle's zip64 end record is out of place")
 		}
 		recOffset := binary.LittleEndian.Uint64(loc[8:])
 		rec := make([]byte, zip64EOCDLen)
 		if recOffset > uint64(end-zip64LocatorLen-zip64EOCDLen) || !readSignature(r, rec, int64(recOffset), 0x06064b50) {
 			recOffset = uint64(end - zip64LocatorLen - zip64EOCDLen)
 			if !readSignature(r, rec, int64(recOffset), 0x06064b50) {
-				return badBundle("The bundle's zip64 end record is missing")
+				return badZip("The bundle's zip64 end record is missing")
 			}
 		}
 		n, s := binary.LittleEndian.Uint64(rec[32:]), binary.LittleEndian.Uint64(rec[40:])
 		if n > uint64(maxMembers) {
-			return badBundle("The bundle has more members than the limit of %d", maxMembers)
+			return badZip("The bundle has more members than the limit of %d", maxMembers)
 		}
 		if s > uint64(maxMembers*maxDirRecordLen) {
-			return badBundle("The bundle's zip directory is larger than %d members can take", maxMembers)
+			return badZip("The bundle's zip directory is larger than %d members can take", maxMembers)
 		}
 		records, dirSize, end = int64(n), int64(s), int64(recOffset)
 	case saturated:
-		return badBundle("The bundle's zip64 end record is missing")
+		return badZip("The bundle's zip64 end record is missing")
 	}
 	switch {
 	case records > maxMembers:
-		return badBundle("The bundle has %d members, more than the limit of %d", records, maxMembers)
+		return badZip("The bundle has %d members, more than the limit of %d", records, maxMembers)
 	case dirSize > maxMembers*maxDirRecordLen:
-		return badBundle("The bundle's zip directory is larger than %d members can take", maxMembers)
+		return badZip("The bundle's zip directory is larger than %d members can take", maxMembers)
 	case dirSize > end:
-		return badBundle("The bundle's zip directory is not where its end record says")
+		return badZip("The bundle's zip directory is not where its end record says")
 	}
 	// The directory ends where the end records begin. Its offset in the
 	// end record counts from where the archive's writer began, which may
@@ -109,16 +120,16 @@ func checkZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 	var at, n int64
 	for ; at < dirSize; n++ {
 		if n >= records {
-			return badBundle("The bundle's zip directory has more records than its end record counts")
+			return badZip("The bundle's zip directory has more records than its end record counts")
 		}
 		if _, err := dir.ReadAt(hdr, at); err != nil || binary.LittleEndian.Uint32(hdr) != 0x02014b50 {
-			return badBundle("The bundle's zip directory is corrupt")
+			return badZip("The bundle's zip directory is corrupt")
 		}
 		at += dirRecordLen + int64(binary.LittleEndian.Uint16(hdr[28:])) +
 			int64(binary.LittleEndian.Uint16(hdr[30:])) + int64(binary.LittleEndian.Uint16(hdr[32:]))
 	}
 	if at != dirSize || n != records {
-		return badBundle("The bundle's zip directory is corrupt")
+		return badZip("The bundle's zip directory is corrupt")
 	}
 	return nil
 }
