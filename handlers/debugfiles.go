@@ -424,8 +424,8 @@ func handleDebugFileUpload(d Deps) apiFunc {
 		budget := int64(maxDsymUncompressed)
 		out := []debugFileJSON{}
 		for _, zf := range zr.File {
-			if zf.FileInfo().IsDir() || strings.Contains(zf.Name, "..") {
-				continue
+			if zf.FileInfo().IsDir() || len(zf.Name) > 1024 || !isText(zf.Name) {
+				continue // a name no debug file can be stored under
 			}
 			files, err := storeDsymMember(r.Context(), d, sc, zf, &budget)
 			if err != nil {

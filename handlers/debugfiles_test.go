@@ -241,6 +241,13 @@ func TestDebugFilesWithoutChunks(t *testing.T) {
 			f.do("GET", "/api/0/projects/acme/web/files/dsyms/"+tt.query, f.owner, nil).expect(t, http.StatusUnprocessableEntity, tt.want)
 		})
 	}
+	t.Run("members under names no file can have are skipped", func(t *testing.T) {
+		body, ct := dsymsZip(t, map[string][]byte{
+			strings.Repeat("d/", 600) + "hello.sym": breakpadFile("77221100554477668899AABBCCDDEEFF0"),
+			"bad\xffname.sym":                       breakpadFile("88221100554477668899AABBCCDDEEFF0"),
+		})
+		f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", f.owner, body, ct).expect(t, http.StatusCreated, `[]`)
+	})
 	// A zip's end record that claims 65535 members in a 22-byte file.
 	bomb := []byte("PK\x05\x06\x00\x00\x00\x00\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 	for name, content := range map[string][]byte{"not a zip": []byte("nope"), "a directory bomb": bomb} {

@@ -39,7 +39,11 @@ func ReadBreakpad(r io.Reader) (Object, error) {
 	if age := strings.TrimLeft(id[32:], "0"); age != "" {
 		debugID += "-" + age
 	}
-	o := Object{Kind: "breakpad", DebugID: debugID, Arch: strings.ToLower(fields[2]), Type: "dbg"}
+	arch := strings.ToLower(fields[2])
+	if len(arch) > maxArchName || !isHex(strings.NewReplacer("_", "", "-", "").Replace(arch)) && !isName(arch) {
+		arch = "unknown"
+	}
+	o := Object{Kind: "breakpad", DebugID: debugID, Arch: arch, Type: "dbg"}
 	var symtab, debug, unwind bool
 	for {
 		line, err := readLine(br, 64<<10)
@@ -79,6 +83,21 @@ func readLine(br *bufio.Reader, max int) (string, error) {
 			return b.String(), err
 		}
 	}
+}
+
+// maxArchName bounds an architecture name read from a file.
+const maxArchName = 32
+
+// isName reports whether s is a name of lower-case letters, digits and
+// underscores, as architectures are.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func isHex(s string) bool {

@@ -9,6 +9,10 @@ import (
 	"strings"
 )
 
+// maxDartSymbolMap bounds a Dart symbol map, which is decoded entry by
+// entry (an entry is held whole).
+const maxDartSymbolMap = 32 << 20
+
 // ErrUnsupported is the error of a file that is none of the formats this
 // package reads.
 var ErrUnsupported = errors.New("dif: not a supported debug information file")
@@ -57,6 +61,9 @@ func Read(r io.ReaderAt, size int64, name, debugID string) ([]Object, error) {
 	case bytes.HasPrefix(head, []byte("SYSB")), bytes.HasPrefix(head, []byte("PK\x03\x04")):
 		return one(ReadSourceBundle(r, size))
 	case strings.HasPrefix(strings.TrimLeft(string(head), " \t\r\n"), "["):
+		if size > maxDartSymbolMap {
+			return nil, fmt.Errorf("dif: a Dart symbol map of %d bytes, more than %d", size, maxDartSymbolMap)
+		}
 		return one(ReadDartSymbolMap(io.NewSectionReader(r, 0, size), debugID))
 	}
 	return nil, ErrUnsupported
@@ -89,6 +96,9 @@ func CanonicalDebugID(s string) (string, bool) {
 	}
 	return id, true
 }
+
+// maxCodeID is the longest code id Sentry keeps, in hex digits.
+const maxCodeID = 64
 
 // UploadError is what is wrong with an uploaded file, in words for the
 // client that uploaded it.
@@ -129,6 +139,9 @@ func ReadUpload(r io.ReaderAt, size int64, name, debugID string) ([]Object, erro
 		}
 		if want != "" {
 			o.DebugID = want
+		}
+		if len(o.CodeID) > maxCodeID {
+			o.CodeID = "" // longer than Sentry keeps (a build id over 32 bytes)
 		}
 		out = append(out, o)
 	}

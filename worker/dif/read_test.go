@@ -225,3 +225,30 @@ func TestCanonicalDebugID(t *testing.T) {
 		}
 	}
 }
+
+// TestReadUploadKeepsWhatSentryStores checks the values that the store's
+// columns bound: a code id longer than Sentry keeps is left out, and an
+// architecture that is no name is "unknown".
+func TestReadUploadKeepsWhatSentryStores(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.c")
+	os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o600)
+	out := filepath.Join(dir, "a.out")
+	long := strings.Repeat("0123456789", 8) // a 40-byte build id
+	if b, err := exec.Command("gcc", "-Wl,--build-id=0x"+long, "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := ReadUpload(bytes.NewReader(data), int64(len(data)), "a.out", "")
+	if err != nil || len(objs) != 1 || objs[0].CodeID != "" || objs[0].DebugID != "67452301-0189-4523-6789-012345678901" {
+		t.Errorf("ReadUpload of an ELF with a 40-byte build id: %+v %v", objs, err)
+	}
+	sym := "MODULE Linux " + strings.Repeat("x", 100) + " 33221100554477668899AABBCCDDEEFF0 a\n"
+	objs, err = ReadUpload(strings.NewReader(sym), int64(len(sym)), "a.sym", "")
+	if err != nil || len(objs) != 1 || objs[0].Arch != "unknown" {
+		t.Errorf("ReadUpload of a Breakpad file with a long architecture: %+v %v", objs, err)
+	}
+}
