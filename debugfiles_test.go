@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"debug/pe"
+	"encoding/binary"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -190,6 +192,26 @@ func TestDebugFilesEndToEnd(t *testing.T) {
 				checkDownload(t, s, tc.org, d, mac)
 			})
 
+			t.Run("debug-files upload of a PE image", func(t *testing.T) {
+				exe := filepath.Join(cli.home, "app.exe")
+				build := exec.Command("go", "build", "-o", exe, ".")
+				build.Dir = t.TempDir()
+				os.WriteFile(filepath.Join(build.Dir, "go.mod"), []byte("module app\ngo 1.22\n"), 0o600)
+				os.WriteFile(filepath.Join(build.Dir, "main.go"), []byte(fmt.Sprintf("package main\nfunc main() { println(%d) }\n", i)), 0o600)
+				build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+				if b, err := build.CombinedOutput(); err != nil {
+					t.Fatalf("go build: %v\n%s", err, b)
+				}
+				addCodeView(t, exe, byte(0x10+i), 7)
+				id := checkedID(t, cli, exe)
+				cli.run(t, "debug-files", "upload", exe).expect(t, 0)
+				d := difOfType(t, s, tc.org, id, "pe")
+				if d.CPUName != "x86_64" || d.ObjectName != "app.exe" {
+					t.Errorf("PE debug file %+v, want x86_64 app.exe", d)
+				}
+				checkDownload(t, s, tc.org, d, exe)
+			})
+
 			t.Run("upload-dif of a Breakpad file", func(t *testing.T) {
 				sym := filepath.Join(cli.home, "hello.sym")
 				id := fmt.Sprintf("%02X0102030405060708090A0B0C0D0E0F1", i)
@@ -253,6 +275,43 @@ func TestDebugFilesEndToEnd(t *testing.T) {
 				difOfType(t, s, tc.org, debugID, "elf")
 			})
 		})
+	}
+}
+
+// addCodeView gives the PE image at path (a Go program, which has none) a
+// debug directory with one CodeView record, written over the start of its
+// .rdata section: GUID bytes first, first+1, ... and age, naming app.pdb.
+func addCodeView(t *testing.T, path string, first byte, age uint32) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := pe.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdata := f.Section(".rdata")
+	if rdata == nil {
+		t.Fatal("no .rdata section")
+	}
+	le := binary.LittleEndian
+	off := rdata.Offset
+	le.PutUint32(data[off+12:], 2) // IMAGE_DEBUG_TYPE_CODEVIEW
+	le.PutUint32(data[off+16:], 24+8)
+	le.PutUint32(data[off+20:], rdata.VirtualAddress+28)
+	le.PutUint32(data[off+24:], off+28)
+	copy(data[off+28:], "RSDS")
+	for i := range 16 {
+		data[off+32+uint32(i)] = first + byte(i)
+	}
+	le.PutUint32(data[off+48:], age)
+	copy(data[off+52:], "app.pdb\x00")
+	dirs := le.Uint32(data[0x3c:]) + 4 + 20 + 112 // PE32+ data directories
+	le.PutUint32(data[dirs+6*8:], rdata.VirtualAddress)
+	le.PutUint32(data[dirs+6*8+4:], 28)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -48,9 +48,8 @@ func ReadPE(r io.ReaderAt, size int64) (Object, error) {
 		}
 		return pe.DataDirectory{}
 	}
-	if f.Section(".debug_info") != nil {
-		o.Features = append(o.Features, "debug")
-	}
+	// Debug information of a PE image is in its PDB: DWARF sections that
+	// some linkers leave in it are not counted, as Sentry does not.
 	if dir(pe.IMAGE_DIRECTORY_ENTRY_EXPORT).Size > 0 {
 		o.Features = append(o.Features, "symtab")
 	}

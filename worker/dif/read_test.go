@@ -3,8 +3,10 @@ package dif
 import (
 	"archive/zip"
 	"bytes"
+	"debug/pe"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +52,63 @@ func TestReadMachO(t *testing.T) {
 	// A Mach-O UUID is its debug id as it is.
 	if strings.ReplaceAll(o.DebugID, "-", "") != o.CodeID || len(o.CodeID) != 32 {
 		t.Errorf("debug id %q and code id %q are not the same UUID", o.DebugID, o.CodeID)
+	}
+}
+
+// withCodeView returns a copy of the PE image data with a debug directory
+// of one CodeView record naming a.pdb with guid and age, written over the
+// start of its .rdata section.
+func withCodeView(t *testing.T, data []byte, guid [16]byte, age uint32) []byte {
+	t.Helper()
+	f, err := pe.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdata := f.Section(".rdata")
+	if rdata == nil {
+		t.Fatal("no .rdata section")
+	}
+	out := bytes.Clone(data)
+	le := binary.LittleEndian
+	off := rdata.Offset
+	entry := out[off:]
+	le.PutUint32(entry[12:], 2) // IMAGE_DEBUG_TYPE_CODEVIEW
+	le.PutUint32(entry[16:], 24+6)
+	le.PutUint32(entry[20:], rdata.VirtualAddress+28)
+	le.PutUint32(entry[24:], off+28)
+	cv := out[off+28:]
+	copy(cv, "RSDS")
+	copy(cv[4:], guid[:])
+	le.PutUint32(cv[20:], age)
+	copy(cv[24:], "a.pdb\x00")
+	// The debug entry of the optional header's data directories.
+	lfanew := le.Uint32(out[0x3c:])
+	dirs := int(lfanew) + 4 + 20 + 112
+	le.PutUint32(out[dirs+6*8:], rdata.VirtualAddress)
+	le.PutUint32(out[dirs+6*8+4:], 28)
+	return out
+}
+
+// TestReadPE reads the CodeView record of a PE image. sentry-cli 3.8.0's
+// debug-files check reads the same image as debug id
+// 13121110-1514-1716-1819-1a1b1c1d1e1f-7, code id 00000000208000 (the
+// image size varies with the toolchain), x86_64, unwind.
+func TestReadPE(t *testing.T) {
+	var guid [16]byte
+	for i := range guid {
+		guid[i] = byte(0x10 + i)
+	}
+	data := withCodeView(t, goBuild(t, "windows", "amd64"), guid, 7)
+	objs, err := Read(bytes.NewReader(data), int64(len(data)), "bin.exe", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := pe.NewFile(bytes.NewReader(data))
+	want := []Object{{Kind: "pe", DebugID: "13121110-1514-1716-1819-1a1b1c1d1e1f-7",
+		CodeID: fmt.Sprintf("%08x%x", f.TimeDateStamp, f.OptionalHeader.(*pe.OptionalHeader64).SizeOfImage),
+		Arch:   "x86_64", Type: "exe", Features: []string{"unwind"}}}
+	if diff := cmp.Diff(want, objs); diff != "" {
+		t.Errorf("Read (-want +got):\n%s", diff)
 	}
 }
 
