@@ -1,5 +1,5 @@
-// Package worker runs errata's background jobs (artifact assembly, the
-// collector of unused uploads, mail).
+// Package worker runs errata's background jobs (artifact assembly, debug
+// file assembly, the collector of unused uploads, mail).
 //
 // Guarantees: a job is a row in PostgreSQL, written before the request that
 // asked for it is answered, so an accepted job is never lost. The channel of
@@ -22,7 +22,11 @@
 // that checks the bundle's checksum. It reads and writes only through the
 // store and knows nothing of HTTP; its errors are written for the client
 // that uploaded the bundle, because the artifact-bundle endpoint shows them
-// as the assembly's detail. collect.go holds Collector.Run, which calls the
+// as the assembly's detail. difassemble.go holds DifAssembler.Run: it
+// makes the chunks of one debug file into a stored file, checks its
+// checksum, reads its objects with package dif and stores them as debug
+// files of the project; its errors are shown by difs/assemble the same
+// way. collect.go holds Collector.Run, which calls the
 // store's collector, and Collector.Schedule, which enqueues it every
 // interval.
 package worker
