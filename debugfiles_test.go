@@ -175,14 +175,7 @@ func TestDebugFilesEndToEnd(t *testing.T) {
 
 			t.Run("upload-dsym of a Mach-O", func(t *testing.T) {
 				mac := filepath.Join(cli.home, "mac")
-				build := exec.Command("go", "build", "-o", mac, ".")
-				build.Dir = t.TempDir()
-				os.WriteFile(filepath.Join(build.Dir, "go.mod"), []byte("module mac\ngo 1.22\n"), 0o600)
-				os.WriteFile(filepath.Join(build.Dir, "main.go"), []byte(fmt.Sprintf("package main\nfunc main() { println(%d) }\n", i)), 0o600)
-				build.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0")
-				if b, err := build.CombinedOutput(); err != nil {
-					t.Fatalf("go build: %v\n%s", err, b)
-				}
+				os.WriteFile(mac, goProgram(t, "darwin", "arm64", i), 0o600)
 				id := checkedID(t, cli, mac)
 				cli.run(t, "upload-dsym", mac).expect(t, 0)
 				d := difOfType(t, s, tc.org, id, "macho")
@@ -192,16 +185,26 @@ func TestDebugFilesEndToEnd(t *testing.T) {
 				checkDownload(t, s, tc.org, d, mac)
 			})
 
+			t.Run("debug-files upload of a fat Mach-O", func(t *testing.T) {
+				fat := filepath.Join(cli.home, "fat")
+				os.WriteFile(fat, fatMachO(goProgram(t, "darwin", "amd64", 10+i), goProgram(t, "darwin", "arm64", 10+i)), 0o600)
+				out := cli.run(t, "debug-files", "check", fat)
+				out.expect(t, 0)
+				ids := regexp.MustCompile(`Debug ID: ([0-9a-f-]+)`).FindAllStringSubmatch(out.stdout, -1)
+				if len(ids) != 2 {
+					t.Fatalf("debug-files check of the fat file:\n%s", out.stdout)
+				}
+				cli.run(t, "debug-files", "upload", fat).expect(t, 0)
+				for j, arch := range []string{"x86_64", "arm64"} {
+					if d := difOfType(t, s, tc.org, ids[j][1], "macho"); d.CPUName != arch {
+						t.Errorf("object %d of the fat file: %+v, want %s", j, d, arch)
+					}
+				}
+			})
+
 			t.Run("debug-files upload of a PE image", func(t *testing.T) {
 				exe := filepath.Join(cli.home, "app.exe")
-				build := exec.Command("go", "build", "-o", exe, ".")
-				build.Dir = t.TempDir()
-				os.WriteFile(filepath.Join(build.Dir, "go.mod"), []byte("module app\ngo 1.22\n"), 0o600)
-				os.WriteFile(filepath.Join(build.Dir, "main.go"), []byte(fmt.Sprintf("package main\nfunc main() { println(%d) }\n", i)), 0o600)
-				build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
-				if b, err := build.CombinedOutput(); err != nil {
-					t.Fatalf("go build: %v\n%s", err, b)
-				}
+				os.WriteFile(exe, goProgram(t, "windows", "amd64", i), 0o600)
 				addCodeView(t, exe, byte(0x10+i), 7)
 				id := checkedID(t, cli, exe)
 				cli.run(t, "debug-files", "upload", exe).expect(t, 0)
@@ -276,6 +279,49 @@ func TestDebugFilesEndToEnd(t *testing.T) {
 			})
 		})
 	}
+}
+
+// goProgram builds a Go program for goos/goarch that prints n and returns
+// its bytes.
+func goProgram(t *testing.T, goos, goarch string, n int) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module app\ngo 1.22\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(fmt.Sprintf("package main\nfunc main() { println(%d) }\n", n)), 0o600)
+	build := exec.Command("go", "build", "-o", "app", ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// fatMachO joins an x86_64 and an arm64 Mach-O into a fat one.
+func fatMachO(x86, arm []byte) []byte {
+	const align = 1 << 14
+	be := binary.BigEndian
+	fat := make([]byte, align)
+	be.PutUint32(fat, 0xcafebabe)
+	be.PutUint32(fat[4:], 2)
+	for i, thin := range []struct {
+		cpu, sub uint32
+		data     []byte
+	}{{0x01000007, 3, x86}, {0x0100000c, 0, arm}} {
+		arch := fat[8+20*i:]
+		be.PutUint32(arch, thin.cpu)
+		be.PutUint32(arch[4:], thin.sub)
+		be.PutUint32(arch[8:], uint32(len(fat)))
+		be.PutUint32(arch[12:], uint32(len(thin.data)))
+		be.PutUint32(arch[16:], 14)
+		fat = append(fat, thin.data...)
+		fat = append(fat, make([]byte, (align-len(fat)%align)%align)...)
+	}
+	return fat
 }
 
 // addCodeView gives the PE image at path (a Go program, which has none) a

@@ -112,6 +112,40 @@ func TestReadPE(t *testing.T) {
 	}
 }
 
+// TestReadFatMachO joins an x86_64 and an arm64 program into a fat Mach-O:
+// each architecture is an object of its own.
+func TestReadFatMachO(t *testing.T) {
+	thin := [][]byte{goBuild(t, "darwin", "amd64"), goBuild(t, "darwin", "arm64")}
+	cpus := [][2]uint32{{0x01000007, 3}, {0x0100000c, 0}} // x86_64, arm64 (all)
+	const align = 1 << 14
+	be := binary.BigEndian
+	fat := make([]byte, align)
+	be.PutUint32(fat, 0xcafebabe)
+	be.PutUint32(fat[4:], uint32(len(thin)))
+	for i, b := range thin {
+		arch := fat[8+20*i:]
+		be.PutUint32(arch, cpus[i][0])
+		be.PutUint32(arch[4:], cpus[i][1])
+		be.PutUint32(arch[8:], uint32(len(fat)))
+		be.PutUint32(arch[12:], uint32(len(b)))
+		be.PutUint32(arch[16:], 14)
+		fat = append(fat, b...)
+		fat = append(fat, make([]byte, (align-len(fat)%align)%align)...)
+	}
+	objs, err := Read(bytes.NewReader(fat), int64(len(fat)), "app", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 || objs[0].Arch != "x86_64" || objs[1].Arch != "arm64" || objs[0].DebugID == objs[1].DebugID {
+		t.Fatalf("objects %+v, want x86_64 and arm64 with their own ids", objs)
+	}
+	// An upload that names one of them keeps that one.
+	kept, err := ReadUpload(bytes.NewReader(fat), int64(len(fat)), "app", objs[1].DebugID)
+	if err != nil || len(kept) != 1 || kept[0].Arch != "arm64" {
+		t.Errorf("ReadUpload naming the arm64 id: %+v %v", kept, err)
+	}
+}
+
 func TestReadPEWithoutCodeView(t *testing.T) {
 	// Go's linker writes no CodeView record: there is no debug id to read.
 	data := goBuild(t, "windows", "amd64")
