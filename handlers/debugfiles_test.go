@@ -127,6 +127,34 @@ func TestDifAssemble(t *testing.T) {
 		}
 	})
 
+	t.Run("a newer file of the same debug id with all the features replaces the older", func(t *testing.T) {
+		const module = "99221100554477668899AABBCCDDEEFF0"
+		symbols := []byte("MODULE Linux x86_64 " + module + " hello\nPUBLIC 1000 0 main\n")
+		full := []byte("MODULE Linux x86_64 " + module + " hello\nFILE 0 a.c\nFUNC 1000 4 0 main\n1000 4 1 0\nSTACK CFI INIT 1000 4 .cfa: $rsp 8 +\n")
+		for _, data := range [][]byte{symbols, full, symbols} {
+			sum := f.uploadChunk(t, data)
+			if st := f.assembleDif(t, sum, "hello.sym", "", []string{sum}); st.State != "ok" {
+				t.Fatalf("upload: %+v", st)
+			}
+		}
+		res := f.do("GET", "/api/0/projects/acme/web/files/dsyms/?debug_id=99221100-5544-7766-8899-aabbccddeeff", f.owner, nil)
+		var got []struct {
+			SHA1 string
+			Data struct{ Features []string }
+		}
+		json.Unmarshal(res.body, &got)
+		// The symbols-only file came first and went when the full one
+		// came; asked again, it is stored anew, beside the full one.
+		want := []string{sha1Hex(symbols) + " symtab", sha1Hex(full) + " debug,symtab,unwind"}
+		var have []string
+		for _, d := range got {
+			have = append(have, d.SHA1+" "+strings.Join(d.Data.Features, ","))
+		}
+		if diff := cmp.Diff(want, have); diff != "" {
+			t.Errorf("debug files of the id (-want +got):\n%s", diff)
+		}
+	})
+
 	sum := strings.Repeat("a", 40)
 	invalid := []struct {
 		name string
