@@ -65,8 +65,29 @@ func Read(r io.ReaderAt, size int64, name, debugID string) ([]Object, error) {
 			return nil, fmt.Errorf("dif: a Dart symbol map of %d bytes, more than %d", size, maxDartSymbolMap)
 		}
 		return one(ReadDartSymbolMap(io.NewSectionReader(r, 0, size), debugID))
+	case looksLikeText(head):
+		// A ProGuard mapping under a name without its UUID: the UUID is
+		// the one sentry-cli computes from its content.
+		id, err := ProGuardUUID(io.NewSectionReader(r, 0, size))
+		if err != nil {
+			return nil, err
+		}
+		if o, err := ReadProGuard(io.NewSectionReader(r, 0, size), id); err == nil {
+			return []Object{o}, nil
+		}
 	}
 	return nil, ErrUnsupported
+}
+
+// looksLikeText reports whether head, the start of a file, has no control
+// characters but tabs and line breaks.
+func looksLikeText(head []byte) bool {
+	for _, c := range head {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return false
+		}
+	}
+	return len(head) > 0
 }
 
 // SameDebugID reports whether two debug ids name the same object: their
