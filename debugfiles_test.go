@@ -215,11 +215,11 @@ func TestDebugFilesEndToEnd(t *testing.T) {
 				checkDownload(t, s, tc.org, d, exe)
 			})
 
-			t.Run("upload-dif of a Breakpad file", func(t *testing.T) {
+			t.Run("upload-dif --wait of a Breakpad file", func(t *testing.T) {
 				sym := filepath.Join(cli.home, "hello.sym")
 				id := fmt.Sprintf("%02X0102030405060708090A0B0C0D0E0F1", i)
 				os.WriteFile(sym, []byte("MODULE Linux x86_64 "+id+" hello\nFILE 0 hello.c\nFUNC 1130 b 0 main\n1130 4 1 0\n"), 0o600)
-				cli.run(t, "upload-dif", sym).expect(t, 0)
+				cli.run(t, "upload-dif", "--wait", sym).expect(t, 0, "OK")
 				d := difOfType(t, s, tc.org, checkedID(t, cli, sym), "breakpad")
 				if d.ObjectName != "hello" {
 					t.Errorf("Breakpad debug file %+v, want the object name hello", d)
@@ -370,4 +370,24 @@ func proguardUUID(t *testing.T, path string) string {
 		t.Fatalf("sentry-cli proguard uuid: %v", err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestSentryCLI1UploadsDebugFiles runs upload-dif --include-sources of
+// sentry-cli 1.77.2, which assembles through the same difs/assemble: the
+// ELF and its source bundle are listed under the ELF's debug id.
+func TestSentryCLI1UploadsDebugFiles(t *testing.T) {
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
+	s.cli(t, "admin", "create-org", "--slug", "one", "--owner", "dev@example.com")
+	s.cli(t, "admin", "create-project", "--org", "one", "--slug", "web")
+	cli := newSentryCLI(t, "SENTRY_CLI_1", s, "one").in(t.TempDir())
+	if out := cli.run(t, "--version"); !strings.Contains(out.stdout, "1.77.2") {
+		t.Fatalf("%s is not sentry-cli 1.77.2: %q", cli.bin, out.stdout)
+	}
+	buildID := "aa112233445566778899aabbccddeeff01020304"
+	elf := buildELF(t, cli.home, buildID)
+	cli.run(t, "upload-dif", "--include-sources", elf).expect(t, 0, "OK")
+	debugID := debugIDOfBuildID(buildID)
+	checkDownload(t, s, "one", difOfType(t, s, "one", debugID, "elf"), elf)
+	difOfType(t, s, "one", debugID, "sourcebundle")
 }
