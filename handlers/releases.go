@@ -53,8 +53,8 @@ func newReleaseOut(rel store.Release) releaseOut {
 		Ref:          rel.Ref,
 		URL:          rel.URL,
 		DateCreated:  jsonTime(rel.DateCreated),
-		DateReleased: timeOrNil(rel.DateReleased),
-		DateStarted:  timeOrNil(rel.DateStarted),
+		DateReleased: (*jsonTime)(rel.DateReleased), // the store's, not a copy
+		DateStarted:  (*jsonTime)(rel.DateStarted),
 		Data:         rel.Data,
 		DeployCount:  rel.DeployCount,
 		Status:       rel.Status,
