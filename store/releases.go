@@ -124,7 +124,7 @@ const releaseSelect = `
 
 // scanRelease reads a row of releaseSelect (see releaseRow).
 func scanRelease(row pgx.Row) (Release, error) {
-	rr := newReleaseRow()
+	rr := newReleaseRow(1)
 	err := row.Scan(rr)
 	return rr.release, err
 }
@@ -375,9 +375,10 @@ func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug
 	var info PageInfo
 	err := s.read(ctx, func(q querier) error {
 		var err error
-		row := newReleaseRow()
+		row := newReleaseRow(page.Limit + 1)
+		dest := []any{row} // built once: a variadic call would build it per row
 		rels, info, err = list(ctx, q, lq, page, func(rows pgx.Rows) (Release, Key, error) {
-			err := rows.Scan(row)
+			err := rows.Scan(dest...)
 			r := row.release
 			return r, Key{Created: r.DateCreated, ID: r.ID}, err
 		})
