@@ -82,8 +82,9 @@ func readArray(elems []textCol, src []byte) ([]textCol, uint32, error) {
 }
 
 // rawArray reads the array column i of rows, which pgx receives in binary
-// format, as it does with its statement cache; elements of another
-// type than oid, or a column that is not named name, are an error.
+// format, as it does with its statement cache (pgx's default mode, which
+// the store uses); a column that is not named name or comes in text
+// format, or elements of a type not in oids, are an error.
 func rawArray(elems []textCol, rows pgx.Rows, i int, name string, oids ...uint32) ([]textCol, error) {
 	fd := rows.FieldDescriptions()[i]
 	if fd.Name != name || fd.Format != pgtype.BinaryFormatCode {
