@@ -78,16 +78,17 @@ type ReleaseUpdate struct {
 
 // releaseSelect reads whole releases in one statement: the columns of the
 // release r, its projects aggregated as three arrays ordered by slug (ids,
-// slugs, names: pgx decodes arrays in binary, several times cheaper than
-// encoding/json would decode a json_agg), and
-// its deploy count and last deploy joined in (NULL columns without a
+// slugs, names: read from their binary form by readArray, several times
+// cheaper than encoding/json would decode a json_agg), and its deploy count and last deploy joined in (NULL columns without a
 // deploy; the environment's name is a subquery on the last deploy alone,
 // which the planner would otherwise hash-join once per release), and its
 // commit count, with its last commit and authors as one JSON object that
 // only releases with commits compute (a join would cost every release of
 // a page). A query appends its joins and WHERE clause; releaseRow reads
 // the row (store/rowtext.go). A new field is a column here and a
-// destination in newReleaseRow, in the same place.
+// destination in newReleaseRow, in the same place; the arrays' places are
+// the constants colProjectIDs, colProjectSlugs and colProjectNames, and
+// rawArray checks their names.
 const releaseSelect = `
 	SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
 		r.date_released, r.date_started, r.status,
