@@ -24,7 +24,7 @@ func newDeployOut(d store.Deploy) deployOut {
 		Environment:  d.Environment,
 		Name:         d.Name,
 		URL:          d.URL,
-		DateStarted:  timeOrNil(d.DateStarted),
+		DateStarted:  (*jsonTime)(d.DateStarted), // the store's, not a copy
 		DateFinished: jsonTime(d.DateFinished),
 	}
 }

@@ -127,6 +127,13 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 		checkSameJSON(t, releaseList{})
 		checkSameJSON(t, releaseOut{Data: json.RawMessage(` { "a" : [1, "<x>"] , "b":{} } `)})
 		checkSameJSON(t, releaseOut{Data: json.RawMessage(`{"a":`)})
+		// What appendRaw's compaction must get right: white space in
+		// strings, escaped quotes and backslashes, HTML characters,
+		// U+2028 and U+2029 and other UTF-8, as PostgreSQL writes jsonb.
+		for _, data := range []string{`{"buildNumber": 12345}`, "{\"a b\": \" x\\\" \\\\ \",\n\t\"c\":\r [1, 2.5e3, true, null]}",
+			`{"<a>": "&\u003c\u2028", "s": "\u2028\u2029\u2027é\u00e9"}`, "{\"k\": \"\u2028\u2029\u2027 <&> \xff\"}", ` [ ] `, `"\\"`, `{"a": "b"} x`, `{"a" "b"}`} {
+			checkSameJSON(t, releaseOut{Data: json.RawMessage(data)})
+		}
 	})
 }
 

@@ -46,6 +46,40 @@ type releaseProjectOut struct {
 // newReleaseOut converts a stored release. Like Sentry, shortVersion is the
 // version itself.
 func newReleaseOut(rel store.Release) releaseOut {
+	var deploy *deployOut
+	if rel.LastDeploy != nil {
+		deploy = new(deployOut)
+	}
+	return fillReleaseOut(rel, make([]releaseProjectOut, len(rel.Projects)), deploy)
+}
+
+// newReleaseList converts a page of stored releases; their projects and
+// deploys take one allocation each for the page.
+func newReleaseList(rels []store.Release) releaseList {
+	var projects, deploys int
+	for _, rel := range rels {
+		projects += len(rel.Projects)
+		if rel.LastDeploy != nil {
+			deploys++
+		}
+	}
+	projectOuts, deployOuts := make([]releaseProjectOut, projects), make([]deployOut, deploys)
+	out := make(releaseList, len(rels))
+	for i, rel := range rels {
+		n := len(rel.Projects)
+		var deploy *deployOut
+		if rel.LastDeploy != nil {
+			deploy, deployOuts = &deployOuts[0], deployOuts[1:]
+		}
+		out[i] = fillReleaseOut(rel, projectOuts[:n:n], deploy)
+		projectOuts = projectOuts[n:]
+	}
+	return out
+}
+
+// fillReleaseOut converts rel into projects, which has the length of
+// rel.Projects, and deploy, which is not nil when rel has a last deploy.
+func fillReleaseOut(rel store.Release, projects []releaseProjectOut, deploy *deployOut) releaseOut {
 	out := releaseOut{
 		ID:           rel.ID,
 		Version:      rel.Version,
@@ -53,12 +87,12 @@ func newReleaseOut(rel store.Release) releaseOut {
 		Ref:          rel.Ref,
 		URL:          rel.URL,
 		DateCreated:  jsonTime(rel.DateCreated),
-		DateReleased: timeOrNil(rel.DateReleased),
-		DateStarted:  timeOrNil(rel.DateStarted),
+		DateReleased: (*jsonTime)(rel.DateReleased), // the store's, not a copy
+		DateStarted:  (*jsonTime)(rel.DateStarted),
 		Data:         rel.Data,
 		DeployCount:  rel.DeployCount,
 		Status:       rel.Status,
-		Projects:     make([]releaseProjectOut, len(rel.Projects)),
+		Projects:     projects,
 		CommitCount:  rel.CommitCount,
 		Authors:      make([]authorOut, len(rel.Authors)),
 	}
@@ -70,11 +104,11 @@ func newReleaseOut(rel store.Release) releaseOut {
 		out.Authors[i] = authorOut{Name: a.Name, Email: a.Email}
 	}
 	if rel.LastDeploy != nil {
-		d := newDeployOut(*rel.LastDeploy)
-		out.LastDeploy = &d
+		*deploy = newDeployOut(*rel.LastDeploy)
+		out.LastDeploy = deploy
 	}
 	for i, p := range rel.Projects {
-		out.Projects[i] = releaseProjectOut{ID: p.ID, Slug: p.Slug, Name: p.Name}
+		projects[i] = releaseProjectOut{ID: p.ID, Slug: p.Slug, Name: p.Name}
 	}
 	return out
 }
@@ -368,12 +402,8 @@ func handleReleases(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make(releaseList, len(rels))
-		for i, rel := range rels {
-			out[i] = newReleaseOut(rel)
-		}
 		setPageHeaders(w, r, d.PublicURL, info)
-		writeJSON(w, r, d.Log, http.StatusOK, out)
+		writeJSON(w, r, d.Log, http.StatusOK, newReleaseList(rels))
 		return nil
 	}
 }

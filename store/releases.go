@@ -78,15 +78,17 @@ type ReleaseUpdate struct {
 
 // releaseSelect reads whole releases in one statement: the columns of the
 // release r, its projects aggregated as three arrays ordered by slug (ids,
-// slugs, names: pgx decodes arrays in binary, several times cheaper than
-// encoding/json would decode a json_agg), and
-// its deploy count and last deploy joined in (NULL columns without a
+// slugs, names: read from their binary form by readArray, several times
+// cheaper than encoding/json would decode a json_agg), and its deploy count and last deploy joined in (NULL columns without a
 // deploy; the environment's name is a subquery on the last deploy alone,
 // which the planner would otherwise hash-join once per release), and its
 // commit count, with its last commit and authors as one JSON object that
 // only releases with commits compute (a join would cost every release of
-// a page). A query appends its joins and WHERE clause; scanRelease reads
-// the row. A new field is a column here and a destination in scanRelease.
+// a page). A query appends its joins and WHERE clause; releaseRow reads
+// the row (store/rowtext.go). A new field is a column here and a
+// destination in newReleaseRow, in the same place; the arrays' places are
+// the constants colProjectIDs, colProjectSlugs and colProjectNames, and
+// rawArray checks their names.
 const releaseSelect = `
 	SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
 		r.date_released, r.date_started, r.status,
@@ -121,47 +123,11 @@ const releaseSelect = `
 		FROM release_projects rp JOIN projects p ON p.id = rp.project_id
 		WHERE rp.release_id = r.id) lp`
 
-// scanRelease reads a row of releaseSelect. It scans data as bytes:
-// PostgreSQL's jsonb is valid JSON, and pgx would otherwise run it through
-// json.Unmarshal into a map.
+// scanRelease reads a row of releaseSelect (see releaseRow).
 func scanRelease(row pgx.Row) (Release, error) {
-	var r Release
-	var ids []int64
-	var slugs, names []string
-	var d struct {
-		ID                        *int64
-		Environment               *string
-		Name, URL                 *string
-		DateStarted               *time.Time
-		DateFinished, DateCreated *time.Time
-	}
-	var lastCommit []byte
-	err := row.Scan(&r.ID, &r.Version, &r.Ref, &r.URL, (*[]byte)(&r.Data), &r.DateCreated,
-		&r.DateReleased, &r.DateStarted, &r.Status,
-		&ids, &slugs, &names,
-		&r.DeployCount, &d.ID, &d.Environment, &d.Name, &d.URL,
-		&d.DateStarted, &d.DateFinished, &d.DateCreated,
-		&r.CommitCount, &lastCommit)
-	if err != nil {
-		return r, err
-	}
-	if lastCommit != nil {
-		if err := r.readLastCommit(lastCommit); err != nil {
-			return r, err
-		}
-	}
-	if d.ID != nil {
-		r.LastDeploy = &Deploy{ID: *d.ID, Environment: *d.Environment, Name: d.Name, URL: d.URL,
-			DateStarted: d.DateStarted, DateFinished: *d.DateFinished, DateCreated: *d.DateCreated}
-	}
-	if len(slugs) != len(ids) || len(names) != len(ids) {
-		return r, fmt.Errorf("release %d: %d project ids, %d slugs, %d names", r.ID, len(ids), len(slugs), len(names))
-	}
-	r.Projects = make([]ReleaseProject, len(ids))
-	for i, id := range ids {
-		r.Projects[i] = ReleaseProject{ID: id, Slug: slugs[i], Name: names[i]}
-	}
-	return r, nil
+	rr := newReleaseRow(1)
+	err := row.Scan(rr)
+	return rr.release, err
 }
 
 // readLastCommit reads the last commit of a row of releaseSelect, with the
@@ -410,8 +376,11 @@ func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug
 	var info PageInfo
 	err := s.read(ctx, func(q querier) error {
 		var err error
+		row := newReleaseRow(page.Limit + 1)
+		dest := []any{row} // built once: a variadic call would build it per row
 		rels, info, err = list(ctx, q, lq, page, func(rows pgx.Rows) (Release, Key, error) {
-			r, err := scanRelease(rows)
+			err := rows.Scan(dest...)
+			r := row.release
 			return r, Key{Created: r.DateCreated, ID: r.ID}, err
 		})
 		return err
