@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -251,6 +252,20 @@ func TestDebugFilesEndToEnd(t *testing.T) {
 						t.Errorf("ProGuard debug file %+v, want proguard-mapping, any", d)
 					}
 					checkDownload(t, s, tc.org, d, mapping)
+				}
+				if tc.version != "2.58.6" {
+					return // 3.x has no --app-id
+				}
+				// The deprecated --app-id names the release the mapping
+				// was built for.
+				mapping := filepath.Join(cli.home, "mapping-app.txt")
+				os.WriteFile(mapping, []byte(mappingText(10*i+5)), 0o600)
+				uuid := proguardUUID(t, mapping)
+				cli.run(t, "upload-proguard", "--app-id", "com.example", "--version", "1.0", "--version-code", "5", mapping).expect(t, 0)
+				var got struct{ Releases []string }
+				if status := s.getJSON(t, "/api/0/projects/"+tc.org+"/web/files/proguard-artifact-releases?proguard_uuid="+uuid, &got); status != http.StatusOK ||
+					!slices.Equal(got.Releases, []string{"com.example@1.0+5"}) {
+					t.Errorf("releases of the mapping: %d %v, want com.example@1.0+5", status, got.Releases)
 				}
 			})
 

@@ -459,7 +459,21 @@ CREATE INDEX IF NOT EXISTS debug_files_page_idx ON debug_files (project_id, date
 CREATE INDEX IF NOT EXISTS debug_files_debug_id_idx ON debug_files (project_id, debug_id);
 CREATE INDEX IF NOT EXISTS debug_files_file_idx ON debug_files (file_id);
 
+-- The releases a ProGuard mapping was built for, as sentry-cli 2.x's
+-- upload-proguard --app-id names them (Sentry's proguard artifact
+-- releases). A mapping is known by its UUID, the debug id of its debug
+-- file: an association is made only while the project has that mapping,
+-- and goes with the last debug file of that UUID.
+CREATE TABLE IF NOT EXISTS proguard_artifact_releases (
+    id            bigserial PRIMARY KEY,
+    project_id    bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    release_name  text NOT NULL CHECK (length(release_name) BETWEEN 1 AND 250),
+    proguard_uuid text NOT NULL CHECK (proguard_uuid ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'),
+    date_added    timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (project_id, proguard_uuid, release_name)
+);
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits; 4: ids of commit file changes,
--- debug files.
+-- debug files, proguard artifact releases.
 INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4) ON CONFLICT DO NOTHING;

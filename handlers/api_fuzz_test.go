@@ -60,6 +60,8 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "POST", path: "/api/0/projects/acme/web/files/dsyms/", contentType: "multipart/form-data; boundary=fuzz"},
 	{method: "DELETE", path: "/api/0/projects/acme/web/files/dsyms/?{}"},
 	{method: "GET", path: "/api/0/projects/acme/web/files/dsyms/unknown/?{}"},
+	{method: "POST", path: "/api/0/projects/acme/web/files/proguard-artifact-releases", contentType: "application/json"},
+	{method: "GET", path: "/api/0/projects/acme/web/files/proguard-artifact-releases?{}"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database

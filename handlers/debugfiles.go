@@ -482,3 +482,104 @@ func storeDsymMember(ctx context.Context, d Deps, sc store.ProjectScope, zf *zip
 	}
 	return d.Store.CreateDebugFiles(ctx, sc, tmp, recs)
 }
+
+// proguardReleaseIn is the body of a proguard artifact release, as
+// sentry-cli 2.x's upload-proguard --app-id sends it.
+type proguardReleaseIn struct {
+	ReleaseName  opt[string] `json:"releaseName"`
+	ProguardUUID opt[string] `json:"proguardUuid"`
+}
+
+// maxProguardReleaseName is the longest release name of an association,
+// that of a release version.
+const maxProguardReleaseName = 250
+
+// proguardUUID reads a ProGuard mapping's UUID in any case, with or
+// without hyphens, in the form its debug file is listed by.
+func proguardUUID(s string, loc ...any) (string, error) {
+	id, ok := dif.CanonicalDebugID(s)
+	if !ok || len(id) != 36 { // a UUID has no age
+		return "", invalid(valueErr, "Input should be a valid UUID", loc...)
+	}
+	return id, nil
+}
+
+// readProguardRelease reads and checks the body of a proguard artifact
+// release: the release's name and the mapping's UUID, canonical.
+func readProguardRelease(w http.ResponseWriter, r *http.Request) (name, uuid string, err error) {
+	var in proguardReleaseIn
+	if err := decodeJSON(w, r, &in); err != nil {
+		return "", "", err
+	}
+	n, err := text(in.ReleaseName, true, maxProguardReleaseName, "body", "release_name")
+	if err != nil {
+		return "", "", err
+	}
+	if strings.ContainsRune(*n, 0) {
+		return "", "", invalid(valueErr, "Input should not contain NUL characters", "body", "release_name")
+	}
+	raw, err := text(in.ProguardUUID, true, 0, "body", "proguard_uuid")
+	if err != nil {
+		return "", "", err
+	}
+	uuid, err = proguardUUID(*raw, "body", "proguard_uuid")
+	return *n, uuid, err
+}
+
+var errProguardReleaseExists = &apiError{status: http.StatusConflict,
+	detail: "Proguard artifact release with this name in this project already exists."}
+
+// handleProguardReleaseCreate serves POST
+// projects/{org}/{project}/files/proguard-artifact-releases: the release a
+// ProGuard mapping of the project was built for. sentry-cli 2.x sends it
+// without the trailing slash, and takes 409 for "already made".
+func handleProguardReleaseCreate(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		name, id, err := readProguardRelease(w, r)
+		if err != nil {
+			return err
+		}
+		err = d.Store.AssociateProguardRelease(r.Context(), sc, name, id)
+		switch {
+		case errors.Is(err, store.ErrNoProguardMapping):
+			return invalid(valueErr, "No matching proguard mapping file with this uuid found", "body", "proguard_uuid")
+		case errors.Is(err, store.ErrConflict):
+			return errProguardReleaseExists
+		case err != nil:
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusCreated, map[string]string{"releaseName": name, "proguardUuid": id})
+		return nil
+	}
+}
+
+// handleProguardReleases serves GET
+// projects/{org}/{project}/files/proguard-artifact-releases?proguard_uuid=:
+// the names of the releases the mapping was built for, as Sentry writes
+// them ({"releases": [...]}).
+func handleProguardReleases(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		q := r.URL.Query()
+		if !q.Has("proguard_uuid") {
+			return invalid(missing, "Field required", "query", "proguard_uuid")
+		}
+		id, err := proguardUUID(q.Get("proguard_uuid"), "query", "proguard_uuid")
+		if err != nil {
+			return err
+		}
+		names, err := d.Store.ProguardReleases(r.Context(), sc, id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, map[string][]string{"releases": names})
+		return nil
+	}
+}

@@ -286,6 +286,45 @@ func TestDebugFilesWithoutChunks(t *testing.T) {
 		})
 	}
 
+	const releases = "/api/0/projects/acme/web/files/proguard-artifact-releases"
+	t.Run("proguard artifact releases", func(t *testing.T) {
+		assoc := func(name, id string) string {
+			return `{"release_name": "` + name + `", "proguard_uuid": "` + id + `"}`
+		}
+		// sentry-cli 2.x posts without the trailing slash.
+		f.do("POST", releases, f.owner, assoc("com.example@1.0+5", uuid)).
+			expect(t, http.StatusCreated, map[string]any{"releaseName": "com.example@1.0+5", "proguardUuid": uuid})
+		f.do("POST", releases+"/", f.owner, assoc("com.example@1.1", strings.ToUpper(uuid))).expect(t, http.StatusCreated, nil)
+		f.do("POST", releases, f.owner, assoc("com.example@1.0+5", uuid)).expect(t, http.StatusConflict,
+			`{"detail":"Proguard artifact release with this name in this project already exists."}`)
+		f.do("GET", releases+"?proguard_uuid="+uuid, f.owner, nil).
+			expect(t, http.StatusOK, map[string]any{"releases": []string{"com.example@1.0+5", "com.example@1.1"}})
+		f.do("GET", releases+"/?proguard_uuid=00000000-0000-0000-0000-000000000001", f.owner, nil).
+			expect(t, http.StatusOK, map[string]any{"releases": []string{}})
+		for _, tt := range []struct{ name, body, want string }{
+			{"no mapping of that UUID", assoc("a", "00000000-0000-0000-0000-000000000001"),
+				`{"detail":[{"type":"value_error","loc":["body","proguard_uuid"],"msg":"No matching proguard mapping file with this uuid found"}]}`},
+			{"a UUID that is none", assoc("a", "nope"),
+				`{"detail":[{"type":"value_error","loc":["body","proguard_uuid"],"msg":"Input should be a valid UUID"}]}`},
+			{"a native debug id", assoc("a", uuid+"-1"),
+				`{"detail":[{"type":"value_error","loc":["body","proguard_uuid"],"msg":"Input should be a valid UUID"}]}`},
+			{"no release name", `{"proguard_uuid": "` + uuid + `"}`,
+				`{"detail":[{"type":"missing","loc":["body","release_name"],"msg":"Field required"}]}`},
+			{"an empty release name", assoc("", uuid),
+				`{"detail":[{"type":"value_error","loc":["body","release_name"],"msg":"Input should be a non-empty string"}]}`},
+			{"a release name of 251 characters", assoc(strings.Repeat("r", 251), uuid),
+				`{"detail":[{"type":"value_error","loc":["body","release_name"],"msg":"String should have at most 250 characters"}]}`},
+		} {
+			f.do("POST", releases, f.owner, tt.body).expect(t, http.StatusUnprocessableEntity, tt.want)
+		}
+		f.do("GET", releases, f.owner, nil).expect(t, http.StatusUnprocessableEntity,
+			`{"detail":[{"type":"missing","loc":["query","proguard_uuid"],"msg":"Field required"}]}`)
+		f.do("GET", releases+"?proguard_uuid="+uuid, f.outsider, nil).expect(t, http.StatusNotFound, `{"detail":"Not Found"}`)
+		f.do("POST", releases, f.outsider, assoc("a", uuid)).expect(t, http.StatusNotFound, `{"detail":"Not Found"}`)
+		f.do("POST", releases, f.token("owner@example.com", "project:read"), assoc("a", uuid)).
+			expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+	})
+
 	t.Run("delete needs project:write, then removes the file once", func(t *testing.T) {
 		path := "/api/0/projects/acme/web/files/dsyms/?id=" + created[0].ID
 		f.do("DELETE", path, f.token("owner@example.com", "project:read", "project:releases"), nil).
@@ -295,5 +334,7 @@ func TestDebugFilesWithoutChunks(t *testing.T) {
 		f.do("DELETE", path, writer, nil).expect(t, http.StatusNoContent, nil)
 		f.do("DELETE", path, writer, nil).expect(t, http.StatusNotFound, `{"detail":"Not Found"}`)
 		f.do("GET", unknown, f.owner, nil).expect(t, http.StatusOK, map[string]any{"missing": []string{sha1Hex(mapping)}})
+		// The mapping's releases went with it.
+		f.do("GET", releases+"?proguard_uuid="+uuid, f.owner, nil).expect(t, http.StatusOK, map[string]any{"releases": []string{}})
 	})
 }

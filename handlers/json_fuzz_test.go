@@ -175,6 +175,22 @@ var bodyInputs = []bodyInput{
 			}
 			return nil
 		}},
+	{name: "proguard_release", keys: []string{"release_name", "proguard_uuid"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			name, uuid, err := readProguardRelease(w, r)
+			return [2]string{name, uuid}, err
+		},
+		check: func(v any) error {
+			in := v.([2]string)
+			name, uuid := in[0], in[1]
+			switch {
+			case name == "" || utf8.RuneCountInString(name) > maxProguardReleaseName || strings.ContainsRune(name, 0):
+				return fmt.Errorf("release name %q", name)
+			case len(uuid) != 36 || strings.Trim(uuid, "0123456789abcdef-") != "" || strings.Count(uuid, "-") != 4:
+				return fmt.Errorf("%q is not a lowercase hyphenated UUID", uuid)
+			}
+			return nil
+		}},
 	{name: "difs_assemble", keys: []string{"*"},
 		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
 			checksums, reqs, err := readDifAssemble(w, r)
@@ -365,6 +381,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"version": "1", "projects": ["a"], "commits": [{"id": "a", "repository": "r", "author_name": "A", "timestamp": "2026-01-01T00:00:00Z", "patch_set": [{"path": "p", "type": "M"}]}], "refs": [{"repository": "r", "commit": "a..b"}], "headCommits": [{"repository": "r", "currentId": "c"}]}`))
 	f.Add([]byte(`{"name": "acme/web", "url": "https://x.io/a", "provider": "github"}`))
 	f.Add([]byte(`{"AAF4C61DDCC5E8A2DABEDE0F3B482CD9AEA9434D": {"name": "a.out", "debug_id": "33221100554477668899AABBCCDDEEFF1", "chunks": ["aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"]}}`))
+	f.Add([]byte(`{"release_name": "com.example@1.0+5", "proguard_uuid": "12A2E4EE87055F9183693A5B10A48225"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, in := range bodyInputs {
 			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))

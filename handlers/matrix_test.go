@@ -108,16 +108,35 @@ const (
 // dsymZip is a files/dsyms/ upload of the Breakpad file hello.sym of
 // module id moduleID.
 func dsymZip(t *testing.T, moduleID string) matrixBody {
+	return zipUpload(t, "hello.sym", "MODULE Linux x86_64 "+moduleID+" hello\nFILE 0 hello.c\n")
+}
+
+// zipUpload is a files/dsyms/ upload of a zip of one file, name.
+func zipUpload(t *testing.T, name, content string) matrixBody {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	w, _ := zw.Create("hello.sym")
-	io.WriteString(w, "MODULE Linux x86_64 "+moduleID+" hello\nFILE 0 hello.c\n")
+	w, _ := zw.Create(name)
+	io.WriteString(w, content)
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	b, ct := multipartBody(t, nil, []filePart{{"file", "symbols.zip", buf.Bytes()}})
 	return matrixBody{ct, b}
+}
+
+// matrixProguardUUID is the UUID of matrixProguardMapping, as sentry-cli
+// computes it.
+const (
+	matrixProguardUUID    = "12a2e4ee-8705-5f91-8369-3a5b10a48225"
+	matrixProguardMapping = "# compiler: R8\ncom.example.MainActivity -> a.a:\n" +
+		"    1:1:void <init>():10:10 -> <init>\n    2:5:void onCreate(android.os.Bundle):14:17 -> a\n"
+)
+
+// proguardZip is a files/dsyms/ upload of matrixProguardMapping, as
+// sentry-cli 2.x's upload-proguard sends it.
+func proguardZip(t *testing.T) matrixBody {
+	return zipUpload(t, "proguard/"+matrixProguardUUID+".txt", matrixProguardMapping)
 }
 
 // debugFile uploads, as org's owner to its project web, the Breakpad file
@@ -543,6 +562,25 @@ var noBody matrixBody
 
 // matrixEntries describes every route of routes.go, keyed by its pattern.
 func matrixEntries() map[string]matrixEntry {
+	// Both organizations have the ProGuard mapping matrixProguardUUID in
+	// web, built for the release com.example@1.0.
+	proguardReleases := func(t *testing.T, f *matrixFixture) matrixRequest {
+		for _, org := range []string{"acme", "rival"} {
+			values := map[string]string{"organization_slug": org, "project_slug": "web"}
+			f.send(t, "POST /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}",
+				values, proguardZip(t), f.ownerOf(org)).expect(t, http.StatusCreated, nil)
+			res := f.send(t, "POST /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}",
+				values, jsonBody(map[string]any{"release_name": "com.example@1.0", "proguard_uuid": matrixProguardUUID}), f.ownerOf(org))
+			if res.status != http.StatusCreated && res.status != http.StatusConflict {
+				t.Fatalf("the release of the mapping in %s: %d %s", org, res.status, res.body)
+			}
+		}
+		return f.on(http.StatusOK, noBody)
+	}
+	proguardRelease := matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+		proguardReleases(t, f)
+		return f.on(http.StatusCreated, jsonBody(map[string]any{"release_name": f.name("com.example@"), "proguard_uuid": matrixProguardUUID}))
+	}}
 	createRelease := func(route string) matrixEntry {
 		return matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
 			v := f.name("created")
@@ -749,6 +787,14 @@ func matrixEntries() map[string]matrixEntry {
 				return f.on(http.StatusNoContent, noBody)
 			},
 			queries: []string{"id={doomed_dif_id}"},
+		},
+		"POST /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases":     proguardRelease,
+		"POST /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}": proguardRelease,
+		"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases": {
+			prepare: proguardReleases, queries: []string{"proguard_uuid=" + matrixProguardUUID},
+		},
+		"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}": {
+			prepare: proguardReleases, queries: []string{"proguard_uuid=" + matrixProguardUUID},
 		},
 		"GET /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/unknown/{$}": {
 			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },

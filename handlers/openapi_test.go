@@ -956,6 +956,41 @@ var updateReleaseCases = operationCases{examples: map[string]exampleCase{
 	"422 invalidDate": withJSON(map[string]any{"dateReleased": "yesterday"}),
 }}
 
+// docProguardUUID is the UUID of the ProGuard mapping of the proguard
+// artifact release examples.
+const docProguardUUID = "7e2c1b5a-4f3d-5e6a-9b8c-0d1e2f3a4b5c"
+
+// proguardReleaseCases are the cases of both spellings of the proguard
+// artifact release create: web has the mapping docProguardUUID, already
+// built for com.example@1.0+5.
+var proguardReleaseCases = operationCases{
+	request: func(t *testing.T, f *docFixture, r *docRequest) {
+		sc := store.ProjectScope{UserID: f.annID, OrgSlug: "acme", ProjectSlug: "web"}
+		_, err := f.st.CreateDebugFiles(context.Background(), sc, strings.NewReader("a.A -> a:\n"),
+			[]store.DebugFileObject{{DebugID: docProguardUUID, ObjectName: "proguard-mapping", CPUName: "any", FileFormat: "proguard"}})
+		if err == nil {
+			err = f.st.AssociateProguardRelease(context.Background(), sc, "com.example@1.0+5", docProguardUUID)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	},
+	examples: map[string]exampleCase{
+		"409 exists":             withJSON(map[string]any{"release_name": "com.example@1.0+5", "proguard_uuid": docProguardUUID}),
+		"422 noMapping":          withJSON(map[string]any{"release_name": "a", "proguard_uuid": "00000000-0000-0000-0000-000000000001"}),
+		"422 missingReleaseName": withJSON(map[string]any{"proguard_uuid": docProguardUUID}),
+	},
+}
+
+// proguardReleasesCases are the cases of both spellings of the proguard
+// artifact release list.
+var proguardReleasesCases = operationCases{
+	request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("proguard_uuid", docProguardUUID) },
+	examples: map[string]exampleCase{
+		"422 invalidUuid": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("proguard_uuid", "p") },
+	},
+}
+
 var docCases = map[string]operationCases{
 	"deleteOrganizationReleaseSourceMaps": {
 		request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("name", "1.0.0") },
@@ -1148,6 +1183,10 @@ var docCases = map[string]operationCases{
 			"422 invalidId": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("id", "one") },
 		},
 	},
+	"createProguardRelease":        proguardReleaseCases,
+	"createProguardReleaseNoSlash": proguardReleaseCases,
+	"listProguardReleases":         proguardReleasesCases,
+	"listProguardReleasesNoSlash":  proguardReleasesCases,
 	"listUnknownDebugFiles": {
 		request: func(t *testing.T, f *docFixture, r *docRequest) {
 			r.query["checksums"] = []string{sha1Hex([]byte(docDifContent)), sha1Hex([]byte("hello"))}

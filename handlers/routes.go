@@ -152,6 +152,13 @@ func routes(d Deps) []route {
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}", releaseAssembler, handleDebugFileUpload(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/{$}", projectWrite, handleDebugFileDelete(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/dsyms/unknown/{$}", releaseReader, handleDebugFilesUnknown(d)},
+		// The releases a ProGuard mapping was built for (sentry-cli 2.x's
+		// deprecated upload-proguard --app-id, which leaves out the
+		// trailing slash).
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases", releaseAssembler, handleProguardReleaseCreate(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}", releaseAssembler, handleProguardReleaseCreate(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases", releaseReader, handleProguardReleases(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}", releaseReader, handleProguardReleases(d)},
 
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.

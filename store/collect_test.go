@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -366,5 +369,54 @@ func TestCollectorKeepsDebugFiles(t *testing.T) {
 	}
 	if st.Files != 1 || st.Blobs != 1 {
 		t.Errorf("collected %+v after the delete, want the file and its blob", st)
+	}
+}
+
+// TestProguardReleasesGoWithTheirMapping: the releases of a ProGuard
+// mapping stay while a debug file of its UUID does (a new upload of the
+// mapping replaces the old file and keeps them), and go with the last one,
+// expired by the retention.
+func TestProguardReleasesGoWithTheirMapping(t *testing.T) {
+	ctx := context.Background()
+	e := newCollectEnv(t)
+	sc := store.ProjectScope{UserID: e.user, OrgSlug: "acme", ProjectSlug: "web"}
+	const uuid = "12a2e4ee-8705-5f91-8369-3a5b10a48225"
+	if err := e.st.AssociateProguardRelease(ctx, sc, "app@1.0", uuid); !errors.Is(err, store.ErrNoProguardMapping) {
+		t.Fatalf("an association without the mapping: %v", err)
+	}
+	upload := func(content string) {
+		t.Helper()
+		difs, err := e.st.CreateDebugFiles(ctx, sc, strings.NewReader(content), []store.DebugFileObject{{
+			DebugID: uuid, ObjectName: "proguard-mapping", CPUName: "any", FileFormat: "proguard"}})
+		if err != nil || len(difs) != 1 {
+			t.Fatalf("CreateDebugFiles: %v %v", difs, err)
+		}
+	}
+	releases := func() []string {
+		t.Helper()
+		names, err := e.st.ProguardReleases(ctx, sc, uuid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	upload("a.A -> a:\n")
+	if err := e.st.AssociateProguardRelease(ctx, sc, "app@1.0", uuid); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.AssociateProguardRelease(ctx, sc, "app@1.0", uuid); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("the same association again: %v", err)
+	}
+	upload("b.B -> b:\n")
+	if got := releases(); !slices.Equal(got, []string{"app@1.0"}) {
+		t.Fatalf("releases after a new upload of the mapping: %v", got)
+	}
+	storetest.Exec(t, e.db, `UPDATE files SET date_used = now() - interval '40 days'
+		WHERE id IN (SELECT file_id FROM debug_files)`)
+	if st, err := e.st.Collect(ctx, 0, 30*24*time.Hour); err != nil || st.Expired == 0 {
+		t.Fatalf("the collection: %+v %v", st, err)
+	}
+	if got := releases(); len(got) != 0 {
+		t.Errorf("releases after the mapping expired: %v", got)
 	}
 }

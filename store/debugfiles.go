@@ -386,16 +386,28 @@ func (s *Store) WriteDebugFile(ctx context.Context, sc ProjectScope, id int64, s
 // content goes when the collector finds nothing else uses it. Nothing
 // removed is ErrNotFound.
 func (s *Store) DeleteDebugFile(ctx context.Context, sc ProjectScope, id int64) error {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM debug_files x USING projects p, organizations o, memberships m
-		WHERE x.id = $4 AND p.id = x.project_id AND p.slug = $3
-		  AND o.id = p.organization_id AND o.slug = $2
-		  AND m.organization_id = o.id AND m.user_id = $1`,
-		sc.UserID, sc.OrgSlug, sc.ProjectSlug, id)
+	// The releases of a ProGuard mapping go with the last debug file of
+	// its UUID.
+	var deleted bool
+	err := s.pool.QueryRow(ctx, `
+		WITH gone AS (
+			DELETE FROM debug_files x USING projects p, organizations o, memberships m
+			WHERE x.id = $4 AND p.id = x.project_id AND p.slug = $3
+			  AND o.id = p.organization_id AND o.slug = $2
+			  AND m.organization_id = o.id AND m.user_id = $1
+			RETURNING x.id, x.project_id, x.debug_id),
+		releases AS (
+			DELETE FROM proguard_artifact_releases a USING gone g
+			WHERE a.project_id = g.project_id AND a.proguard_uuid = g.debug_id
+			  AND NOT EXISTS (SELECT 1 FROM debug_files d
+				WHERE d.project_id = g.project_id AND d.debug_id = g.debug_id
+				  AND d.file_format = 'proguard' AND d.id <> g.id))
+		SELECT EXISTS (SELECT 1 FROM gone)`,
+		sc.UserID, sc.OrgSlug, sc.ProjectSlug, id).Scan(&deleted)
 	if err != nil {
 		return wrap(err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !deleted {
 		return fmt.Errorf("debug file %d: %w", id, ErrNotFound)
 	}
 	return nil
@@ -413,4 +425,60 @@ func ObjectNameOf(name, format string) string {
 		return strings.TrimSuffix(base, ".sym")
 	}
 	return base
+}
+
+// ErrNoProguardMapping is the answer to an association with a ProGuard
+// UUID that no mapping of the project has.
+var ErrNoProguardMapping = errors.New("store: no ProGuard mapping with this UUID")
+
+// AssociateProguardRelease records that the ProGuard mapping uuid (lowercase,
+// hyphenated) of the project sc names was built for the release
+// releaseName (sentry-cli 2.x's upload-proguard --app-id). A project
+// without that mapping is ErrNoProguardMapping; an association already
+// made is ErrConflict.
+func (s *Store) AssociateProguardRelease(ctx context.Context, sc ProjectScope, releaseName, uuid string) error {
+	_, project, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
+	if err != nil {
+		return err
+	}
+	var mapped, inserted bool
+	err = s.pool.QueryRow(ctx, `
+		WITH mapping AS (
+			SELECT EXISTS (SELECT 1 FROM debug_files
+				WHERE project_id = $1 AND debug_id = $3 AND file_format = 'proguard') AS ok),
+		ins AS (
+			INSERT INTO proguard_artifact_releases (project_id, release_name, proguard_uuid)
+			SELECT $1, $2, $3 FROM mapping WHERE ok
+			ON CONFLICT DO NOTHING
+			RETURNING 1)
+		SELECT (SELECT ok FROM mapping), EXISTS (SELECT 1 FROM ins)`,
+		project, releaseName, uuid).Scan(&mapped, &inserted)
+	switch {
+	case err != nil:
+		return wrap(err)
+	case !mapped:
+		return ErrNoProguardMapping
+	case !inserted:
+		return fmt.Errorf("proguard artifact release %q of %s: %w", releaseName, uuid, ErrConflict)
+	}
+	return nil
+}
+
+// ProguardReleases returns the names of the releases the ProGuard mapping
+// uuid of the project sc names was built for, in the order they were
+// associated.
+func (s *Store) ProguardReleases(ctx context.Context, sc ProjectScope, uuid string) ([]string, error) {
+	_, project, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT release_name FROM proguard_artifact_releases
+		WHERE project_id = $1 AND proguard_uuid = $2
+		ORDER BY id LIMIT $3`, project, uuid, MaxHits)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, wrap(err)
 }
