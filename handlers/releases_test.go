@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -561,5 +562,45 @@ func TestReleaseStatus(t *testing.T) {
 	res := f.do("PUT", path+"1.0/", f.tok, `{"status": "open"}`)
 	if res.expect(t, http.StatusOK, nil); res.field(t, "status") != "open" {
 		t.Errorf("after the update: %v", res.field(t, "status"))
+	}
+}
+
+// TestReleaseProjectsInSlugOrder: a release's projects come in slug order,
+// each with its own id and name, on a get and in a list (api was created
+// after web, so its id is the larger).
+func TestReleaseProjectsInSlugOrder(t *testing.T) {
+	f := newRelFixture(t)
+	f.release(t, "1.0", "web", "api")
+	decode := func(path string, v any) {
+		t.Helper()
+		res := f.do("GET", path, f.tok, nil)
+		res.expect(t, http.StatusOK, nil)
+		if err := json.Unmarshal(res.body, v); err != nil {
+			t.Fatalf("%s: %v: %s", path, err, res.body)
+		}
+	}
+	type project struct {
+		ID   int64  `json:"id"`
+		Slug string `json:"slug"`
+		Name string `json:"name"`
+	}
+	var rel struct{ Projects []project }
+	var list []struct{ Projects []project }
+	decode("/api/0/organizations/acme/releases/1.0/", &rel)
+	decode("/api/0/organizations/acme/releases/", &list)
+	var want []project
+	for _, slug := range []string{"api", "web"} {
+		var p struct{ ID, Slug, Name string }
+		decode("/api/0/projects/acme/"+slug+"/", &p)
+		id, _ := strconv.ParseInt(p.ID, 10, 64)
+		want = append(want, project{id, p.Slug, p.Name})
+	}
+	if len(list) != 1 || want[0].ID < want[1].ID {
+		t.Fatalf("list %+v, projects %+v: want api's id after web's", list, want)
+	}
+	for name, got := range map[string][]project{"get": rel.Projects, "list": list[0].Projects} {
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: projects (-want +got):\n%s", name, diff)
+		}
 	}
 }
