@@ -250,6 +250,10 @@ CREATE INDEX IF NOT EXISTS pending_recovery_seeds_expires_idx ON pending_recover
 -- archive and restore); lists show open releases unless asked otherwise.
 ALTER TABLE releases ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'open'
     CHECK (status IN ('open', 'archived'));
+-- Lists show open releases unless asked for others: their page and their
+-- capped count read this index alone (schema 4).
+CREATE INDEX IF NOT EXISTS releases_status_page_idx
+    ON releases (organization_id, status, date_created DESC, id DESC);
 
 -- Blobs: the content-addressed store of uploaded bytes. A blob is a chunk of
 -- an upload, named by the SHA-1 of its bytes and stored once, whatever the
