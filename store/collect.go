@@ -60,18 +60,11 @@ func (s *Store) Collect(ctx context.Context, grace, retention time.Duration) (Co
 			`DELETE FROM artifact_bundles WHERE id IN (
 				SELECT ab.id FROM artifact_bundles ab JOIN files f ON f.id = ab.file_id
 				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2)`,
-			// The releases of a ProGuard mapping go with the last debug
-			// file of its UUID, as on a delete.
-			`WITH doomed AS (
+			`WITH gone AS (
 				SELECT d.id, d.project_id, d.debug_id FROM debug_files d JOIN files f ON f.id = d.file_id
 				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2),
-			releases AS (
-				DELETE FROM proguard_artifact_releases a USING doomed g
-				WHERE a.project_id = g.project_id AND a.proguard_uuid = g.debug_id
-				  AND NOT EXISTS (SELECT 1 FROM debug_files d
-					WHERE d.project_id = g.project_id AND d.debug_id = g.debug_id
-					  AND d.file_format = 'proguard' AND d.id NOT IN (SELECT id FROM doomed)))
-			DELETE FROM debug_files WHERE id IN (SELECT id FROM doomed)`,
+			` + unmappedProguardReleases + `
+			DELETE FROM debug_files WHERE id IN (SELECT id FROM gone)`,
 		} {
 			n, err := s.deleteInBatches(ctx, q, retention.Seconds(), collectBatch)
 			st.Expired += n

@@ -318,9 +318,6 @@ type DebugFileFilter struct {
 // DebugFiles lists a page of the debug files of the project sc names,
 // newest first. A project the caller cannot see is ErrNotFound.
 func (s *Store) DebugFiles(ctx context.Context, sc ProjectScope, filter DebugFileFilter, page Page) ([]DebugFile, PageInfo, error) {
-	if _, _, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
-		return nil, PageInfo{}, err
-	}
 	from := debugFileFrom
 	args := []any{sc.UserID, sc.OrgSlug, sc.ProjectSlug}
 	arg := func(v any) string {
@@ -343,6 +340,10 @@ func (s *Store) DebugFiles(ctx context.Context, sc ProjectScope, filter DebugFil
 	}
 	return list(ctx, s.pool, listQuery{
 		cols: debugFileCols, from: from, args: args,
+		// The count tells a project the caller cannot see from an
+		// empty one, in the page's round trip.
+		scope:      memberProject,
+		missing:    fmt.Errorf("project %q/%q: %w", sc.OrgSlug, sc.ProjectSlug, ErrNotFound),
 		createdCol: "d.date_created", idCol: "d.id",
 	}, page, func(rows pgx.Rows) (DebugFile, Key, error) {
 		d, err := scanDebugFile(rows)
@@ -382,12 +383,22 @@ func (s *Store) WriteDebugFile(ctx context.Context, sc ProjectScope, id int64, s
 	return s.writeContent(ctx, orgID, fileID, bundleMember{}, d.Size, func() io.Writer { return start(d) })
 }
 
+// unmappedProguardReleases is the common table expression that removes,
+// with the debug files of the expression gone (id, project_id, debug_id)
+// that a statement deletes, the proguard artifact releases that no other
+// ProGuard mapping of their project and UUID keeps: the releases of a
+// mapping go with its last debug file, deleted or expired.
+const unmappedProguardReleases = `unmapped AS (
+			DELETE FROM proguard_artifact_releases a USING gone g
+			WHERE a.project_id = g.project_id AND a.proguard_uuid = g.debug_id
+			  AND NOT EXISTS (SELECT 1 FROM debug_files d
+				WHERE d.project_id = g.project_id AND d.debug_id = g.debug_id
+				  AND d.file_format = 'proguard' AND d.id NOT IN (SELECT id FROM gone)))`
+
 // DeleteDebugFile removes debug file id of the project sc names. Its
 // content goes when the collector finds nothing else uses it. Nothing
 // removed is ErrNotFound.
 func (s *Store) DeleteDebugFile(ctx context.Context, sc ProjectScope, id int64) error {
-	// The releases of a ProGuard mapping go with the last debug file of
-	// its UUID.
 	var deleted bool
 	err := s.pool.QueryRow(ctx, `
 		WITH gone AS (
@@ -396,12 +407,7 @@ func (s *Store) DeleteDebugFile(ctx context.Context, sc ProjectScope, id int64) 
 			  AND o.id = p.organization_id AND o.slug = $2
 			  AND m.organization_id = o.id AND m.user_id = $1
 			RETURNING x.id, x.project_id, x.debug_id),
-		releases AS (
-			DELETE FROM proguard_artifact_releases a USING gone g
-			WHERE a.project_id = g.project_id AND a.proguard_uuid = g.debug_id
-			  AND NOT EXISTS (SELECT 1 FROM debug_files d
-				WHERE d.project_id = g.project_id AND d.debug_id = g.debug_id
-				  AND d.file_format = 'proguard' AND d.id <> g.id))
+		`+unmappedProguardReleases+`
 		SELECT EXISTS (SELECT 1 FROM gone)`,
 		sc.UserID, sc.OrgSlug, sc.ProjectSlug, id).Scan(&deleted)
 	if err != nil {
