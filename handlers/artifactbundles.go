@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"io"
-	"mime"
 	"net/http"
 	"path"
 	"strconv"
@@ -201,22 +200,11 @@ func handleArtifactBundleFile(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		started := false
-		err = d.Store.WriteArtifactBundleFile(r.Context(), sc, id, fileID, func(f store.ArtifactBundleFile) io.Writer {
-			started = true
-			h := w.Header()
-			h.Set("Content-Type", "application/octet-stream")
-			h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
-			h.Set("Content-Disposition", mime.FormatMediaType("attachment",
-				map[string]string{"filename": path.Base(f.URL)}))
-			w.WriteHeader(http.StatusOK)
-			return w
+		return streamAttachment(w, r, d, func(start attachmentStart) error {
+			return d.Store.WriteArtifactBundleFile(r.Context(), sc, id, fileID, func(f store.ArtifactBundleFile) io.Writer {
+				return start(f.Size, path.Base(f.URL))
+			})
 		})
-		if err != nil && started {
-			d.Log.WarnContext(r.Context(), "download cut short", "err", err)
-			panic(http.ErrAbortHandler)
-		}
-		return err
 	}
 }
 

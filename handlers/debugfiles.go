@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"maps"
-	"mime"
 	"net/http"
 	"os"
 	"slices"
@@ -178,21 +177,36 @@ func handleDifAssemble(d Deps) apiFunc {
 			return err
 		}
 		deadline := time.Now().Add(difHold)
-		var sts []store.DifStatus
+		sts, err := d.Store.AssembleDifs(r.Context(), sc, reqs)
+		if err != nil {
+			return err
+		}
+		// While assemblies are queued or running, ask again about those
+		// alone: the files already answered need no second look.
 		for {
-			sts, err = d.Store.AssembleDifs(r.Context(), sc, reqs)
-			if err != nil {
-				return err
+			var pending []int
+			for i, st := range sts {
+				if st.State == "created" || st.State == "assembling" {
+					pending = append(pending, i)
+				}
 			}
-			pending := slices.ContainsFunc(sts, func(st store.DifStatus) bool {
-				return st.State == "created" || st.State == "assembling"
-			})
-			if !pending || d.Jobs == nil || time.Now().After(deadline) {
+			if len(pending) == 0 || d.Jobs == nil || time.Now().After(deadline) {
 				break
 			}
 			notifyJobs(d)
 			if err := sleep(r.Context(), 100*time.Millisecond); err != nil {
 				return err
+			}
+			again := make([]store.DifRequest, len(pending))
+			for k, i := range pending {
+				again[k] = reqs[i]
+			}
+			now, err := d.Store.AssembleDifs(r.Context(), sc, again)
+			if err != nil {
+				return err
+			}
+			for k, i := range pending {
+				sts[i] = now[k]
 			}
 		}
 		out := make(map[string]difStatusJSON, len(sts))
@@ -295,22 +309,11 @@ func downloadDebugFile(d Deps, w http.ResponseWriter, r *http.Request, sc store.
 	if err != nil {
 		return err
 	}
-	started := false
-	err = d.Store.WriteDebugFile(r.Context(), sc, id, func(f store.DebugFile) io.Writer {
-		started = true
-		h := w.Header()
-		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment",
-			map[string]string{"filename": f.ObjectName + difExtensions[f.FileFormat]}))
-		w.WriteHeader(http.StatusOK)
-		return w
+	return streamAttachment(w, r, d, func(start attachmentStart) error {
+		return d.Store.WriteDebugFile(r.Context(), sc, id, func(f store.DebugFile) io.Writer {
+			return start(f.Size, f.ObjectName+difExtensions[f.FileFormat])
+		})
 	})
-	if err != nil && started {
-		d.Log.WarnContext(r.Context(), "download cut short", "err", err)
-		panic(http.ErrAbortHandler)
-	}
-	return err
 }
 
 // handleDebugFileDelete serves DELETE projects/{org}/{project}/files/dsyms/?id=.

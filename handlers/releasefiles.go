@@ -104,17 +104,31 @@ func handleReleaseFileGet(d Deps) apiFunc {
 	}
 }
 
-// downloadReleaseFile streams a release file's bytes. Once the first byte
-// is out, a failure can only cut the response short.
+// downloadReleaseFile streams a release file's bytes.
 func downloadReleaseFile(w http.ResponseWriter, r *http.Request, d Deps, sc store.ReleaseFileScope, id int64) error {
+	return streamAttachment(w, r, d, func(start attachmentStart) error {
+		return d.Store.WriteReleaseFile(r.Context(), sc, id, func(rf store.ReleaseFile) io.Writer {
+			return start(rf.Size, path.Base(rf.Name))
+		})
+	})
+}
+
+// attachmentStart answers 200 with the headers of a download of size
+// bytes saved as filename, and returns where its bytes go.
+type attachmentStart func(size int64, filename string) io.Writer
+
+// streamAttachment streams a download that write makes: write finds the
+// file, calls start with its size and name, then writes its bytes. Until
+// start, a failure is an ordinary answer (404, 503); once the first byte
+// is out, it can only cut the response short.
+func streamAttachment(w http.ResponseWriter, r *http.Request, d Deps, write func(start attachmentStart) error) error {
 	started := false
-	err := d.Store.WriteReleaseFile(r.Context(), sc, id, func(rf store.ReleaseFile) io.Writer {
+	err := write(func(size int64, filename string) io.Writer {
 		started = true
 		h := w.Header()
 		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Length", strconv.FormatInt(rf.Size, 10))
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment",
-			map[string]string{"filename": path.Base(rf.Name)}))
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
 		w.WriteHeader(http.StatusOK)
 		return w
 	})
