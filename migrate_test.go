@@ -223,6 +223,21 @@ func TestMigrateFromTheThirdSchema(t *testing.T) {
 	if status := s.getJSON(t, "/api/0/projects/acme/web/files/dsyms/", &difs); status != http.StatusOK || len(difs) != 0 {
 		t.Errorf("debug files after the upgrade: %d %v, want 200 []", status, difs)
 	}
+	// ... the releases of ProGuard mappings, none yet ...
+	var proguard struct{ Releases []string }
+	if status := s.getJSON(t, "/api/0/projects/acme/web/files/proguard-artifact-releases?proguard_uuid=12a2e4ee-8705-5f91-8369-3a5b10a48225",
+		&proguard); status != http.StatusOK || proguard.Releases == nil || len(proguard.Releases) != 0 {
+		t.Errorf("proguard artifact releases after the upgrade: %d %v, want 200 []", status, proguard.Releases)
+	}
+	// ... and the index of open releases' lists, which the list reads.
+	if n := storetest.Count(t, db, `SELECT count(*) FROM pg_indexes WHERE indexname = 'releases_status_page_idx'`); n != 1 {
+		t.Errorf("releases_status_page_idx after the upgrade: %d indexes", n)
+	}
+	var list []struct{ Version string }
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/", &list); status != http.StatusOK ||
+		len(list) != 1 || list[0].Version != "1.0.0" {
+		t.Errorf("the release list after the upgrade: %d %+v", status, list)
+	}
 }
 
 // oldDatabase makes a database with the schema.sql of an earlier main,
