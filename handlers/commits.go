@@ -473,8 +473,13 @@ func handleReleaseFileChanges(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		changes, info, err := d.Store.ReleaseFileChanges(r.Context(), caller(r).UserID, org, version,
-			r.URL.Query()["repo_name"], page)
+		repos := r.URL.Query()["repo_name"]
+		for _, name := range repos {
+			if utf8.RuneCountInString(name) > maxRepositoryName {
+				return invalid(valueErr, "Expected a repository name of at most 200 characters", "query", "repo_name")
+			}
+		}
+		changes, info, err := d.Store.ReleaseFileChanges(r.Context(), caller(r).UserID, org, version, repos, page)
 		if err != nil {
 			return err
 		}

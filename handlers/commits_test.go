@@ -135,6 +135,14 @@ func TestReleaseSetCommits(t *testing.T) {
 		t.Errorf("commitfiles of acme/lib and acme/web: X-Hits %q", res.header.Get("X-Hits"))
 	}
 	f.do("GET", "/api/0/organizations/acme/releases/9.9/commitfiles/", f.tok, nil).expect(t, http.StatusNotFound, nil)
+	f.do("GET", path+"commitfiles/?repo_name="+strings.Repeat("r", maxRepositoryName+1), f.tok, nil).expect(t, http.StatusUnprocessableEntity,
+		`{"detail":[{"type":"value_error","loc":["query","repo_name"],"msg":"Expected a repository name of at most 200 characters"}]}`)
+	for _, name := range []string{"%00", "%FF"} { // text PostgreSQL cannot hold: refused on every route
+		f.do("GET", path+"commitfiles/?repo_name="+name, f.tok, nil).expect(t, http.StatusUnprocessableEntity,
+			`{"detail":[{"type":"value_error","loc":["query","repo_name"],"msg":"Input should be text: UTF-8 without NUL characters"}]}`)
+		f.do("GET", "/api/0/organizations/acme/repos/?query="+name, f.tok, nil).expect(t, http.StatusUnprocessableEntity,
+			`{"detail":[{"type":"value_error","loc":["query","query"],"msg":"Input should be text: UTF-8 without NUL characters"}]}`)
+	}
 	f.do("GET", path+"commitfiles/", f.outside, nil).expect(t, http.StatusNotFound, nil)
 	// The release is not linked to api: its commits are not there.
 	f.do("GET", "/api/0/projects/acme/api/releases/1.0/commits/", f.tok, nil).expect(t, http.StatusNotFound, nil)

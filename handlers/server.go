@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,10 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 			return
 		}
 		r = r.WithContext(ctx)
+		if err := checkQueryText(r); err != nil {
+			writeError(w, r, d.Log, err)
+			return
+		}
 		if c, ok := authn.CallerFrom(ctx); ok {
 			resolveIDs(d, r, c.UserID)
 		}
@@ -97,6 +102,27 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 			writeError(w, r, d.Log, err)
 		}
 	})
+}
+
+// checkQueryText refuses, on every route, a query key or value that
+// PostgreSQL cannot hold as text (invalid UTF-8, NUL): 422 at its place,
+// rather than a 500 from whichever statement would have received it.
+func checkQueryText(r *http.Request) error {
+	raw := r.URL.RawQuery
+	if !strings.Contains(raw, "%") && isText(raw) {
+		return nil // nothing escaped: the query is its own text
+	}
+	var bad []string
+	for k, vs := range r.URL.Query() {
+		if !isText(k) || slices.ContainsFunc(vs, func(v string) bool { return !isText(v) }) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	return invalid(valueErr, "Input should be text: UTF-8 without NUL characters", "query", bad[0])
 }
 
 // authorize applies a route's access rule: authentication, then scopes. On
