@@ -126,26 +126,6 @@ func (d deployOut) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// releaseList is a page of releases.
-type releaseList []releaseOut
-
-func (l releaseList) appendJSON(b []byte) ([]byte, error) {
-	if l == nil {
-		return append(b, "null"...), nil
-	}
-	b = append(b, '[')
-	for i, r := range l {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = r.appendJSON(b); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, ']'), nil
-}
-
 // appendTime writes t as jsonTime.MarshalText does (timeLayout, in UTC),
 // without parsing the layout; years outside 0-9999 take AppendFormat.
 func appendTime(b []byte, t jsonTime) []byte {

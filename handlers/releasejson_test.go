@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"errata/store"
 )
 
 // UnmarshalText lets the tests read golden releases back into releaseOut.
@@ -114,6 +116,34 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a page of stored releases", func(t *testing.T) {
+		// releasePage converts each release as it encodes it, reusing one
+		// releaseOut: the bytes must be those of the page converted first.
+		var full store.Release
+		fill(reflect.ValueOf(&full).Elem(), "a<b>&c\u2028\"\\\n\xff")
+		full.Projects = append(full.Projects, store.ReleaseProject{ID: 9, Slug: "z", Name: "Z"})
+		bare := store.Release{ID: 2, Version: "2.0", Data: json.RawMessage(`{}`)}
+		for _, page := range [][]store.Release{nil, {}, {bare}, {full, bare, full}, {bare, full, bare}} {
+			var want releaseList
+			if page != nil {
+				want = releaseList{}
+			}
+			for _, rel := range page {
+				want = append(want, newReleaseOut(rel))
+			}
+			wantJSON, err := encodingJSON(t, want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := handJSON(t, releasePage(page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(wantJSON), string(got)); diff != "" {
+				t.Errorf("page of %d: encoding/json (-) and releasePage (+) differ:\n%s", len(page), diff)
+			}
+		}
+	})
 	t.Run("times of every year form", func(t *testing.T) {
 		for _, when := range []time.Time{{}, time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
 			time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -148,6 +178,9 @@ func fill(v reflect.Value, s string) {
 	case jsonTime:
 		v.Set(reflect.ValueOf(jsonTime(time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.FixedZone("x", 3600)))))
 		return
+	case time.Time:
+		v.Set(reflect.ValueOf(time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.FixedZone("x", 3600))))
+		return
 	}
 	switch v.Kind() {
 	case reflect.String:
@@ -169,6 +202,27 @@ func fill(v reflect.Value, s string) {
 	default:
 		panic("fill: no value for " + v.Type().String())
 	}
+}
+
+// releaseList is a page of releases as encoding/json writes it: the
+// reference for releasePage, and the shape of the list goldens.
+type releaseList []releaseOut
+
+func (l releaseList) appendJSON(b []byte) ([]byte, error) {
+	if l == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, r := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = r.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // FuzzReleaseJSON compares the hand-written release encoder with

@@ -53,28 +53,29 @@ func newReleaseOut(rel store.Release) releaseOut {
 	return fillReleaseOut(rel, make([]releaseProjectOut, len(rel.Projects)), deploy)
 }
 
-// newReleaseList converts a page of stored releases; their projects and
-// deploys take one allocation each for the page.
-func newReleaseList(rels []store.Release) releaseList {
-	var projects, deploys int
-	for _, rel := range rels {
-		projects += len(rel.Projects)
-		if rel.LastDeploy != nil {
-			deploys++
+// releasePage is a page of stored releases as the API writes it: a
+// releaseList, each release converted as it is encoded into one releaseOut
+// that the page reuses, rather than the whole page copied first.
+type releasePage []store.Release
+
+func (l releasePage) appendJSON(b []byte) ([]byte, error) {
+	if l == nil {
+		return append(b, "null"...), nil
+	}
+	projects := make([]releaseProjectOut, 0, 8) // never nil: "projects" is a list
+	var deploy deployOut
+	b = append(b, '[')
+	for i, rel := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		projects = slices.Grow(projects[:0], len(rel.Projects))[:len(rel.Projects)]
+		var err error
+		if b, err = fillReleaseOut(rel, projects, &deploy).appendJSON(b); err != nil {
+			return nil, err
 		}
 	}
-	projectOuts, deployOuts := make([]releaseProjectOut, projects), make([]deployOut, deploys)
-	out := make(releaseList, len(rels))
-	for i, rel := range rels {
-		n := len(rel.Projects)
-		var deploy *deployOut
-		if rel.LastDeploy != nil {
-			deploy, deployOuts = &deployOuts[0], deployOuts[1:]
-		}
-		out[i] = fillReleaseOut(rel, projectOuts[:n:n], deploy)
-		projectOuts = projectOuts[n:]
-	}
-	return out
+	return append(b, ']'), nil
 }
 
 // fillReleaseOut converts rel into projects, which has the length of
@@ -403,7 +404,7 @@ func handleReleases(d Deps) apiFunc {
 			return err
 		}
 		setPageHeaders(w, r, d.PublicURL, info)
-		writeJSON(w, r, d.Log, http.StatusOK, newReleaseList(rels))
+		writeJSON(w, r, d.Log, http.StatusOK, releasePage(rels))
 		return nil
 	}
 }
