@@ -255,5 +255,27 @@ func FuzzReleaseJSON(f *testing.F) {
 		}
 		checkSameJSON(t, r)
 		checkSameJSON(t, releaseList{r, {Version: ref}})
+
+		// The list route's encoder, on the stored releases the same
+		// values make.
+		at := time.Unix(0, nanos)
+		rel := store.Release{ID: n, Version: version, Ref: &ref, URL: &url, Data: json.RawMessage(data),
+			DateCreated: at, DateReleased: &at, Status: slug, DeployCount: int(-n), CommitCount: int(n >> 3),
+			Projects: []store.ReleaseProject{{ID: n, Slug: slug, Name: env}, {Slug: version, Name: url}}}
+		if withDeploy {
+			rel.LastDeploy = &store.Deploy{ID: n, Environment: env, Name: &slug, DateStarted: &at, DateFinished: at}
+			rel.LastCommit = &store.Commit{Key: ref, Message: &env, DateAdded: at,
+				Author: &store.CommitAuthor{Name: &slug, Email: url}}
+			rel.Authors = []store.CommitAuthor{{Name: &env, Email: ref}, {Email: slug}}
+		}
+		page := []store.Release{rel, {ID: -n, Version: ref, DateCreated: at}, rel}
+		want, wantErr := encodingJSON(t, releaseList{newReleaseOut(page[0]), newReleaseOut(page[1]), newReleaseOut(page[2])})
+		got, gotErr := handJSON(t, releasePage(page))
+		if (wantErr != nil) != (gotErr != nil) {
+			t.Fatalf("encoding/json error %v, releasePage error %v", wantErr, gotErr)
+		}
+		if diff := cmp.Diff(string(want), string(got)); wantErr == nil && diff != "" {
+			t.Errorf("encoding/json (-) and releasePage (+) differ:\n%s", diff)
+		}
 	})
 }
