@@ -338,15 +338,15 @@ func (r loadResult) add(s loadResult) loadResult {
 	return out
 }
 
-// benchSlices is the number of turns a load of length d is cut into
-// (BENCH_SLICES, 4 by default), each at least a second long.
-func benchSlices(b *testing.B, d time.Duration) int {
+// benchTurns is the number of turns a load of length d is cut into
+// (BENCH_TURNS, 4 by default), each at least a second long.
+func benchTurns(b *testing.B, d time.Duration) int {
 	b.Helper()
 	n := 4
-	if v := os.Getenv("BENCH_SLICES"); v != "" {
+	if v := os.Getenv("BENCH_TURNS"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			b.Fatalf("BENCH_SLICES: %q is not a positive number", v)
+			b.Fatalf("BENCH_TURNS: %q is not a positive number", v)
 		}
 	}
 	return max(1, min(n, int(d/time.Second)))
@@ -620,7 +620,7 @@ func BenchmarkLoad(b *testing.B) {
 	// statements, the ideal ones), so that what else the machine does
 	// weighs on the three alike: the ratios are of loads measured within
 	// seconds of each other, not minutes apart.
-	turns := benchSlices(b, d)
+	turns := benchTurns(b, d)
 	idealStmts := idealCalls(b, bench, token)
 	errata := make([]loadResult, len(calls))
 	floor := make([]loadResult, len(calls))
