@@ -124,10 +124,7 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 		full.Projects = append(full.Projects, store.ReleaseProject{ID: 9, Slug: "z", Name: "Z"})
 		bare := store.Release{ID: 2, Version: "2.0", Data: json.RawMessage(`{}`)}
 		for _, page := range [][]store.Release{nil, {}, {bare}, {full, bare, full}, {bare, full, bare}} {
-			var want releaseList
-			if page != nil {
-				want = releaseList{}
-			}
+			want := releaseList{} // a page is a list, even a nil one
 			for _, rel := range page {
 				want = append(want, newReleaseOut(rel))
 			}

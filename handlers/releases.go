@@ -53,15 +53,12 @@ func newReleaseOut(rel store.Release) releaseOut {
 	return fillReleaseOut(rel, make([]releaseProjectOut, len(rel.Projects)), deploy)
 }
 
-// releasePage is a page of stored releases as the API writes it: a
-// releaseList, each release converted as it is encoded into one releaseOut
+// releasePage is a page of stored releases as the API writes it, always a
+// list: each release is converted, as it is encoded, into one releaseOut
 // that the page reuses, rather than the whole page copied first.
 type releasePage []store.Release
 
 func (l releasePage) appendJSON(b []byte) ([]byte, error) {
-	if l == nil {
-		return append(b, "null"...), nil
-	}
 	projects := make([]releaseProjectOut, 0, 8) // never nil: "projects" is a list
 	var deploy deployOut
 	b = append(b, '[')
