@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"mime/multipart"
 	"net"
@@ -414,7 +415,8 @@ const pgbenchWarmUp = time.Second
 
 // runPgbench runs stmts as one transaction of a pgbench script, prepared,
 // with as many clients as wrk has connections, for pgbenchWarmUp, d and a
-// second more, and reads its per-transaction log: the throughput and
+// second more (in whole seconds, rounded up, which is what -T takes), and
+// reads its per-transaction log: the throughput and
 // latencies are those of the transactions that ended during d, away from
 // both ends of the run.
 func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement, d time.Duration) loadResult {
@@ -429,7 +431,7 @@ func runPgbench(b *testing.B, pgbench, dbURL string, stmts []storetest.Statement
 		b.Fatal(err)
 	}
 	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(loadConnections), "-j", "2",
-		"-T", strconv.Itoa(int((pgbenchWarmUp + d + time.Second).Seconds())), "-f", scriptPath, "-l", "--log-prefix", filepath.Join(dir, "tx")}
+		"-T", strconv.Itoa(int(math.Ceil((pgbenchWarmUp + d + time.Second).Seconds()))), "-f", scriptPath, "-l", "--log-prefix", filepath.Join(dir, "tx")}
 	for _, def := range defs {
 		args = append(args, "-D", def)
 	}
