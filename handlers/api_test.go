@@ -38,6 +38,12 @@ type testAPI struct {
 func newTestAPI(t *testing.T, extra ...route) *testAPI {
 	t.Helper()
 	st, db := storetest.NewWithURL(t)
+	return serveTestAPI(t, st, db, extra...)
+}
+
+// serveTestAPI serves errata's handler over st, a store of database db.
+func serveTestAPI(t *testing.T, st *store.Store, db string, extra ...route) *testAPI {
+	t.Helper()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -89,7 +89,10 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 			return
 		}
 		if c, ok := authn.CallerFrom(ctx); ok {
-			resolveIDs(d, r, c.UserID)
+			if err := resolveIDs(d, r, c.UserID); err != nil {
+				writeError(w, r, d.Log, err)
+				return
+			}
 		}
 		if c, ok := authn.CallerFrom(ctx); ok && isUpload(r) {
 			if !bodies.acquire(r.Context(), c.TokenID, uploadSlotWait) {
@@ -255,20 +258,25 @@ func logRequests(log *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 // number by the slug of the caller's organization or project of that id:
 // Sentry takes either wherever it takes a slug (sentry-cli sends ids for
 // `-o 1` and `-p 1`). A value that names nothing of the caller's is left
-// as it is, for the handler's 404.
-func resolveIDs(d Deps, r *http.Request, userID int64) {
+// as it is, for the handler's 404; any other failure (the database is
+// unreachable) is the request's error, a 503, not a 404.
+func resolveIDs(d Deps, r *http.Request, userID int64) error {
 	org, project := r.PathValue("organization_slug"), r.PathValue("project_slug")
 	if !isDecimal(org) && !isDecimal(project) {
-		return
+		return nil
 	}
 	orgSlug, projectSlug, err := d.Store.ResolveSlugs(r.Context(), userID, org, project)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
-		return
+		return err
 	}
 	r.SetPathValue("organization_slug", orgSlug)
 	if project != "" {
 		r.SetPathValue("project_slug", projectSlug)
 	}
+	return nil
 }
 
 // isDecimal reports whether s is a non-empty run of decimal digits.
