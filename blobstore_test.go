@@ -261,9 +261,18 @@ func TestMigrateBlobsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var stderr strings.Builder
-	if err := run(context.Background(), []string{"admin", "migrate-blobs", "--to", "s3://moved/errata"}, s.getenv, io.Discard, &stderr); err == nil {
-		t.Error("migrating to where the blobs are exited 0")
+	// Where the blobs are, however it is spelled, is refused before
+	// anything is removed (s3://moved//errata was taken for another place
+	// and --remove-source removed every object).
+	for _, to := range []string{"s3://moved/errata", "s3://moved//errata", "s3://moved/errata//"} {
+		var stderr strings.Builder
+		err := run(context.Background(), []string{"admin", "migrate-blobs", "--to", to, "--remove-source"}, s.getenv, io.Discard, &stderr)
+		if err == nil || !strings.Contains(err.Error(), "already") {
+			t.Errorf("migrating to %s, where the blobs are: %v", to, err)
+		}
+		if n := countObjects(); n != blobs {
+			t.Fatalf("after migrating to %s: %d objects, want %d", to, n, blobs)
+		}
 	}
 	out = s.cli(t, "admin", "migrate-blobs", "--to", "postgres", "--remove-source")
 	if !strings.Contains(out, fmt.Sprintf("copied %d blobs", blobs)) || countObjects() != 0 {

@@ -344,22 +344,11 @@ func openStore(ctx context.Context, c config) (*store.Store, error) {
 // prefix of its keys; nil keeps the bytes in PostgreSQL. It does not
 // contact the object store.
 func openBlobStore(where string, getenv func(string) string) (store.BlobStore, string, error) {
-	if where == "" || where == "postgres" {
-		return nil, "", nil
-	}
-	if !strings.HasPrefix(where, "s3://") {
-		return nil, "", fmt.Errorf("BLOB_STORE: %q is not postgres or s3://BUCKET[/PREFIX]", where)
-	}
-	cfg, err := s3.ParseConfig(func(k string) string {
-		if k == "BLOB_STORE" {
-			return where
-		}
-		return getenv(k)
-	})
-	if err != nil {
+	cfg, err := blobStoreConfig(where, getenv)
+	if cfg == nil || err != nil {
 		return nil, "", err
 	}
-	c, err := s3.New(cfg)
+	c, err := s3.New(*cfg)
 	if err != nil {
 		return nil, "", err
 	}
@@ -368,6 +357,45 @@ func openBlobStore(where string, getenv func(string) string) (store.BlobStore, s
 		prefix += "/"
 	}
 	return c, prefix, nil
+}
+
+// blobStoreConfig reads where, as openBlobStore does: nil for PostgreSQL.
+func blobStoreConfig(where string, getenv func(string) string) (*s3.Config, error) {
+	if where == "" || where == "postgres" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(where, "s3://") {
+		return nil, fmt.Errorf("BLOB_STORE: %q is not postgres or s3://BUCKET[/PREFIX]", where)
+	}
+	cfg, err := s3.ParseConfig(func(k string) string {
+		if k == "BLOB_STORE" {
+			return where
+		}
+		return getenv(k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// sameBlobStore reports whether the blob stores a and b name (as
+// openBlobStore reads them) are the same place, however they are spelled:
+// a copy from one to the other with --remove-source would remove every
+// blob. The store checks again, by an object, before it removes anything.
+func sameBlobStore(a, b string, getenv func(string) string) (bool, error) {
+	ca, err := blobStoreConfig(a, getenv)
+	if err != nil {
+		return false, err
+	}
+	cb, err := blobStoreConfig(b, getenv)
+	if err != nil {
+		return false, err
+	}
+	if ca == nil || cb == nil {
+		return ca == nil && cb == nil, nil
+	}
+	return ca.SameLocation(*cb), nil
 }
 
 // checkBlobStore makes sure at start that the object store's bucket exists
@@ -777,7 +805,11 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 		removeSource := fs.Bool("remove-source", false, "remove each blob's bytes from BLOB_STORE once its copy is checked")
 		required = []string{"to"}
 		exec = func(st *store.Store) error {
-			if strings.TrimRight(*to, "/") == strings.TrimRight(*blobStore, "/") {
+			same, err := sameBlobStore(*to, *blobStore, getenv)
+			if err != nil {
+				return err
+			}
+			if same {
 				return fmt.Errorf("the blobs are in %s already (BLOB_STORE names where they are now)", *to)
 			}
 			dst, prefix, err := openBlobStore(*to, getenv)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -298,6 +299,25 @@ func TestMigrateBlobs(t *testing.T) {
 	defer s3st.Close()
 	if !bytes.Equal(readFile(t, s3st), data) {
 		t.Error("the file read from S3 differs")
+	}
+
+	// The same bucket and folder under another name of the server (a
+	// spelling no comparison of settings could see through) is refused
+	// before anything is copied or removed.
+	alias := srv.Config("migrate")
+	alias.Endpoint = strings.Replace(alias.Endpoint, "127.0.0.1", "localhost", 1)
+	if alias.Endpoint == srv.Endpoint() {
+		t.Fatalf("the test server's endpoint %s is not on 127.0.0.1", srv.Endpoint())
+	}
+	same, err := s3.New(alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3st.MigrateBlobs(ctx, same, "p/", true, nil); !errors.Is(err, store.ErrSameStore) {
+		t.Errorf("migrating onto the store itself: %v, want ErrSameStore", err)
+	}
+	if n := countObjects(t, c); n != 6 {
+		t.Errorf("%d objects after migrating onto the store itself, want the 6 blobs and no probe", n)
 	}
 
 	// A damaged object is not taken for a copy: back to PostgreSQL, it is

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -41,6 +43,9 @@ func (s *Store) MigrateBlobs(ctx context.Context, to BlobStore, prefix string, r
 	if s.objects == nil && dst.objects == nil {
 		return st, errors.New("the blobs are in PostgreSQL already")
 	}
+	if err := s.checkOtherStore(ctx, dst); err != nil {
+		return st, err
+	}
 	after := ""
 	for {
 		rows, err := s.pool.Query(ctx, `SELECT sha1 FROM blobs WHERE sha1 > $1 ORDER BY sha1 LIMIT 1000`, after)
@@ -64,6 +69,36 @@ func (s *Store) MigrateBlobs(ctx context.Context, to BlobStore, prefix string, r
 			return st, nil
 		}
 	}
+}
+
+// ErrSameStore is the error of a migration whose destination is the
+// store the blobs are in: copying each blob onto itself and removing the
+// source would remove every blob.
+var ErrSameStore = errors.New("store: the destination is where the blobs are")
+
+// checkOtherStore fails with ErrSameStore when dst keeps its objects where
+// s does, whatever the two were called: it writes an object of a random
+// name to dst and looks for it in s. Two object stores only, since
+// PostgreSQL's blob_data is one place.
+func (s *Store) checkOtherStore(ctx context.Context, dst *Store) error {
+	if s.objects == nil || dst.objects == nil {
+		return nil
+	}
+	b := make([]byte, 16)
+	rand.Read(b)
+	name := "errata-migration-probe-" + hex.EncodeToString(b)
+	if err := dst.objects.Put(ctx, dst.objectPrefix+name, strings.NewReader(name), int64(len(name))); err != nil {
+		return fmt.Errorf("writing to the destination: %w", err)
+	}
+	defer dst.objects.Delete(context.WithoutCancel(ctx), dst.objectPrefix+name) //nolint:errcheck // a probe left behind is harmless
+	_, err := s.objects.Stat(ctx, s.objectPrefix+name)
+	switch {
+	case err == nil:
+		return ErrSameStore
+	case errors.Is(err, ErrNotFound):
+		return nil
+	}
+	return fmt.Errorf("reading the source: %w", err)
 }
 
 // migrateBlob copies blob sha1 to dst, checked, unless dst has it already.

@@ -114,6 +114,14 @@ func (c Config) String() string {
 	return fmt.Sprintf("%s at %s (%s, %s-style)", loc, c.endpoint(), c.region(), style)
 }
 
+// SameLocation reports whether c and o name the same folder of the same
+// bucket on the same server: how BLOB_STORE was spelled (s3://b/p,
+// s3://b//p/, a trailing slash on S3_ENDPOINT, its host's case) does not
+// matter, since every spelling stores under the same keys.
+func (c Config) SameLocation(o Config) bool {
+	return strings.EqualFold(c.endpoint(), o.endpoint()) && c.Bucket == o.Bucket && c.Prefix == o.Prefix
+}
+
 func (c Config) region() string {
 	if c.Region == "" {
 		return "us-east-1"
