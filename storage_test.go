@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -120,24 +121,41 @@ func TestKilledDuringCollectionLosesNothing(t *testing.T) {
 }
 
 // TestStorageQuota sets ORG_STORAGE_QUOTA: an upload that would take the
-// organization over it is refused with a clear 403 and stores nothing, and
+// organization over it is refused with a clear 403 and stores nothing, on
+// every path that stores bytes (chunks, release files, files/dsyms/), and
 // chunks the organization already owns are still accepted.
 func TestStorageQuota(t *testing.T) {
-	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn", "ORG_STORAGE_QUOTA": "1000"})
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn", "ORG_STORAGE_QUOTA": "1000", "MAX_BUNDLE_SIZE": "65536"})
 	setupAcme(t, s)
-	upload := func(chunks ...[]byte) (int, string) {
+	post := func(path, field, filename string, content []byte) (int, string) {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
-		for _, c := range chunks {
-			w, _ := mw.CreateFormFile("file", sha1Hex(c))
-			w.Write(c)
-		}
+		w, _ := mw.CreateFormFile(field, filename)
+		w.Write(content)
 		mw.Close()
-		r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), &body)
+		r := send(http.DefaultClient, s, "POST", path, mw.FormDataContentType(), &body)
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
 		return r.status, string(r.body)
+	}
+	upload := func(chunk []byte) (int, string) {
+		return post("/api/0/organizations/acme/chunk-upload/", "file", sha1Hex(chunk), chunk)
+	}
+	const quotaBody = `{"detail":"The organization's storage quota is exceeded"}` + "\n"
+	dsymsZip := func(name string, method uint16, content []byte) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(content)
+		zw.Close()
+		return buf.Bytes()
+	}
+	stored := func() (blobs, files int) {
+		return s.count(t, `SELECT count(*) FROM blob_owners`), s.count(t, `SELECT count(*) FROM files`)
 	}
 	first, second := bytes.Repeat([]byte("a"), 600), bytes.Repeat([]byte("b"), 600)
 	if status, body := upload(first); status != http.StatusOK {
@@ -152,6 +170,32 @@ func TestStorageQuota(t *testing.T) {
 	}
 	if status, body := upload(first); status != http.StatusOK {
 		t.Errorf("a chunk acme owns, again: %d %s, want 200", status, body)
+	}
+
+	// A release file and a debug file of 600 new bytes: refused alike,
+	// and nothing of them stored (each stored 64 MiB past a quota of
+	// 8 MiB before).
+	if status, body := s.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": "1.0", "projects": []string{"web"}}); status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", status, body)
+	}
+	blobs, files := stored()
+	status, body = post("/api/0/organizations/acme/releases/1.0/files/", "file", "app.js", second)
+	if status != http.StatusForbidden || body != quotaBody {
+		t.Errorf("a release file of 600 more bytes: %d %s, want 403 %s", status, body, quotaBody)
+	}
+	sym := append([]byte("MODULE Linux x86_64 66221100554477668899AABBCCDDEEFF0 hello\nPUBLIC 1130 0 main\n"), bytes.Repeat([]byte("\n"), 600)...)
+	status, body = post("/api/0/projects/acme/web/files/dsyms/", "file", "symbols.zip", dsymsZip("hello.sym", zip.Store, sym))
+	if status != http.StatusForbidden || body != quotaBody {
+		t.Errorf("a debug file of 600 more bytes: %d %s, want 403 %s", status, body, quotaBody)
+	}
+	// A member that inflates past MAX_BUNDLE_SIZE is 413 before anything
+	// is stored (a 66 KB zip inflated to 1 GiB before).
+	status, body = post("/api/0/projects/acme/web/files/dsyms/", "file", "symbols.zip", dsymsZip("big.sym", zip.Deflate, make([]byte, 1<<20)))
+	if status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a member that inflates to 1 MiB with MAX_BUNDLE_SIZE=65536: %d %s, want 413", status, body)
+	}
+	if b, f := stored(); b != blobs || f != files {
+		t.Errorf("after the refused uploads: %d blobs owned and %d files, want %d and %d", b, f, blobs, files)
 	}
 }
 

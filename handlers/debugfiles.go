@@ -177,7 +177,7 @@ func handleDifAssemble(d Deps) apiFunc {
 			return err
 		}
 		deadline := time.Now().Add(difHold)
-		sts, err := d.Store.AssembleDifs(r.Context(), sc, reqs)
+		sts, err := d.Store.AssembleDifs(r.Context(), sc, reqs, maySupersede(r))
 		if err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ func handleDifAssemble(d Deps) apiFunc {
 			for k, i := range pending {
 				again[k] = reqs[i]
 			}
-			now, err := d.Store.AssembleDifs(r.Context(), sc, again)
+			now, err := d.Store.AssembleDifs(r.Context(), sc, again, maySupersede(r))
 			if err != nil {
 				return err
 			}
@@ -369,16 +369,22 @@ func handleDebugFilesUnknown(d Deps) apiFunc {
 	}
 }
 
-// Limits of an upload to files/dsyms/.
-const (
-	maxDsymMembers      = 10_000
-	maxDsymUncompressed = 1 << 30
-)
+// maxDsymMembers bounds the members of an upload to files/dsyms/.
+const maxDsymMembers = 10_000
+
+// maySupersede reports whether the caller of r may delete debug files, and
+// so whether its upload may remove the older debug files it covers.
+func maySupersede(r *http.Request) bool {
+	return caller(r).HasAny(projectWrite.scopes)
+}
 
 // handleDebugFileUpload serves POST projects/{org}/{project}/files/dsyms/:
 // a zip sent as the multipart field file (sentry-cli 2.x without chunk
 // upload, and upload-proguard). Each member that is a debug file becomes
-// one (or one per object), as in Sentry; other members are skipped. The
+// one (or one per object), as in Sentry; other members are skipped. Every
+// member is read before anything is stored, so that an upload refused for
+// one member stores none. The members uncompress to at most the bundle
+// size limit in all (the most a file assembled from chunks may be). The
 // answer lists the debug files of the upload.
 func handleDebugFileUpload(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -424,57 +430,68 @@ func handleDebugFileUpload(d Deps) apiFunc {
 		if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 			return badRequest("The upload is not a zip archive of at most 10000 members")
 		}
-		budget := int64(maxDsymUncompressed)
-		out := []debugFileJSON{}
+		// The debug files among the members go one after the other into
+		// one temporary file.
+		tmp, err := os.CreateTemp("", "errata-dsym-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		budget := maxBundleSize(d)
+		var uploads []store.DebugUpload
+		var end int64
 		for _, zf := range zr.File {
 			if zf.FileInfo().IsDir() || len(zf.Name) > 1024 || !isText(zf.Name) {
 				continue // a name no debug file can be stored under
 			}
-			files, err := storeDsymMember(r.Context(), d, sc, zf, &budget)
+			u, n, err := readDsymMember(tmp, end, zf, &budget)
 			if err != nil {
 				return err
 			}
-			for _, f := range files {
-				out = append(out, newDebugFileJSON(f))
+			if u != nil {
+				uploads = append(uploads, *u)
+				end += n
 			}
+		}
+		files, err := d.Store.CreateDebugFiles(r.Context(), sc, uploads, maySupersede(r))
+		if err != nil {
+			return err
+		}
+		out := make([]debugFileJSON, len(files))
+		for i, f := range files {
+			out[i] = newDebugFileJSON(f)
 		}
 		writeJSON(w, r, d.Log, http.StatusCreated, out)
 		return nil
 	}
 }
 
-// storeDsymMember stores the member zf of a files/dsyms/ upload when it is
-// a debug file, through a temporary file; budget is what the members may
-// still uncompress to.
-func storeDsymMember(ctx context.Context, d Deps, sc store.ProjectScope, zf *zip.File, budget *int64) ([]store.DebugFile, error) {
+// readDsymMember inflates the member zf of a files/dsyms/ upload into tmp
+// at offset off and reads it: a debug file is returned with its size, to
+// be stored; any other member is nil, and its bytes in tmp are free again.
+// budget is what the members may still uncompress to.
+func readDsymMember(tmp *os.File, off int64, zf *zip.File, budget *int64) (*store.DebugUpload, int64, error) {
 	rc, err := zf.Open()
 	if err != nil {
-		return nil, badRequest("The archive has a member that cannot be read")
+		return nil, 0, badRequest("The archive has a member that cannot be read")
 	}
 	defer rc.Close()
-	tmp, err := os.CreateTemp("", "errata-dsym-*")
+	n, err := io.Copy(io.NewOffsetWriter(tmp, off), io.LimitReader(rc, *budget+1))
 	if err != nil {
-		return nil, err
+		return nil, 0, badRequest("The archive has a member that cannot be read")
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	n, err := io.Copy(tmp, io.LimitReader(rc, min(*budget, maxBundleSize(d))+1))
-	if err != nil {
-		return nil, badRequest("The archive has a member that cannot be read")
-	}
-	if n > *budget || n > maxBundleSize(d) {
-		return nil, &apiError{status: http.StatusRequestEntityTooLarge, detail: "The archive uncompresses to more than the limit"}
+	if n > *budget {
+		return nil, 0, &apiError{status: http.StatusRequestEntityTooLarge, detail: "The archive uncompresses to more than the limit"}
 	}
 	*budget -= n
-	objs, err := dif.ReadUpload(tmp, n, zf.Name, "")
+	content := io.NewSectionReader(tmp, off, n)
+	objs, err := dif.ReadUpload(content, n, zf.Name, "")
 	if _, ok := errors.AsType[*dif.UploadError](err); ok {
-		return nil, nil // not a debug file: skipped, as Sentry does
+		return nil, 0, nil // not a debug file: skipped, as Sentry does
 	}
 	if err != nil {
-		return nil, err
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	recs := make([]store.DebugFileObject, len(objs))
 	for i, o := range objs {
@@ -483,7 +500,7 @@ func storeDsymMember(ctx context.Context, d Deps, sc store.ProjectScope, zf *zip
 			CPUName: o.Arch, FileFormat: o.Kind, Type: o.Type, Features: o.Features,
 		}
 	}
-	return d.Store.CreateDebugFiles(ctx, sc, tmp, recs)
+	return &store.DebugUpload{Content: content, Objects: recs}, n, nil
 }
 
 // proguardReleaseIn is the body of a proguard artifact release, as

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -337,4 +338,80 @@ func TestDebugFilesWithoutChunks(t *testing.T) {
 		// The mapping's releases went with it.
 		f.do("GET", releases+"?proguard_uuid="+uuid, f.owner, nil).expect(t, http.StatusOK, map[string]any{"releases": []string{}})
 	})
+}
+
+// TestSupersedingNeedsTheDeleteScope uploads a debug file, then one with
+// the same debug id and more features: with project:releases alone (which
+// cannot delete debug files) both stay; with project:write the older one
+// goes, as Sentry removes the files a new upload covers.
+func TestSupersedingNeedsTheDeleteScope(t *testing.T) {
+	f := newAssembleFixture(t)
+	releaser := f.token("owner@example.com", "project:releases")
+	writer := f.token("owner@example.com", "project:write")
+	const module = "44221100554477668899AABBCCDDEEFF0"
+	symtabOnly := []byte("MODULE Linux x86_64 " + module + " hello\nPUBLIC 1130 0 main\n")
+	more := func(n int) []byte { // symtab, debug and unwind; n makes it new
+		return fmt.Appendf(nil, "MODULE Linux x86_64 %s hello\nFILE 0 hello.c\nFUNC 1130 b 0 main\n1130 4 %d 0\nSTACK CFI INIT 1130 b .cfa: $rsp 8 +\n", module, n)
+	}
+	upload := func(token string, content []byte) {
+		t.Helper()
+		body, ct := dsymsZip(t, map[string][]byte{"hello.sym": content})
+		f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", token, body, ct).expect(t, http.StatusCreated, nil)
+	}
+	listed := func() []string {
+		t.Helper()
+		res := f.do("GET", "/api/0/projects/acme/web/files/dsyms/?debug_id=44221100-5544-7766-8899-aabbccddeeff", f.owner, nil)
+		res.expect(t, http.StatusOK, nil)
+		var got []struct{ SHA1 string }
+		json.Unmarshal(res.body, &got)
+		var sums []string
+		for _, d := range got {
+			sums = append(sums, d.SHA1)
+		}
+		return sortedCopy(sums)
+	}
+	upload(releaser, symtabOnly)
+	upload(releaser, more(1))
+	if got, want := listed(), sortedCopy([]string{sha1Hex(symtabOnly), sha1Hex(more(1))}); !cmp.Equal(got, want) {
+		t.Errorf("after a project:releases upload that covers the first: %v, want both %v", got, want)
+	}
+	upload(writer, more(2))
+	if got, want := listed(), []string{sha1Hex(more(2))}; !cmp.Equal(got, want) {
+		t.Errorf("after a project:write upload that covers both: %v, want the new one alone %v", got, want)
+	}
+}
+
+// TestDsymUploadIsAllOrNothing sends a zip whose first member is a debug
+// file and whose second cannot be inflated: the 400 stores nothing (the
+// first member used to be stored before the second was read).
+func TestDsymUploadIsAllOrNothing(t *testing.T) {
+	f := newAssembleFixture(t)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	good, err := zw.CreateHeader(&zip.FileHeader{Name: "hello.sym", Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good.Write(breakpadFile("55221100554477668899AABBCCDDEEFF0"))
+	bad, err := zw.CreateHeader(&zip.FileHeader{Name: "broken.sym", Method: zip.Deflate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Write(bytes.Repeat([]byte("MODULE "), 1000))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	// Damage the deflated member: its stream starts after its local
+	// header (30 bytes and its name), which follows the first member.
+	at := bytes.Index(data, []byte("broken.sym")) + len("broken.sym")
+	for i := at + 2; i < at+12; i++ {
+		data[i] = 0xff
+	}
+	body, ct := multipartBody(t, nil, []filePart{{"file", "symbols.zip", data}})
+	res := f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", f.owner, body, ct)
+	res.expect(t, http.StatusBadRequest, `{"detail":"The archive has a member that cannot be read"}`)
+	if n := f.count(`SELECT count(*) FROM debug_files`); n != 0 {
+		t.Errorf("%d debug files stored by the refused upload, want none", n)
+	}
 }

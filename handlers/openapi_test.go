@@ -796,9 +796,8 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 	check(err)
 	f.fileID = rf.ID
 	f.bundleFileID = a.debugIDBundle(t, f.annID, "acme", matrixBundleID, matrixDebugID)
-	difs, err := a.st.CreateDebugFiles(ctx, store.ProjectScope{UserID: f.annID, OrgSlug: "acme", ProjectSlug: "web"},
-		strings.NewReader(docDifContent), []store.DebugFileObject{{DebugID: matrixDifDebugID, ObjectName: "hello",
-			CPUName: "x86_64", FileFormat: "breakpad", Type: "dbg"}})
+	difs, err := a.st.CreateDebugFiles(ctx, store.ProjectScope{UserID: f.annID, OrgSlug: "acme", ProjectSlug: "web"}, []store.DebugUpload{{Content: strings.NewReader(docDifContent), Objects: []store.DebugFileObject{{DebugID: matrixDifDebugID, ObjectName: "hello",
+		CPUName: "x86_64", FileFormat: "breakpad", Type: "dbg"}}}}, true)
 	check(err)
 	f.difID = strconv.FormatInt(difs[0].ID, 10)
 	a.exec(`INSERT INTO email_addresses (user_id, email, is_verified)
@@ -966,8 +965,7 @@ const docProguardUUID = "7e2c1b5a-4f3d-5e6a-9b8c-0d1e2f3a4b5c"
 var proguardReleaseCases = operationCases{
 	request: func(t *testing.T, f *docFixture, r *docRequest) {
 		sc := store.ProjectScope{UserID: f.annID, OrgSlug: "acme", ProjectSlug: "web"}
-		_, err := f.st.CreateDebugFiles(context.Background(), sc, strings.NewReader("a.A -> a:\n"),
-			[]store.DebugFileObject{{DebugID: docProguardUUID, ObjectName: "proguard-mapping", CPUName: "any", FileFormat: "proguard"}})
+		_, err := f.st.CreateDebugFiles(context.Background(), sc, []store.DebugUpload{{Content: strings.NewReader("a.A -> a:\n"), Objects: []store.DebugFileObject{{DebugID: docProguardUUID, ObjectName: "proguard-mapping", CPUName: "any", FileFormat: "proguard"}}}}, true)
 		if err == nil {
 			err = f.st.AssociateProguardRelease(context.Background(), sc, "com.example@1.0+5", docProguardUUID)
 		}

@@ -25,6 +25,12 @@ const bundleInUse = `EXISTS (SELECT 1 FROM files f WHERE f.organization_id = $2 
 	EXISTS (SELECT 1 FROM release_files rf WHERE rf.file_id = f.id)
 	OR EXISTS (SELECT 1 FROM artifact_bundles ab WHERE ab.file_id = f.id)))`
 
+// renewBundle marks the files of organization $1 with checksum $2 (what
+// assemblies of that bundle made) as used now, as an upload does.
+const renewBundle = `
+	UPDATE files SET date_used = now()
+	WHERE organization_id = $1 AND sha1 = $2 AND date_used < now() - interval '1 second'`
+
 // AssemblyJob is the payload of an assemble job: everything it needs,
 // fixed when the request was accepted.
 type AssemblyJob struct {
@@ -89,6 +95,10 @@ func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlu
 				last_error = NULL, date_updated = now()
 			WHERE id = $1 AND (state = 'error' OR (state = 'done' AND NOT `+bundleInUse+`))`,
 			id, org, req.Checksum)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, renewBundle, org, req.Checksum)
 		return err
 	})
 }
@@ -126,6 +136,11 @@ func (s *Store) AssembleArtifactBundle(ctx context.Context, userID int64, orgSlu
 		if _, err := tx.Exec(ctx, `
 			UPDATE jobs SET state = 'queued', attempts = 0, run_at = now(), last_error = NULL, date_updated = now()
 			WHERE id = $1 AND state = 'done' AND NOT `+bundleInUse, id, org, req.Checksum); err != nil {
+			return err
+		}
+		// What a finished assembly made is used again: retention must
+		// not remove a bundle the answer confirms.
+		if _, err := tx.Exec(ctx, renewBundle, org, req.Checksum); err != nil {
 			return err
 		}
 		st.Job = &JobStatus{}

@@ -100,7 +100,7 @@ func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, ch
 		return err
 	}
 	if s.orgQuota > 0 {
-		if err := s.checkQuota(ctx, org, list); err != nil {
+		if err := s.checkQuota(ctx, s.pool, org, list); err != nil {
 			return err
 		}
 	}
@@ -129,7 +129,9 @@ func (s *Store) SaveChunks(ctx context.Context, userID int64, orgSlug string, ch
 	return nil
 }
 
-// spooledChunk is a chunk waiting in SaveChunks' spool file.
+// spooledChunk is a blob to store, by its SHA-1 and size: a chunk waiting
+// in SaveChunks' spool file, or a piece of a file CreateFileFromReader
+// stores.
 type spooledChunk struct {
 	sha1 string
 	size int
@@ -141,15 +143,16 @@ var ErrQuotaExceeded = errors.New("store: storage quota exceeded")
 
 // checkQuota fails with ErrQuotaExceeded when the chunks of list that
 // organization org does not own yet would take its blobs over the quota.
-// Two uploads at once may together pass it by at most one request's size.
-func (s *Store) checkQuota(ctx context.Context, org int64, list []spooledChunk) error {
+// Two uploads at once may together pass it by at most one blob each:
+// saveBlob checks every new blob again, in its transaction.
+func (s *Store) checkQuota(ctx context.Context, q querier, org int64, list []spooledChunk) error {
 	sha1s := make([]string, len(list))
 	sizes := make([]int64, len(list))
 	for i, c := range list {
 		sha1s[i], sizes[i] = c.sha1, int64(c.size)
 	}
 	var used, adding int64
-	err := s.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		SELECT
 			(SELECT COALESCE(sum(b.size), 0)::bigint FROM blob_owners o JOIN blobs b ON b.sha1 = o.sha1
 			 WHERE o.organization_id = $1),
@@ -167,11 +170,18 @@ func (s *Store) checkQuota(ctx context.Context, org int64, list []spooledChunk) 
 }
 
 // saveBlob stores chunk c for organization org: its bytes and row when the
-// blob is new, then the organization's ownership.
+// blob is new, then the organization's ownership. Every path that stores
+// bytes comes here, so this is where the storage quota holds: a blob the
+// organization does not own yet must fit in it.
 func (s *Store) saveBlob(ctx context.Context, org int64, c Chunk) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, blobLockKey(c.SHA1)); err != nil {
 			return err
+		}
+		if s.orgQuota > 0 {
+			if err := s.checkQuota(ctx, tx, org, []spooledChunk{{c.SHA1, len(c.Data)}}); err != nil {
+				return err
+			}
 		}
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE sha1 = $1)`, c.SHA1).Scan(&exists); err != nil {

@@ -342,8 +342,8 @@ func TestCollectorKeepsDebugFiles(t *testing.T) {
 	e := newCollectEnv(t)
 	sc := store.ProjectScope{UserID: e.user, OrgSlug: "acme", ProjectSlug: "web"}
 	content := "MODULE Linux x86_64 33221100554477668899AABBCCDDEEFF1 hello\n"
-	difs, err := e.st.CreateDebugFiles(ctx, sc, bytes.NewReader([]byte(content)), []store.DebugFileObject{{
-		DebugID: "33221100-5544-7766-8899-aabbccddeeff-1", ObjectName: "hello", CPUName: "x86_64", FileFormat: "breakpad"}})
+	difs, err := e.st.CreateDebugFiles(ctx, sc, []store.DebugUpload{{Content: bytes.NewReader([]byte(content)), Objects: []store.DebugFileObject{{
+		DebugID: "33221100-5544-7766-8899-aabbccddeeff-1", ObjectName: "hello", CPUName: "x86_64", FileFormat: "breakpad"}}}}, true)
 	if err != nil || len(difs) != 1 {
 		t.Fatalf("CreateDebugFiles: %v %v", difs, err)
 	}
@@ -386,8 +386,8 @@ func TestProguardReleasesGoWithTheirMapping(t *testing.T) {
 	}
 	upload := func(content string) {
 		t.Helper()
-		difs, err := e.st.CreateDebugFiles(ctx, sc, strings.NewReader(content), []store.DebugFileObject{{
-			DebugID: uuid, ObjectName: "proguard-mapping", CPUName: "any", FileFormat: "proguard"}})
+		difs, err := e.st.CreateDebugFiles(ctx, sc, []store.DebugUpload{{Content: strings.NewReader(content), Objects: []store.DebugFileObject{{
+			DebugID: uuid, ObjectName: "proguard-mapping", CPUName: "any", FileFormat: "proguard"}}}}, true)
 		if err != nil || len(difs) != 1 {
 			t.Fatalf("CreateDebugFiles: %v %v", difs, err)
 		}
@@ -419,4 +419,75 @@ func TestProguardReleasesGoWithTheirMapping(t *testing.T) {
 	if got := releases(); len(got) != 0 {
 		t.Errorf("releases after the mapping expired: %v", got)
 	}
+}
+
+// TestReconfirmedFilesSurviveRetention ages a debug file and a bundle past
+// FILE_RETENTION_DAYS, then has each confirmed by the request that would
+// upload it again (files/dsyms/, difs/assemble/ answered ok,
+// artifactbundle/assemble/): each must count as used and survive the next
+// collection. They kept their old date and were removed the next day.
+func TestReconfirmedFilesSurviveRetention(t *testing.T) {
+	ctx := context.Background()
+	e := newCollectEnv(t)
+	sc := store.ProjectScope{UserID: e.user, OrgSlug: "acme", ProjectSlug: "web"}
+	const day = 24 * time.Hour
+	age := func() {
+		storetest.Exec(t, e.db, `UPDATE files SET date_used = now() - interval '2 days'`)
+	}
+	collect := func(what string) {
+		t.Helper()
+		if _, err := e.st.Collect(ctx, 0, day); err != nil {
+			t.Fatal(err)
+		}
+		if n := storetest.Count(t, e.db, `SELECT count(*) FROM debug_files`); n != 1 {
+			t.Errorf("after %s: %d debug files, want 1", what, n)
+		}
+		if got := e.download(t, "1.0"); !bytes.Equal(got["~/app.js"], []byte("app")) {
+			t.Errorf("after %s: the bundle's file is %q", what, got["~/app.js"])
+		}
+	}
+
+	content := []byte("MODULE Linux x86_64 77221100554477668899AABBCCDDEEFF0 hello\nPUBLIC 1130 0 main\n")
+	upload := func() {
+		t.Helper()
+		difs, err := e.st.CreateDebugFiles(ctx, sc, []store.DebugUpload{{Content: bytes.NewReader(content), Objects: []store.DebugFileObject{{
+			DebugID: "77221100-5544-7766-8899-aabbccddeeff", ObjectName: "hello", CPUName: "x86_64", FileFormat: "breakpad"}}}}, true)
+		if err != nil || len(difs) != 1 {
+			t.Fatalf("CreateDebugFiles: %v %v", difs, err)
+		}
+	}
+	upload()
+	bundle := bundleOf(t, map[string][]byte{"app.js": []byte("app")}, zip.Store)
+	if err := e.storeBundle(t, "1.0", bundle, 1000); err != nil {
+		t.Fatal(err)
+	}
+	bundleSum := sha1.Sum(bundle)
+	reassemble := func() {
+		t.Helper()
+		chunks := chunked(bundle, 1000)
+		names := make([]string, len(chunks))
+		for i, c := range chunks {
+			names[i] = c.SHA1
+		}
+		_, err := e.st.AssembleArtifactBundle(ctx, e.user, "acme", store.AssemblyRequest{
+			Checksum: hex.EncodeToString(bundleSum[:]), Chunks: names, Projects: []string{"web"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	age()
+	upload()
+	reassemble()
+	collect("uploading both again")
+
+	age()
+	contentSum := sha1.Sum(content)
+	sts, err := e.st.AssembleDifs(ctx, sc, []store.DifRequest{{Checksum: hex.EncodeToString(contentSum[:]), Name: "hello.sym",
+		Chunks: []string{hex.EncodeToString(contentSum[:])}}}, false)
+	if err != nil || len(sts) != 1 || sts[0].State != "ok" {
+		t.Fatalf("difs/assemble of a stored file: %+v %v, want ok", sts, err)
+	}
+	reassemble()
+	collect("an ok from difs/assemble and the bundle's assembly asked again")
 }

@@ -30,6 +30,9 @@ type DifAssemblyJob struct {
 	DebugID        *string  `json:"debugId"`
 	Checksum       string   `json:"checksum"`
 	Chunks         []string `json:"chunks"`
+	// Supersede is set when the uploader may delete debug files: only
+	// then does the new file remove the older ones it covers.
+	Supersede bool `json:"supersede,omitempty"`
 }
 
 func (j DifAssemblyJob) uniqueKey() string {
@@ -93,8 +96,9 @@ const difRequeueAfter = time.Minute
 // (the same checksum) is ok at once, without its chunks; a file whose
 // chunks the organization lacks is not_found with them; any other is
 // assembled by a job, enqueued in the same transaction, whose state the
-// status reports. Asking again reports on the same job.
-func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifRequest) ([]DifStatus, error) {
+// status reports. Asking again reports on the same job. supersede is as
+// for SaveDebugFiles.
+func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifRequest, supersede bool) ([]DifStatus, error) {
 	out := make([]DifStatus, len(reqs))
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		org, project, err := projectIDForMember(ctx, tx, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
@@ -109,6 +113,11 @@ func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifReq
 				WHERE d.project_id = $1 AND d.checksum = $2
 				ORDER BY (d.debug_id = $3) DESC, d.id DESC LIMIT 1`, project, req.Checksum, req.DebugID))
 			if err == nil {
+				// Confirmed as stored: its file is used again, so that
+				// retention does not remove what was just answered ok.
+				if _, err := tx.Exec(ctx, renewDebugFile, dif.ID); err != nil {
+					return err
+				}
 				st.State, st.Dif = "ok", &dif
 				continue
 			}
@@ -130,7 +139,7 @@ func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifReq
 			}
 			job := DifAssemblyJob{
 				OrganizationID: org, ProjectID: project, Name: req.Name, DebugID: req.DebugID,
-				Checksum: req.Checksum, Chunks: req.Chunks,
+				Checksum: req.Checksum, Chunks: req.Chunks, Supersede: supersede,
 			}
 			id, err := enqueueJob(ctx, tx, DifAssembleJobKind, job.uniqueKey(), job, difAssembleMaxAttempts)
 			if err != nil {
@@ -165,13 +174,20 @@ func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifReq
 	return out, err
 }
 
+// renewDebugFile marks the file of debug file $1 as used now, as an upload
+// does (retention counts from the last use).
+const renewDebugFile = `
+	UPDATE files f SET date_used = now() FROM debug_files d
+	WHERE d.id = $1 AND f.id = d.file_id AND f.date_used < now() - interval '1 second'`
+
 // SaveDebugFiles stores the checked file pf, uploaded as one file of
 // project projectID, and one debug file per object of objs, in one
 // transaction, and returns them. A debug file the project has already
-// (same checksum and debug id) is kept as it is. As Sentry does, an older
-// debug file with the same debug id whose features the new one covers is
-// removed.
-func (s *Store) SaveDebugFiles(ctx context.Context, projectID int64, pf PendingFile, objs []DebugFileObject) ([]DebugFile, error) {
+// (same checksum and debug id) is kept as it is, and its file counts as
+// used again. With supersede (the uploader may delete debug files), an
+// older debug file with the same debug id whose features the new one
+// covers is removed, as Sentry does; without, it stays.
+func (s *Store) SaveDebugFiles(ctx context.Context, projectID int64, pf PendingFile, objs []DebugFileObject, supersede bool) ([]DebugFile, error) {
 	var out []DebugFile
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out = nil
@@ -179,12 +195,12 @@ func (s *Store) SaveDebugFiles(ctx context.Context, projectID int64, pf PendingF
 		if err != nil {
 			return err
 		}
-		return saveDebugFileRows(ctx, tx, projectID, f, objs, &out)
+		return saveDebugFileRows(ctx, tx, projectID, f, objs, supersede, &out)
 	})
 	return out, err
 }
 
-func saveDebugFileRows(ctx context.Context, tx pgx.Tx, projectID int64, f File, objs []DebugFileObject, out *[]DebugFile) error {
+func saveDebugFileRows(ctx context.Context, tx pgx.Tx, projectID int64, f File, objs []DebugFileObject, supersede bool, out *[]DebugFile) error {
 	for _, o := range objs {
 		features := o.Features
 		if features == nil {
@@ -212,12 +228,20 @@ func saveDebugFileRows(ctx context.Context, tx pgx.Tx, projectID int64, f File, 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `
-			DELETE FROM debug_files d
-			WHERE d.project_id = $1 AND d.debug_id = $2 AND d.id <> $3 AND d.id < $3
-			  AND $4::jsonb @> COALESCE(d.data->'features', '[]'::jsonb)`,
-			projectID, o.DebugID, id, mustJSON(features)); err != nil {
+		// A debug file the project had already keeps its file, which is
+		// used again: an upload the server confirms must not expire the
+		// next day.
+		if _, err := tx.Exec(ctx, renewDebugFile, id); err != nil {
 			return err
+		}
+		if supersede {
+			if _, err := tx.Exec(ctx, `
+				DELETE FROM debug_files d
+				WHERE d.project_id = $1 AND d.debug_id = $2 AND d.id <> $3 AND d.id < $3
+				  AND $4::jsonb @> COALESCE(d.data->'features', '[]'::jsonb)`,
+				projectID, o.DebugID, id, mustJSON(features)); err != nil {
+				return err
+			}
 		}
 		d, err := scanDebugFile(tx.QueryRow(ctx, `
 			SELECT `+debugFileCols+` FROM debug_files d JOIN files f ON f.id = d.file_id WHERE d.id = $1`, id))
@@ -234,31 +258,55 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// CreateDebugFiles stores content (already read and checked by the
-// caller) as a file of the organization of the project sc names and one
-// debug file of the project per object of objs. It serves uploads that
-// come whole rather than in chunks (sentry-cli 2.x's files/dsyms/).
-func (s *Store) CreateDebugFiles(ctx context.Context, sc ProjectScope, content io.Reader, objs []DebugFileObject) ([]DebugFile, error) {
+// DebugUpload is one file of a debug file upload that comes whole: its
+// content, already read and checked, and the objects found in it.
+type DebugUpload struct {
+	Content io.ReadSeeker
+	Objects []DebugFileObject
+}
+
+// CreateDebugFiles stores each upload as a file of the organization of the
+// project sc names, with one debug file of the project per object, and
+// returns the debug files: all of them, or none when it fails. The
+// storage quota is checked for all the uploads together before anything
+// is stored; files stored before a later failure are referenced by no
+// debug file, and the collector removes them. supersede is as for
+// SaveDebugFiles. It serves uploads that come whole rather than in chunks
+// (sentry-cli 2.x's files/dsyms/).
+func (s *Store) CreateDebugFiles(ctx context.Context, sc ProjectScope, uploads []DebugUpload, supersede bool) ([]DebugFile, error) {
 	orgID, projectID, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.CreateFileFromReader(ctx, orgID, content)
-	if err != nil {
+	contents := make([]io.ReadSeeker, len(uploads))
+	for i, u := range uploads {
+		contents[i] = u.Content
+	}
+	if err := s.CheckQuota(ctx, orgID, contents...); err != nil {
 		return nil, err
+	}
+	files := make([]File, len(uploads))
+	for i, u := range uploads {
+		if files[i], err = s.createFile(ctx, orgID, u.Content); err != nil {
+			return nil, err
+		}
 	}
 	var out []DebugFile
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		out = nil
-		pf := PendingFile{File: f, OrganizationID: orgID}
-		stored, err := storeFile(ctx, tx, pf)
-		if err != nil {
-			return err
+		out = []DebugFile{}
+		for i, u := range uploads {
+			stored, err := storeFile(ctx, tx, PendingFile{File: files[i], OrganizationID: orgID})
+			if err != nil {
+				return err
+			}
+			if stored.ID != files[i].ID {
+				return fmt.Errorf("file %d was collected meanwhile: %w", files[i].ID, ErrMissingChunks)
+			}
+			if err := saveDebugFileRows(ctx, tx, projectID, stored, u.Objects, supersede, &out); err != nil {
+				return err
+			}
 		}
-		if stored.ID != f.ID {
-			return fmt.Errorf("file %d was collected meanwhile: %w", f.ID, ErrMissingChunks)
-		}
-		return saveDebugFileRows(ctx, tx, projectID, f, objs, &out)
+		return nil
 	})
 	return out, err
 }

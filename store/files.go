@@ -345,8 +345,51 @@ func insertFileIndex(ctx context.Context, q querier, orgID int64, checksum strin
 
 // CreateFileFromReader stores content as a file of organization orgID, cut
 // into blobs of at most blobSize bytes; a blob already stored is not written
-// again.
-func (s *Store) CreateFileFromReader(ctx context.Context, orgID int64, content io.Reader) (File, error) {
+// again. Under a storage quota, content is read twice: first to learn its
+// blobs, so that a file the quota has no room for stores nothing.
+func (s *Store) CreateFileFromReader(ctx context.Context, orgID int64, content io.ReadSeeker) (File, error) {
+	if err := s.CheckQuota(ctx, orgID, content); err != nil {
+		return File{}, err
+	}
+	return s.createFile(ctx, orgID, content)
+}
+
+// CheckQuota fails with ErrQuotaExceeded when storing contents as files
+// of organization orgID would take it over its storage quota (nothing
+// without one). Each content is read from its start and left there.
+func (s *Store) CheckQuota(ctx context.Context, orgID int64, contents ...io.ReadSeeker) error {
+	if s.orgQuota <= 0 {
+		return nil
+	}
+	var list []spooledChunk
+	buf := make([]byte, blobSize)
+	for _, content := range contents {
+		if _, err := content.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		for {
+			n, err := io.ReadFull(content, buf)
+			if n > 0 {
+				sum := sha1.Sum(buf[:n])
+				list = append(list, spooledChunk{hex.EncodeToString(sum[:]), n})
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if _, err := content.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+	}
+	return s.checkQuota(ctx, s.pool, orgID, list)
+}
+
+// createFile stores content as CreateFileFromReader does, without the
+// first reading.
+func (s *Store) createFile(ctx context.Context, orgID int64, content io.Reader) (File, error) {
 	whole := sha1.New()
 	buf := make([]byte, blobSize)
 	var blobs []fileBlob

@@ -193,7 +193,7 @@ type NewReleaseFile struct {
 // and dist already in the release is ErrConflict. The content is stored as
 // blobs before the release file is written: a failure in between leaves
 // blobs that the collector removes.
-func (s *Store) CreateReleaseFile(ctx context.Context, sc ReleaseFileScope, nf NewReleaseFile, content io.Reader) (ReleaseFile, error) {
+func (s *Store) CreateReleaseFile(ctx context.Context, sc ReleaseFileScope, nf NewReleaseFile, content io.ReadSeeker) (ReleaseFile, error) {
 	var releaseID, orgID int64
 	var taken bool
 	err := s.pool.QueryRow(ctx, `

@@ -83,7 +83,7 @@ func (a *DifAssembler) assemble(ctx context.Context, payload json.RawMessage) er
 	if err != nil {
 		return err
 	}
-	if _, err := a.Store.SaveDebugFiles(ctx, job.ProjectID, file, debugFileObjects(objs, job.Name)); err != nil {
+	if _, err := a.Store.SaveDebugFiles(ctx, job.ProjectID, file, debugFileObjects(objs, job.Name), job.Supersede); err != nil {
 		return err
 	}
 	return nil
