@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"errata/store"
 	"errata/store/s3"
 	"errata/store/s3/s3test"
 )
@@ -42,7 +44,13 @@ func s3Errata(t *testing.T, env map[string]string) (*errataServer, *s3test.Serve
 func objectsAgreeWithRows(t *testing.T, s *errataServer, c *s3.Client) int {
 	t.Helper()
 	objects := 0
-	if err := c.List(context.Background(), "blobs/", "", func(string, int64) error { objects++; return nil }); err != nil {
+	err := c.List(context.Background(), "blobs/", "", func(key string, _ int64) error {
+		if key != "blobs/errata-deployment" { // the deployment's claim on the prefix
+			objects++
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatalf("list objects: %v", err)
 	}
 	rows := s.count(t, `SELECT count(*) FROM blobs`)
@@ -230,9 +238,17 @@ func TestMigrateBlobsCommand(t *testing.T) {
 	} {
 		s.env[k] = v
 	}
+	// countObjects counts the objects of blobs (the deployment's claim on
+	// the prefix is not one).
 	countObjects := func() int {
 		n := 0
-		if err := c.List(context.Background(), "", "", func(string, int64) error { n++; return nil }); err != nil {
+		err := c.List(context.Background(), "", "", func(key string, _ int64) error {
+			if !strings.HasSuffix(key, "/errata-deployment") {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -278,6 +294,9 @@ func TestMigrateBlobsCommand(t *testing.T) {
 	if !strings.Contains(out, fmt.Sprintf("copied %d blobs", blobs)) || countObjects() != 0 {
 		t.Errorf("back to PostgreSQL: %q, %d objects left", out, countObjects())
 	}
+	if _, err := c.Stat(context.Background(), "errata/errata-deployment"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the deployment's claim on the prefix, once every blob left it: %v, want it removed", err)
+	}
 	s.env["BLOB_STORE"] = "postgres"
 	s.serve(t)
 	checkDownloads(t)
@@ -288,10 +307,17 @@ func TestMigrateBlobsCommand(t *testing.T) {
 func TestServeChecksTheBucket(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Client("errata")
+	// A bucket whose prefix another deployment claimed: its collector and
+	// this one's would each remove the other's objects as orphans.
+	other := srv.Client("claimed")
+	if err := other.Put(context.Background(), "errata-deployment", strings.NewReader("another-deployment"), 18); err != nil {
+		t.Fatal(err)
+	}
 	db := newErrata(t, nil).env["DATABASE_URL"]
 	for _, tc := range []struct{ name, bucket, secret, want string }{
 		{"a wrong secret", "errata", "wrong-" + srv.Secret[:6], "SignatureDoesNotMatch"},
 		{"a missing bucket", "missing", srv.Secret, "NoSuchBucket"},
+		{"another deployment's prefix", "claimed", srv.Secret, "belongs to another deployment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{

@@ -488,6 +488,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := checkBlobStore(ctx, cfg, log); err != nil {
 		return err
 	}
+	if err := st.ClaimBlobPrefix(ctx); errors.Is(err, store.ErrSharedPrefix) {
+		return fmt.Errorf("BLOB_STORE %s: %w", cfg.blobStore, err)
+	} else if err != nil {
+		log.Warn("could not claim the object store's prefix; the collector leaves its objects alone until it can", "blob_store", cfg.blobStore, "err", err)
+	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -477,7 +477,17 @@ CREATE TABLE IF NOT EXISTS proguard_artifact_releases (
     UNIQUE (project_id, proguard_uuid, release_name)
 );
 
+-- The deployment this database belongs to, by a random id written once.
+-- With an object store, the id is also kept under the store's prefix: a
+-- prefix holding another deployment's id is refused, since each one's
+-- collector would remove the objects its own database does not name.
+CREATE TABLE IF NOT EXISTS deployment (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    id       text NOT NULL
+);
+INSERT INTO deployment (id) VALUES (gen_random_uuid()::text) ON CONFLICT DO NOTHING;
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits; 4: ids of commit file changes,
--- debug files, proguard artifact releases.
-INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4) ON CONFLICT DO NOTHING;
+-- debug files, proguard artifact releases; 5: the deployment's id.
+INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4), (5) ON CONFLICT DO NOTHING;

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +64,9 @@ func countObjects(t *testing.T, c *s3.Client) int {
 	t.Helper()
 	n := 0
 	if err := c.List(context.Background(), "", "", func(key string, _ int64) error {
-		n++
+		if path.Base(key) != "errata-deployment" { // a deployment's claim on its prefix
+			n++
+		}
 		return nil
 	}); err != nil {
 		t.Fatalf("list objects: %v", err)
@@ -384,12 +387,56 @@ func TestCollectorRemovesOrphanObjects(t *testing.T) {
 	}
 	var keys []string
 	c.List(ctx, "", "", func(key string, _ int64) error { keys = append(keys, key); return nil })
-	want := []string{"elsewhere/" + sha1Of(orphan), "errata/README"}
+	want := []string{"elsewhere/" + sha1Of(orphan), "errata/README", "errata/errata-deployment"}
 	for _, n := range names {
 		want = append(want, "errata/"+n)
 	}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeploymentsDoNotShareAPrefix points two deployments (two databases)
+// at one bucket prefix: the first claims it, and the second's collector
+// refuses to sweep it rather than remove the first's objects, which its
+// own database does not name. Another prefix of the bucket is fine.
+func TestDeploymentsDoNotShareAPrefix(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t)
+	c := srv.Client("shared")
+	open := func(prefix string) *store.Store {
+		st, err := store.Open(ctx, store.Config{URL: storetest.NewDatabase(t), Blobs: c, BlobPrefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	first, second := open("errata/"), open("errata/")
+	data := make([]byte, 2500)
+	rand.NewChaCha8([32]byte{10}).Read(data)
+	org, _, names := uploadFile(t, first, data)
+	if _, err := first.CreateFileFromChunks(ctx, org, sha1Of(data), names); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Collect(ctx, time.Hour, 0); err != nil {
+		t.Fatalf("the first deployment's collection: %v", err)
+	}
+	before := countObjects(t, c)
+	if _, err := second.Collect(ctx, 0, 0); !errors.Is(err, store.ErrSharedPrefix) {
+		t.Errorf("the second deployment's collection under the same prefix: %v, want ErrSharedPrefix", err)
+	}
+	if err := second.ClaimBlobPrefix(ctx); !errors.Is(err, store.ErrSharedPrefix) {
+		t.Errorf("the second deployment's claim: %v, want ErrSharedPrefix", err)
+	}
+	if n := countObjects(t, c); n != before {
+		t.Errorf("%d objects after the second deployment's collection, want the %d there were", n, before)
+	}
+	if err := open("other/").ClaimBlobPrefix(ctx); err != nil {
+		t.Errorf("a third deployment under another prefix: %v", err)
+	}
+	if err := first.ClaimBlobPrefix(ctx); err != nil {
+		t.Errorf("the first deployment again: %v", err)
 	}
 }

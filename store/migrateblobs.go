@@ -46,6 +46,9 @@ func (s *Store) MigrateBlobs(ctx context.Context, to BlobStore, prefix string, r
 	if err := s.checkOtherStore(ctx, dst); err != nil {
 		return st, err
 	}
+	if err := s.claimPrefix(ctx, dst); err != nil {
+		return st, err
+	}
 	after := ""
 	for {
 		rows, err := s.pool.Query(ctx, `SELECT sha1 FROM blobs WHERE sha1 > $1 ORDER BY sha1 LIMIT 1000`, after)
@@ -66,6 +69,13 @@ func (s *Store) MigrateBlobs(ctx context.Context, to BlobStore, prefix string, r
 			after = sha1
 		}
 		if len(sha1s) < 1000 {
+			if removeSource && s.objects != nil {
+				// Every blob left the object store: so does this
+				// deployment's claim on its prefix.
+				if err := s.objects.Delete(ctx, s.objectPrefix+deploymentKey); err != nil {
+					return st, err
+				}
+			}
 			return st, nil
 		}
 	}

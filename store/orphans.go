@@ -26,6 +26,11 @@ func (s *Store) collectOrphanObjects(ctx context.Context) (int64, error) {
 	if s.objects == nil {
 		return 0, nil
 	}
+	// Only under a prefix of this deployment's own: another's objects
+	// are not in this database and would all look orphaned.
+	if err := s.ClaimBlobPrefix(ctx); err != nil {
+		return 0, err
+	}
 	var removed int64
 	after := ""
 	for {

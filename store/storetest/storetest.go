@@ -95,6 +95,20 @@ func newDatabase(t testing.TB, migrated bool) string {
 	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tmpl)); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
+	url := withDatabaseURL(admin, name)
+	if migrated {
+		// A clone of the template has the template's deployment id: each
+		// database gets its own, as each migrated database has.
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatalf("connect to %s: %v", name, err)
+		}
+		_, err = c.Exec(ctx, `UPDATE deployment SET id = gen_random_uuid()::text`)
+		c.Close(ctx)
+		if err != nil {
+			t.Fatalf("a deployment id of its own for %s: %v", name, err)
+		}
+	}
 	t.Cleanup(func() {
 		c, err := pgx.Connect(context.Background(), admin)
 		if err != nil {
@@ -106,7 +120,7 @@ func newDatabase(t testing.TB, migrated bool) string {
 			t.Logf("drop %s: %v", name, err)
 		}
 	})
-	return withDatabaseURL(admin, name)
+	return url
 }
 
 // makeTemplate creates and migrates the template database tmpl unless
