@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -243,6 +244,49 @@ func TestMigrateFromTheThirdSchema(t *testing.T) {
 // oldDatabase makes a database with the schema.sql of an earlier main,
 // schemaFile, holding a user dev@example.com who owns the organization acme
 // and its project web, and the rows of seed.
+// TestMigrateFromTheFourthSchema upgrades a database made by the main of
+// schema version 4 (testdata/schema_v4.sql, the schema before the second
+// audit) with a debug file and an assembly job waiting in the queue: both
+// are there after the upgrade, the debug file downloads, and the database
+// has a deployment id of its own, written once.
+func TestMigrateFromTheFourthSchema(t *testing.T) {
+	const sym = "MODULE Linux x86_64 88221100554477668899AABBCCDDEEFF0 hello\nPUBLIC 1130 0 main\n"
+	sum := sha1.Sum([]byte(sym))
+	db := oldDatabase(t, "testdata/schema_v4.sql", fmt.Sprintf(`
+		INSERT INTO blobs (sha1, size) VALUES ('%[1]s', %[2]d);
+		INSERT INTO blob_data (key, data) VALUES ('%[1]s', convert_to('%[3]s', 'UTF8'));
+		INSERT INTO blob_owners (organization_id, sha1) VALUES (1, '%[1]s');
+		INSERT INTO files (id, organization_id, size, sha1) VALUES (1, 1, %[2]d, '%[1]s');
+		INSERT INTO file_blobs (file_id, position, organization_id, sha1, start) VALUES (1, 0, 1, '%[1]s', 0);
+		INSERT INTO debug_files (project_id, file_id, checksum, debug_id, object_name, cpu_name, file_format, data)
+			VALUES (1, 1, '%[1]s', '88221100-5544-7766-8899-aabbccddeeff', 'hello', 'x86_64', 'breakpad', '{"features": ["symtab"]}');
+		INSERT INTO jobs (kind, unique_key, payload, run_at)
+			VALUES ('assemble_dif', 'assemble_dif:old', '{"organizationId": 1, "projectId": 1, "name": "x", "checksum": "%[1]s", "chunks": ["%[1]s"]}', now() + interval '1 day')`,
+		hex.EncodeToString(sum[:]), len(sym), sym))
+
+	s := upgraded(t, db)
+	var difs []struct{ ID, DebugID string }
+	if status := s.getJSON(t, "/api/0/projects/acme/web/files/dsyms/", &difs); status != http.StatusOK || len(difs) != 1 {
+		t.Fatalf("debug files after the upgrade: %d %v, want the one stored before", status, difs)
+	}
+	status, body := s.api(t, "GET", "/api/0/projects/acme/web/files/dsyms/?id="+difs[0].ID, nil)
+	if status != http.StatusOK || string(body) != sym {
+		t.Errorf("the debug file after the upgrade: %d %q, want %q", status, body, sym)
+	}
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE unique_key = 'assemble_dif:old' AND state = 'queued'`); n != 1 {
+		t.Errorf("%d queued jobs from before the upgrade, want 1", n)
+	}
+	var id string
+	if err := s.db(t).QueryRow(t.Context(), `SELECT id FROM deployment`).Scan(&id); err != nil || len(id) != 36 {
+		t.Errorf("the deployment id after the upgrade: %q %v", id, err)
+	}
+	mustCLI(t, db, "migrate")
+	var again string
+	if err := s.db(t).QueryRow(t.Context(), `SELECT id FROM deployment`).Scan(&again); err != nil || again != id {
+		t.Errorf("the deployment id after another migrate: %q %v, want %q kept", again, err, id)
+	}
+}
+
 func oldDatabase(t *testing.T, schemaFile, seed string) string {
 	t.Helper()
 	old, err := os.ReadFile(schemaFile)
