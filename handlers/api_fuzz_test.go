@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"errata/authn"
+	"errata/store"
 	"errata/store/storetest"
 )
 
@@ -78,7 +79,7 @@ func FuzzAPI(f *testing.F) {
 	if _, err := st.CreateOrganization(ctx, "acme", "Acme", "owner@acme.io"); err != nil {
 		f.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, "acme", "web", "Web"); err != nil {
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "web", Name: "Web"}); err != nil {
 		f.Fatal(err)
 	}
 	tok, hash := authn.NewToken()
