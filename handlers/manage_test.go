@@ -7,6 +7,8 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -547,4 +549,26 @@ func TestProjectDelete(t *testing.T) {
 			t.Errorf("collected %+v of %d files", stats, files)
 		}
 	})
+}
+
+// TestHandlersNeverActAsOperator holds SECURITY.md's claim that only the
+// admin CLI reaches past memberships: no handler source names
+// store.Operator.
+func TestHandlersNeverActAsOperator(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("handler sources: %v %v", files, err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "store.Operator") {
+			t.Errorf("%s names store.Operator: a handler acts as a member of the caller's organizations only", name)
+		}
+	}
 }
