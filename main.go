@@ -11,7 +11,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -19,17 +18,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"errata/authn"
@@ -668,7 +664,7 @@ func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, 
 	if _, err := st.CreateOrganization(ctx, org, "Demo", email); err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("demo organization: %w", err)
 	}
-	if _, err := st.CreateProject(ctx, org, project, "Demo App"); err != nil && !errors.Is(err, store.ErrConflict) {
+	if _, err := st.CreateProject(ctx, store.Operator, org, store.NewProject{Slug: project, Name: "Demo App"}); err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("demo project: %w", err)
 	}
 	if _, err := st.CreateEnvironment(ctx, org, "production", project, false); err != nil {
@@ -687,218 +683,4 @@ func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, 
 	fmt.Fprintf(stdout, "token: %s\n", token)
 	fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/api/0/\n", token, base)
 	return nil
-}
-
-// runAdmin runs the bootstrap commands of the admin CLI.
-func runAdmin(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("admin: want create-user, create-org, create-project, add-member, create-environment, create-token, storage, collect or migrate-blobs")
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("admin "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	str := func(name, usage string) *string { return fs.String(name, "", usage) }
-	var exec func(st *store.Store) error
-	required := []string{}
-	blobStore := fs.String("blob-store", cmp.Or(getenv("BLOB_STORE"), "postgres"), "where the bytes of uploads live: postgres or s3://BUCKET[/PREFIX] (BLOB_STORE)")
-	switch sub {
-	case "create-user":
-		email, name := str("email", "email address"), str("name", "display name")
-		required = []string{"email"}
-		exec = func(st *store.Store) error {
-			id, err := st.CreateUser(ctx, *email, *name)
-			if errors.Is(err, store.ErrConflict) {
-				return fmt.Errorf("a user with email %q already exists", *email)
-			}
-			if err == nil {
-				fmt.Fprintln(stdout, id)
-			}
-			return err
-		}
-	case "create-org":
-		slug, name, owner := str("slug", "organization slug"), str("name", "display name"), str("owner", "owner's email")
-		required = []string{"slug", "owner"}
-		exec = func(st *store.Store) error {
-			if *name == "" {
-				*name = *slug
-			}
-			id, err := st.CreateOrganization(ctx, *slug, *name, *owner)
-			if errors.Is(err, store.ErrConflict) {
-				return fmt.Errorf("an organization with slug %q already exists", *slug)
-			}
-			if err == nil {
-				fmt.Fprintln(stdout, id)
-			}
-			return err
-		}
-	case "create-project":
-		org, slug, name := str("org", "organization slug"), str("slug", "project slug"), str("name", "display name")
-		required = []string{"org", "slug"}
-		exec = func(st *store.Store) error {
-			if *name == "" {
-				*name = *slug
-			}
-			id, err := st.CreateProject(ctx, *org, *slug, *name)
-			if errors.Is(err, store.ErrConflict) {
-				return fmt.Errorf("organization %q already has a project %q", *org, *slug)
-			}
-			if err == nil {
-				fmt.Fprintln(stdout, id)
-			}
-			return err
-		}
-	case "add-member":
-		org, email, role := str("org", "organization slug"), str("email", "user's email"), fs.String("role", "member", "member, admin, manager or owner")
-		required = []string{"org", "email"}
-		exec = func(st *store.Store) error {
-			if !slices.Contains(store.Roles, *role) {
-				return fmt.Errorf("unknown role %q (want one of %s)", *role, strings.Join(store.Roles, ", "))
-			}
-			return st.AddMember(ctx, *org, *email, *role)
-		}
-	case "create-environment":
-		org, name, project := str("org", "organization slug"), str("name", "environment name"), str("project", "project to link it to")
-		hidden := fs.Bool("hidden", false, "hide it in the project")
-		required = []string{"org", "name"}
-		exec = func(st *store.Store) error {
-			id, err := st.CreateEnvironment(ctx, *org, *name, *project, *hidden)
-			if err == nil {
-				fmt.Fprintln(stdout, id)
-			}
-			return err
-		}
-	case "create-token":
-		email, scopeList := str("email", "user's email"), str("scopes", "comma-separated scope names")
-		label := str("label", "what the token is for")
-		required = []string{"email", "scopes"}
-		exec = func(st *store.Store) error {
-			scopes := strings.Split(*scopeList, ",")
-			if err := authn.CheckScopes(scopes); err != nil {
-				return err
-			}
-			token, hash := authn.NewToken()
-			if _, err := st.CreateToken(ctx, *email, hash, scopes, *label); err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout, token)
-			return nil
-		}
-	case "storage":
-		exec = func(st *store.Store) error {
-			r, err := st.Storage(ctx)
-			if err != nil {
-				return err
-			}
-			printStorage(stdout, r)
-			return nil
-		}
-	case "collect":
-		grace := fs.Duration("grace", 24*time.Hour, "keep what nothing uses for this long")
-		exec = func(st *store.Store) error {
-			c, err := st.Collect(ctx, *grace, 0)
-			if err == nil {
-				fmt.Fprintf(stdout, "removed %d files, %d blob ownerships, %d blobs (%d bytes)", c.Files, c.Owners, c.Blobs, c.Bytes)
-				if c.Orphans > 0 {
-					fmt.Fprintf(stdout, ", %d objects without a blob row", c.Orphans)
-				}
-				fmt.Fprintln(stdout)
-			}
-			return err
-		}
-	case "migrate-blobs":
-		to := str("to", "where the bytes of blobs go: postgres or s3://BUCKET[/PREFIX] (with the S3_* variables)")
-		removeSource := fs.Bool("remove-source", false, "remove each blob's bytes from BLOB_STORE once its copy is checked")
-		required = []string{"to"}
-		exec = func(st *store.Store) error {
-			same, err := sameBlobStore(*to, *blobStore, getenv)
-			if err != nil {
-				return err
-			}
-			if same {
-				return fmt.Errorf("the blobs are in %s already (BLOB_STORE names where they are now)", *to)
-			}
-			dst, prefix, err := openBlobStore(*to, getenv)
-			if err != nil {
-				return err
-			}
-			if c, ok := dst.(*s3.Client); ok {
-				if err := c.Check(ctx); err != nil {
-					return fmt.Errorf("%s: %w", *to, err)
-				}
-			}
-			r, err := st.MigrateBlobs(ctx, dst, prefix, *removeSource, func(_ string, r store.MigrateStats) {
-				if n := r.Copied + r.Present; n > 0 && n%1000 == 0 {
-					fmt.Fprintf(stdout, "%d blobs done\n", n)
-				}
-			})
-			fmt.Fprintf(stdout, "copied %d blobs (%d bytes) to %s, each checked; %d were there already; %d removed from %s\n",
-				r.Copied, r.Bytes, *to, r.Present, r.Removed, *blobStore)
-			if err != nil {
-				return fmt.Errorf("%w (run it again to resume)", err)
-			}
-			return nil
-		}
-	default:
-		return fmt.Errorf("admin: unknown command %q", sub)
-	}
-	dbURL := fs.String("database-url", getenv("DATABASE_URL"), "PostgreSQL URL (DATABASE_URL)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("admin %s: unexpected argument %q", sub, fs.Arg(0))
-	}
-	for _, name := range required {
-		if fs.Lookup(name).Value.String() == "" {
-			return fmt.Errorf("admin %s: --%s is required", sub, name)
-		}
-	}
-	if *dbURL == "" {
-		return errors.New("DATABASE_URL is not set")
-	}
-	blobs, prefix, err := openBlobStore(*blobStore, getenv)
-	if err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, store.Config{URL: *dbURL, Blobs: blobs, BlobPrefix: prefix})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if err := st.CheckMigrated(ctx); err != nil {
-		if errors.Is(err, store.ErrNotMigrated) {
-			return errors.New("the database is not migrated: run `errata migrate` first")
-		}
-		return err
-	}
-	if err := exec(st); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			what, _, _ := strings.Cut(err.Error(), ": "+store.ErrNotFound.Error())
-			return fmt.Errorf("admin %s: %s does not exist", sub, what)
-		}
-		return fmt.Errorf("admin %s: %w", sub, err)
-	}
-	return nil
-}
-
-// printStorage writes the storage report r as plain tables.
-func printStorage(w io.Writer, r store.StorageReport) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "organization\tkind\tfiles\tbytes as uploaded\t")
-	for _, u := range r.Uses {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", u.Org, u.Kind, u.Files, u.Bytes)
-	}
-	fmt.Fprintln(tw, "\t\t\t\t")
-	fmt.Fprintln(tw, "organization\tblobs owned\tbytes (each blob once)\t\t")
-	for _, o := range r.Owners {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t\t\n", o.Org, o.Blobs, o.Bytes)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "\nblobs stored: %d (%d bytes); awaiting collection: %d blobs no organization owns (%d bytes), %d ownerships no file uses\n",
-		r.Blobs, r.Bytes, r.UnownedBlobs, r.UnownedBytes, r.UnusedOwners)
-	fmt.Fprint(w, "on disk:")
-	for _, t := range slices.Sorted(maps.Keys(r.Tables)) {
-		fmt.Fprintf(w, " %s %d", t, r.Tables[t])
-	}
-	fmt.Fprintln(w)
 }

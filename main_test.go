@@ -88,6 +88,12 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("create-org printed %q", id)
 	}
 	mustCLI(t, db, "admin", "create-project", "--org", "acme", "--slug", "web", "--name", "Web")
+	if id := mustCLI(t, db, "admin", "create-project", "--org", "acme", "--slug", "api", "--platform", "python"); id != "2" {
+		t.Errorf("create-project printed %q, want the id 2", id)
+	}
+	if n := storetest.Count(t, db, `SELECT count(*) FROM projects WHERE slug = 'api' AND name = 'api' AND platform = 'python'`); n != 1 {
+		t.Error("create-project did not store the project api of platform python, named after its slug")
+	}
 	mustCLI(t, db, "admin", "add-member", "--org", "acme", "--email", "bob@example.com", "--role", "admin")
 	mustCLI(t, db, "admin", "create-environment", "--org", "acme", "--name", "production", "--project", "web", "--hidden")
 	tok := mustCLI(t, db, "admin", "create-token", "--email", "bob@example.com", "--scopes", "org:read,project:releases")
@@ -112,6 +118,7 @@ func TestAdminCommands(t *testing.T) {
 		{"token for an unknown user", []string{"create-token", "--email", "nobody@example.com", "--scopes", "org:read"}, `user "nobody@example.com" does not exist`},
 		{"missing flag", []string{"create-project", "--org", "acme"}, `--slug is required`},
 		{"unknown command", []string{"drop-everything"}, `unknown command "drop-everything"`},
+		{"no command", nil, `want create-user, create-org, create-project, add-member, create-environment, create-token, storage, collect or migrate-blobs`},
 	}
 	for _, tc := range errorsTests {
 		t.Run(tc.name+" fails", func(t *testing.T) {

@@ -241,15 +241,47 @@ func TestMigrateFromTheThirdSchema(t *testing.T) {
 	}
 }
 
-// oldDatabase makes a database with the schema.sql of an earlier main,
-// schemaFile, holding a user dev@example.com who owns the organization acme
-// and its project web, and the rows of seed.
 // TestMigrateFromTheFourthSchema upgrades a database made by the main of
-// schema version 4 (testdata/schema_v4.sql, the schema before the second
-// audit) with a debug file and an assembly job waiting in the queue: both
+// schema version 4 (testdata/schema_v4.sql is its schema.sql) to version
+// 5: its project gets a platform, null until someone sets one, and its
+// repository's commits list through the new page index.
+func TestMigrateFromTheFourthSchema(t *testing.T) {
+	db := oldDatabase(t, "testdata/schema_v4.sql", `
+		INSERT INTO repositories (id, organization_id, name) VALUES (1, 1, 'acme/web');
+		INSERT INTO commits (id, organization_id, repository_id, key, date_added)
+			VALUES (1, 1, 1, 'c0ffee', '2026-11-20T10:00:00Z'), (2, 1, 1, 'decade', '2026-11-20T11:00:00Z')`)
+
+	s := upgraded(t, db)
+	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "org:read,project:write")
+	var project struct {
+		Slug     string  `json:"slug"`
+		Platform *string `json:"platform"`
+	}
+	if status := s.getJSON(t, "/api/0/projects/acme/web/", &project); status != http.StatusOK ||
+		project.Slug != "web" || project.Platform != nil {
+		t.Fatalf("the project after the upgrade: %d %+v", status, project)
+	}
+	status, body := s.api(t, "PUT", "/api/0/projects/acme/web/", map[string]any{"platform": "go"})
+	if err := json.Unmarshal(body, &project); err != nil || status != http.StatusOK || project.Platform == nil || *project.Platform != "go" {
+		t.Errorf("set the platform after the upgrade: %d %s", status, body)
+	}
+	var commits []struct{ ID string }
+	if status := s.getJSON(t, "/api/0/organizations/acme/repos/1/commits/", &commits); status != http.StatusOK {
+		t.Fatalf("the repository's commits after the upgrade: %d", status)
+	}
+	if diff := cmp.Diff([]struct{ ID string }{{"decade"}, {"c0ffee"}}, commits); diff != "" {
+		t.Errorf("the repository's commits after the upgrade (-want +got):\n%s", diff)
+	}
+	if n := storetest.Count(t, db, `SELECT count(*) FROM pg_indexes WHERE indexname = 'commits_repository_page_idx'`); n != 1 {
+		t.Errorf("commits_repository_page_idx after the upgrade: %d indexes", n)
+	}
+}
+
+// TestMigrateFromTheFourthSchemaKeepsUploads upgrades a database made by
+// the main of schema version 4 (testdata/schema_v4.sql) with a debug file and an assembly job waiting in the queue: both
 // are there after the upgrade, the debug file downloads, and the database
 // has a deployment id of its own, written once.
-func TestMigrateFromTheFourthSchema(t *testing.T) {
+func TestMigrateFromTheFourthSchemaKeepsUploads(t *testing.T) {
 	const sym = "MODULE Linux x86_64 88221100554477668899AABBCCDDEEFF0 hello\nPUBLIC 1130 0 main\n"
 	sum := sha1.Sum([]byte(sym))
 	db := oldDatabase(t, "testdata/schema_v4.sql", fmt.Sprintf(`
@@ -287,6 +319,9 @@ func TestMigrateFromTheFourthSchema(t *testing.T) {
 	}
 }
 
+// oldDatabase makes a database with the schema.sql of an earlier main,
+// schemaFile, holding a user dev@example.com who owns the organization acme
+// and its project web, and the rows of seed.
 func oldDatabase(t *testing.T, schemaFile, seed string) string {
 	t.Helper()
 	old, err := os.ReadFile(schemaFile)

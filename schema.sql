@@ -487,7 +487,17 @@ CREATE TABLE IF NOT EXISTS deployment (
 );
 INSERT INTO deployment (id) VALUES (gen_random_uuid()::text) ON CONFLICT DO NOTHING;
 
+-- Schema 5: a project's platform (Sentry's name of its SDK platform,
+-- "javascript", "python-django"...; NULL when nobody said), set when the
+-- project is created or updated through the API; and the page of a
+-- repository's commits, newest first (organizations/{org}/repos/{id}/commits/).
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS platform text
+    CHECK (length(platform) BETWEEN 1 AND 64);
+CREATE INDEX IF NOT EXISTS commits_repository_page_idx
+    ON commits (repository_id, date_added DESC, id DESC);
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits; 4: ids of commit file changes,
--- debug files, proguard artifact releases; 5: the deployment's id.
+-- debug files, proguard artifact releases; 5: the deployment's id, project
+-- platforms, the commit page of a repository.
 INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4), (5) ON CONFLICT DO NOTHING;

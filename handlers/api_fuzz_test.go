@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"errata/authn"
+	"errata/store"
 	"errata/store/storetest"
 )
 
@@ -62,6 +63,12 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "GET", path: "/api/0/projects/acme/web/files/dsyms/unknown/?{}"},
 	{method: "POST", path: "/api/0/projects/acme/web/files/proguard-artifact-releases", contentType: "application/json"},
 	{method: "GET", path: "/api/0/projects/acme/web/files/proguard-artifact-releases?{}"},
+	{method: "PUT", path: "/api/0/organizations/scratch/", contentType: "application/json"},
+	{method: "POST", path: "/api/0/organizations/acme/projects/", contentType: "application/json"},
+	{method: "PUT", path: "/api/0/projects/acme/scratch/", contentType: "application/json"},
+	{method: "GET", path: "/api/0/projects/acme/web/environments/{}/"},
+	{method: "GET", path: "/api/0/organizations/acme/repos/{}/commits/"},
+	{method: "PUT", path: "/api/0/organizations/acme/releases/1.0/files/{}/", contentType: "application/json"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database
@@ -78,7 +85,15 @@ func FuzzAPI(f *testing.F) {
 	if _, err := st.CreateOrganization(ctx, "acme", "Acme", "owner@acme.io"); err != nil {
 		f.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, "acme", "web", "Web"); err != nil {
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "web", Name: "Web"}); err != nil {
+		f.Fatal(err)
+	}
+	// What the organization and project updates may change, so that the
+	// routes above keep their records.
+	if _, err := st.CreateOrganization(ctx, "scratch", "Scratch", "owner@acme.io"); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "scratch", Name: "Scratch"}); err != nil {
 		f.Fatal(err)
 	}
 	tok, hash := authn.NewToken()

@@ -91,11 +91,11 @@ func (a *testAPI) org(slug, ownerEmail string) int64 {
 // project creates a project in org.
 func (a *testAPI) project(org, slug string) int64 {
 	a.t.Helper()
-	id, err := a.st.CreateProject(context.Background(), org, slug, strings.ToUpper(slug))
+	p, err := a.st.CreateProject(context.Background(), store.Operator, org, store.NewProject{Slug: slug, Name: strings.ToUpper(slug)})
 	if err != nil {
 		a.t.Fatalf("create project %s/%s: %v", org, slug, err)
 	}
-	return id
+	return p.ID
 }
 
 // member adds the user with email to org with role.

@@ -119,6 +119,52 @@ var bodyInputs = []bodyInput{
 			return nil
 		}},
 	{name: "environment_update", keys: []string{"isHidden"}, decode: decodeInto[environmentProjectIn]},
+	{name: "organization_update", keys: append([]string{"name", "slug"}, organizationUnstored...),
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in organizationUpdateIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			return in.update()
+		},
+		check: func(v any) error {
+			u := v.(store.OrganizationUpdate)
+			return checkNewNames(u.Name, u.Slug, 64, 50)
+		}},
+	{name: "project_create", keys: []string{"name", "slug", "platform", "default_rules"},
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in projectCreateIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			return in.newProject()
+		},
+		check: func(v any) error {
+			np := v.(store.NewProject)
+			if err := checkNewNames(&np.Name, &np.Slug, 50, 100); err != nil {
+				return err
+			}
+			return checkPlatform(np.Platform)
+		}},
+	{name: "project_update", keys: append([]string{"name", "slug", "platform"}, projectUnstored...),
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in projectUpdateIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			return in.update()
+		},
+		check: func(v any) error {
+			u := v.(store.ProjectUpdate)
+			if err := checkNewNames(u.Name, u.Slug, 200, 100); err != nil {
+				return err
+			}
+			if !u.SetPlatform && u.Platform != nil {
+				return fmt.Errorf("a platform is assigned that was not sent: %q", *u.Platform)
+			}
+			return checkPlatform(u.Platform)
+		}},
+	{name: "release_file_update", keys: []string{"name"}, decode: decodeInto[releaseFileUpdateIn]},
 	{name: "user_update", keys: []string{"name", "options"},
 		options: []string{"timezone", "stacktraceOrder", "language", "clock24Hours", "preferredTheme"},
 		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -224,6 +270,32 @@ var bodyInputs = []bodyInput{
 			}
 			return nil
 		}},
+}
+
+// checkNewNames checks the validated name and slug of an organization or
+// a project (nil when not sent) against Sentry's rules.
+func checkNewNames(name, slug *string, maxName, maxSlug int) error {
+	if name != nil {
+		if n := utf8.RuneCountInString(*name); n < 1 || n > maxName || strings.TrimSpace(*name) == "" {
+			return fmt.Errorf("name %q", *name)
+		}
+	}
+	if slug != nil {
+		s := *slug
+		if len(s) < 1 || len(s) > maxSlug || strings.Trim(s, "0123456789") == "" || s[0] == '-' ||
+			strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" || !slugPattern.MatchString(s) {
+			return fmt.Errorf("slug %q", s)
+		}
+	}
+	return nil
+}
+
+// checkPlatform checks a validated platform: nil, or Sentry's form.
+func checkPlatform(p *string) error {
+	if p != nil && (len(*p) < 1 || len(*p) > 64 || strings.Trim(*p, "abcdefghijklmnopqrstuvwxyz0123456789-") != "") {
+		return fmt.Errorf("platform %q", *p)
+	}
+	return nil
 }
 
 // checkReleaseInput checks a validated release body against the contract.
@@ -382,6 +454,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"name": "acme/web", "url": "https://x.io/a", "provider": "github"}`))
 	f.Add([]byte(`{"AAF4C61DDCC5E8A2DABEDE0F3B482CD9AEA9434D": {"name": "a.out", "debug_id": "33221100554477668899AABBCCDDEEFF1", "chunks": ["aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"]}}`))
 	f.Add([]byte(`{"release_name": "com.example@1.0+5", "proguard_uuid": "12A2E4EE87055F9183693A5B10A48225"}`))
+	f.Add([]byte(`{"name": "Mobile App", "slug": "mobile-app", "platform": "react-native", "default_rules": false, "isBookmarked": true}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, in := range bodyInputs {
 			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))

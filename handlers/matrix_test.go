@@ -525,12 +525,13 @@ var missingValues = map[string]string{
 	"file_id":           "999999999",
 	"user_id":           "999999999",
 	"bundle_id":         "00000000-0000-0000-0000-000000000000",
+	"repo_id":           "999999999",
 }
 
 // globalIDs are path values that are unique across organizations: the
 // intruder's own organization with the victim's id must answer as it does
 // an id that does not exist.
-var globalIDs = []string{"file_id"}
+var globalIDs = []string{"file_id", "repo_id"}
 
 // on is the victim's request on the standard records, with values
 // overridden by the pairs of kv.
@@ -609,6 +610,10 @@ func matrixEntries() map[string]matrixEntry {
 		f.file(t, "rival", "1.0.0", name)
 		return f.on(http.StatusNoContent, noBody, "file_id", id)
 	}}
+	renameFile := matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+		id := f.file(t, "acme", "1.0.0", "~/"+f.name("before")+".js")
+		return f.on(http.StatusOK, jsonBody(map[string]any{"name": "~/" + f.name("renamed") + ".js"}), "file_id", id)
+	}}
 	getFile := standing(http.StatusOK, noBody)
 	getFile.queries = []string{"", "download=1"} // the record, and its bytes
 	victimAddress := func(want int) matrixEntry {
@@ -637,6 +642,7 @@ func matrixEntries() map[string]matrixEntry {
 		"GET /api/0/organizations/{organization_slug}/environments/{$}":                    standing(http.StatusOK, noBody),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{$}":          standing(http.StatusOK, noBody),
 		"PUT /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}":   standing(http.StatusOK, jsonBody(map[string]any{"isHidden": true})),
+		"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}":   standing(http.StatusOK, noBody),
 		"POST /api/0/organizations/{organization_slug}/releases/{$}":                       createRelease("organization"),
 		"GET /api/0/organizations/{organization_slug}/releases/{$}":                        standing(http.StatusOK, noBody),
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/{$}":              standing(http.StatusOK, noBody),
@@ -655,6 +661,7 @@ func matrixEntries() map[string]matrixEntry {
 		"POST /api/0/organizations/{organization_slug}/repos/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
 			return f.on(http.StatusCreated, jsonBody(map[string]any{"name": f.name("repo"), "provider": "git", "url": "https://git.example/acme.git"}))
 		}},
+		"GET /api/0/organizations/{organization_slug}/repos/{repo_id}/commits/{$}":                  {prepare: prepareRepositoryCommits},
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/commits/{$}":               standing(http.StatusOK, noBody),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/commits/{$}":     standing(http.StatusOK, noBody),
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/previous-with-commits/{$}": standing(http.StatusOK, noBody),
@@ -668,6 +675,22 @@ func matrixEntries() map[string]matrixEntry {
 		"GET /api/0/organizations/{organization_slug}/{$}":           standing(http.StatusOK, noBody),
 		"GET /api/0/organizations/{organization_slug}/projects/{$}":  standing(http.StatusOK, noBody),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/{$}": standing(http.StatusOK, noBody),
+		// Organization and project management: the owner renames its own,
+		// creates a project whose slug the intruder's organization has
+		// already, and deletes a project both organizations have.
+		"PUT /api/0/organizations/{organization_slug}/{$}":           standing(http.StatusOK, jsonBody(map[string]any{"name": "Intruded"})),
+		"PUT /api/0/projects/{organization_slug}/{project_slug}/{$}": standing(http.StatusOK, jsonBody(map[string]any{"name": "Intruded"})),
+		"POST /api/0/organizations/{organization_slug}/projects/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			slug := f.name("created")
+			f.project("rival", slug)
+			return f.on(http.StatusCreated, jsonBody(map[string]any{"name": slug, "slug": slug}))
+		}},
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			slug := f.name("doomed")
+			f.project("acme", slug)
+			f.project("rival", slug)
+			return f.on(http.StatusNoContent, noBody, "project_slug", slug)
+		}},
 		"GET /api/0/users/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCaller,
 			note: "lists the caller only"},
 		"GET /api/0/users/{user_id}/{$}": standing(http.StatusOK, noBody),
@@ -704,10 +727,12 @@ func matrixEntries() map[string]matrixEntry {
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{$}":                        standing(http.StatusOK, noBody),
 		"POST /api/0/organizations/{organization_slug}/releases/{version}/files/{$}":                       uploadFile,
 		"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}":              getFile,
+		"PUT /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}":              renameFile,
 		"DELETE /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}":           deleteFile,
 		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}":              standing(http.StatusOK, noBody),
 		"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}":             uploadFile,
 		"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}":    getFile,
+		"PUT /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}":    renameFile,
 		"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}": deleteFile,
 		"DELETE /api/0/organizations/{organization_slug}/files/source-maps/{$}": {
 			prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
@@ -808,6 +833,34 @@ func noRecord(want int) func(t *testing.T, f *matrixFixture) matrixRequest {
 	return func(t *testing.T, f *matrixFixture) matrixRequest {
 		return matrixRequest{owner: f.victim, want: want}
 	}
+}
+
+// prepareRepositoryCommits gives both organizations a repository of the
+// same name with one commit, of a release of its own, and asks for acme's
+// commits.
+func prepareRepositoryCommits(t *testing.T, f *matrixFixture) matrixRequest {
+	name, version := f.name("repo"), f.name("commits")
+	var acme int64
+	for _, org := range []string{"acme", "rival"} {
+		owner := f.victim.id
+		if org == "rival" {
+			owner = f.intruder.id
+		}
+		repo, err := f.st.CreateRepository(context.Background(), owner, org, store.RepositoryInput{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if org == "acme" {
+			acme = repo.ID
+		}
+		f.release(t, org, version)
+		commits := []store.CommitInput{{ID: sha1Hex([]byte(name)), Repository: name}}
+		if _, err := f.st.UpdateRelease(context.Background(), owner, org, "", version,
+			store.ReleaseUpdate{Commits: store.ReleaseCommitsInput{Commits: &commits}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f.on(http.StatusOK, noBody, "repo_id", strconv.FormatInt(acme, 10))
 }
 
 // prepareArtifactBundle gives acme a chunk and asks to assemble it. Its

@@ -750,6 +750,7 @@ type docFixture struct {
 	// difID is the debug file hello.sym of web (Breakpad module
 	// matrixModuleID), whose content is docDifContent.
 	difID   string
+	repoID  int64  // the repository acme/web
 	homeKey string // the confirmation key of ann@home.example.com
 	dead    string // URL of a server whose database is unreachable
 	limited string // URL of a server whose bundle limit is 1 KiB
@@ -779,8 +780,9 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 	_, _, err = a.st.CreateRelease(ctx, f.annID, "acme", store.ReleaseInput{Version: "1.0.0", Ref: &ref, URL: &relURL}, []string{"web"})
 	check(err)
 	repoURL, github := "https://github.com/acme/web", "integrations:github"
-	_, err = a.st.CreateRepository(ctx, f.annID, "acme", store.RepositoryInput{Name: "acme/web", URL: &repoURL, Provider: &github})
+	repo, err := a.st.CreateRepository(ctx, f.annID, "acme", store.RepositoryInput{Name: "acme/web", URL: &repoURL, Provider: &github})
 	check(err)
+	f.repoID = repo.ID
 	message, author, email := "Fix the checkout total", "Ann", "ann@example.com"
 	committed := time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC)
 	_, err = a.st.UpdateRelease(ctx, f.annID, "acme", "", "1.0.0", store.ReleaseUpdate{Commits: store.ReleaseCommitsInput{
@@ -989,7 +991,46 @@ var proguardReleasesCases = operationCases{
 	},
 }
 
+// releaseFileUpdateCases are the cases of both release-file renames:
+// another file of the release is called ~/other.js.
+var releaseFileUpdateCases = operationCases{examples: map[string]exampleCase{
+	"409 exists": func(t *testing.T, f *docFixture, r *docRequest) {
+		_, err := f.st.CreateReleaseFile(context.Background(), store.ReleaseFileScope{UserID: f.annID, OrgSlug: "acme", Version: "1.0.0"},
+			store.NewReleaseFile{Name: "~/other.js"}, strings.NewReader("other()"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.jsonBody(map[string]any{"name": "~/other.js"})
+	},
+	"422 missingName": withJSON(map[string]any{}),
+}}
+
 var docCases = map[string]operationCases{
+	"updateOrganization": {examples: map[string]exampleCase{
+		"409 slugTaken": func(t *testing.T, f *docFixture, r *docRequest) {
+			f.org("initech", "ann@example.com")
+			r.jsonBody(map[string]any{"slug": "initech"})
+		},
+		"422 invalidSlug":     withJSON(map[string]any{"slug": "Acme!"}),
+		"422 unstoredSetting": withJSON(map[string]any{"name": "Acme Corp", "require2FA": true}),
+	}},
+	"createProject": {examples: map[string]exampleCase{
+		"409 exists":          withJSON(map[string]any{"name": "Web", "slug": "web"}),
+		"422 missingName":     withJSON(map[string]any{"slug": "mobile"}),
+		"422 invalidPlatform": withJSON(map[string]any{"name": "Mobile", "platform": "React Native"}),
+	}},
+	"updateProject": {examples: map[string]exampleCase{
+		"409 exists": func(t *testing.T, f *docFixture, r *docRequest) {
+			f.project("acme", "api")
+			r.jsonBody(map[string]any{"slug": "api"})
+		},
+		"422 unstoredSetting": withJSON(map[string]any{"isBookmarked": true}),
+	}},
+	"listRepositoryCommits": {examples: map[string]exampleCase{
+		"422 invalidRepoId": func(t *testing.T, f *docFixture, r *docRequest) { r.values["repo_id"] = "web" },
+	}},
+	"updateReleaseFile":        releaseFileUpdateCases,
+	"updateProjectReleaseFile": releaseFileUpdateCases,
 	"deleteOrganizationReleaseSourceMaps": {
 		request: func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("name", "1.0.0") },
 		examples: map[string]exampleCase{
@@ -1276,7 +1317,7 @@ func (doc openAPIDoc) ordinaryRequest(t *testing.T, f *docFixture, o docOperatio
 	fixture := map[string]string{
 		"organization_slug": "acme", "project_slug": "web", "version": "1.0.0",
 		"file_id": strconv.FormatInt(f.fileID, 10), "name": "production", "user_id": "me", "key": f.homeKey,
-		"bundle_id": matrixBundleID,
+		"bundle_id": matrixBundleID, "repo_id": strconv.FormatInt(f.repoID, 10),
 	}
 	for _, name := range doc.pathParameters(t, o) {
 		v, ok := fixture[name]

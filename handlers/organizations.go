@@ -35,8 +35,8 @@ func newOrganizationJSON(o store.Organization) organizationJSON {
 	}
 }
 
-// projectJSON is a project as Sentry's API writes it; errata has no teams
-// or platforms.
+// projectJSON is a project as Sentry's API writes it; errata has no
+// teams.
 type projectJSON struct {
 	ID          string     `json:"id"`
 	Slug        string     `json:"slug"`
@@ -51,7 +51,7 @@ type projectJSON struct {
 
 func newProjectJSON(p store.Project) projectJSON {
 	return projectJSON{
-		ID: strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, DateCreated: jsonTime(p.DateCreated),
+		ID: strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, Platform: p.Platform, DateCreated: jsonTime(p.DateCreated),
 		Status: "active", Teams: []struct{}{}, Features: []string{},
 	}
 }

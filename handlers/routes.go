@@ -41,6 +41,8 @@ var (
 	// sentry-cli's set-commits reads them first.
 	repoReader = scopes("org:read", "org:write", "org:admin", "project:releases")
 	orgWrite   = scopes("org:write", "org:admin")
+	// projectAdmin is Sentry's scope for deleting a project.
+	projectAdmin = scopes("project:admin")
 )
 
 // routes lists every route of errata. Each pattern is exact (it ends in
@@ -68,10 +70,19 @@ func routes(d Deps) []route {
 		{"GET /api/0/organizations/{organization_slug}/{$}", orgRead, handleOrganization(d)},
 		{"GET /api/0/organizations/{organization_slug}/projects/{$}", orgRead, handleProjects(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/{$}", projectRead, handleProject(d)},
+		// Their management without the admin CLI. errata has no teams, so
+		// a project is created through its organization; project:read,
+		// which Sentry accepts where an organization lets members create
+		// projects, creates nothing here.
+		{"PUT /api/0/organizations/{organization_slug}/{$}", orgWrite, handleOrganizationUpdate(d)},
+		{"POST /api/0/organizations/{organization_slug}/projects/{$}", projectWrite, handleProjectCreate(d)},
+		{"PUT /api/0/projects/{organization_slug}/{project_slug}/{$}", projectWrite, handleProjectUpdate(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/{$}", projectAdmin, handleProjectDelete(d)},
 
 		// Environments, releases and deploys.
 		{"GET /api/0/organizations/{organization_slug}/environments/{$}", orgRead, handleEnvironments(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{$}", projectRead, handleProjectEnvironments(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}", projectRead, handleProjectEnvironment(d)},
 		{"PUT /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}", projectWrite, handleProjectEnvironmentUpdate(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{$}", projectReleases, handleReleaseCreate(d)},
 		{"GET /api/0/organizations/{organization_slug}/releases/{$}", projectReleases, handleReleases(d)},
@@ -90,6 +101,7 @@ func routes(d Deps) []route {
 		// list and releases set-commits).
 		{"GET /api/0/organizations/{organization_slug}/repos/{$}", repoReader, handleRepositories(d)},
 		{"POST /api/0/organizations/{organization_slug}/repos/{$}", orgWrite, handleRepositoryCreate(d)},
+		{"GET /api/0/organizations/{organization_slug}/repos/{repo_id}/commits/{$}", orgRead, handleRepositoryCommits(d)},
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/commits/{$}", projectReleases, handleReleaseCommits(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/commits/{$}", projectReleases, handleReleaseCommits(d)},
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/previous-with-commits/{$}", projectReleases, handlePreviousWithCommits(d)},
@@ -122,10 +134,12 @@ func routes(d Deps) []route {
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileGet(d)},
+		{"PUT /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileUpdate(d)},
 		{"DELETE /api/0/organizations/{organization_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileDelete(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileGet(d)},
+		{"PUT /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileUpdate(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/files/{file_id}/{$}", projectReleases, handleReleaseFileDelete(d)},
 		{"DELETE /api/0/organizations/{organization_slug}/files/source-maps/{$}", releaseAssembler, handleSourceMapsDelete(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/files/source-maps/{$}", releaseAssembler, handleSourceMapsDelete(d)},

@@ -40,7 +40,7 @@ func newCollectEnv(t *testing.T) collectEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, "acme", "web", "Web"); err != nil {
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "web", Name: "Web"}); err != nil {
 		t.Fatal(err)
 	}
 	return collectEnv{st, db, user, org}

@@ -155,3 +155,21 @@ func (s *Store) UpdateProjectEnvironment(ctx context.Context, userID int64, orgS
 		userID, orgSlug, projectSlug, name, isHidden).Scan(&l.ID, &l.Name, &l.IsHidden)
 	return l, wrap(err)
 }
+
+// ProjectEnvironment returns the link of the environment name to the
+// project projectSlug of orgSlug, hidden or not. A link that does not
+// exist, or one of an organization userID is not a member of, is
+// ErrNotFound.
+func (s *Store) ProjectEnvironment(ctx context.Context, userID int64, orgSlug, projectSlug, name string) (EnvironmentLink, error) {
+	var l EnvironmentLink
+	err := s.pool.QueryRow(ctx, `
+		SELECT ep.id, e.name, ep.is_hidden
+		FROM environment_projects ep
+		JOIN environments e ON e.id = ep.environment_id
+		JOIN projects p ON p.id = ep.project_id
+		JOIN organizations o ON o.id = p.organization_id AND e.organization_id = o.id
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2 AND p.slug = $3 AND e.name = $4`,
+		userID, orgSlug, projectSlug, name).Scan(&l.ID, &l.Name, &l.IsHidden)
+	return l, wrap(err)
+}

@@ -45,26 +45,6 @@ func organizationID(ctx context.Context, q querier, slug string) (int64, error) 
 	return id, nil
 }
 
-// CreateProject creates a project in the organization orgSlug and returns
-// its id.
-func (s *Store) CreateProject(ctx context.Context, orgSlug, slug, name string) (int64, error) {
-	var id int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		org, err := organizationID(ctx, tx, orgSlug)
-		if err != nil {
-			return err
-		}
-		err = tx.QueryRow(ctx, `
-			INSERT INTO projects (organization_id, slug, name) VALUES ($1, $2, $3) RETURNING id`,
-			org, slug, name).Scan(&id)
-		if err != nil {
-			return fmt.Errorf("project %q: %w", slug, wrap(err))
-		}
-		return nil
-	})
-	return id, err
-}
-
 // AddMember makes the user with email a member of orgSlug with role, or
 // changes the role of an existing member.
 func (s *Store) AddMember(ctx context.Context, orgSlug, email, role string) error {
@@ -127,11 +107,13 @@ type Organization struct {
 	DateCreated time.Time
 }
 
-// Project is a project of an organization.
+// Project is a project of an organization. Platform is nil when nobody
+// named one.
 type Project struct {
 	ID          int64
 	Slug        string
 	Name        string
+	Platform    *string
 	DateCreated time.Time
 }
 
@@ -168,7 +150,7 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, page
 		return nil, PageInfo{}, err
 	}
 	return list(ctx, s.pool, listQuery{
-		cols: "p.id, p.slug, p.name, p.date_created",
+		cols: "p.id, p.slug, p.name, p.platform, p.date_created",
 		from: `FROM projects p JOIN organizations o ON o.id = p.organization_id
 			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 WHERE o.slug = $2`,
 		args:       []any{userID, orgSlug},
@@ -176,7 +158,7 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, page
 		idCol:      "p.id",
 	}, page, func(rows pgx.Rows) (Project, Key, error) {
 		var p Project
-		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated)
+		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated)
 		return p, Key{Created: p.DateCreated, ID: p.ID}, err
 	})
 }
@@ -186,10 +168,10 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, page
 func (s *Store) Project(ctx context.Context, userID int64, orgSlug, projectSlug string) (Project, error) {
 	var p Project
 	err := s.pool.QueryRow(ctx, `
-		SELECT p.id, p.slug, p.name, p.date_created
+		SELECT p.id, p.slug, p.name, p.platform, p.date_created
 		FROM projects p JOIN organizations o ON o.id = p.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated)
+		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated)
 	return p, wrap(err)
 }
 

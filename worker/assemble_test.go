@@ -53,7 +53,7 @@ func newAssembleEnv(t *testing.T) *assembleEnv {
 	if e.org, err = st.CreateOrganization(ctx, "acme", "Acme", "dev@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, "acme", "web", "Web"); err != nil {
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "web", Name: "Web"}); err != nil {
 		t.Fatal(err)
 	}
 	return e

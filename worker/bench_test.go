@@ -34,7 +34,7 @@ func BenchmarkAssemble(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, "acme", "web", "Web"); err != nil {
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "web", Name: "Web"}); err != nil {
 		b.Fatal(err)
 	}
 

@@ -29,7 +29,7 @@ func TestRecordAndReplayAReleaseCreate(t *testing.T) {
 	if _, err := st.CreateOrganization(ctx, "acme", "Acme", "dev@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, "acme", "web", "Web"); err != nil {
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "web", Name: "Web"}); err != nil {
 		t.Fatal(err)
 	}
 
