@@ -481,6 +481,11 @@ func TestProjectDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.debugIDBundle(t, f.annID, "acme", matrixBundleID, matrixDebugID)
+	// A second bundle that api has too survives, linked to api alone.
+	f.debugIDBundle(t, f.annID, "acme", doomedBundleID, doomedDebugID)
+	f.exec(`INSERT INTO artifact_bundle_projects (artifact_bundle_id, project_id)
+		SELECT ab.id, p.id FROM artifact_bundles ab, projects p
+		WHERE ab.bundle_id = $1 AND p.slug = 'api' AND p.organization_id = ab.organization_id`, doomedBundleID)
 	// rival's web, of the same names, must not be touched.
 	if _, err := f.st.CreateEnvironment(ctx, "rival", "production", "web", false); err != nil {
 		t.Fatal(err)
@@ -500,15 +505,15 @@ func TestProjectDelete(t *testing.T) {
 			+ (SELECT count(*) FROM debug_files WHERE project_id = $1)
 			+ (SELECT count(*) FROM artifact_bundle_projects WHERE project_id = $1)`, webID)
 	}
-	if n := linked(); n != 5 {
-		t.Fatalf("web has %d links before, want 5", n)
+	if n := linked(); n != 6 {
+		t.Fatalf("web has %d links before, want 6", n)
 	}
 
 	t.Run("another organization's project is not found", func(t *testing.T) {
 		f.do("DELETE", "/api/0/projects/acme/web/", f.ben, nil).expect(t, http.StatusNotFound, `{"detail": "Not Found"}`)
 		f.do("DELETE", "/api/0/projects/rival/api/", f.ben, nil).expect(t, http.StatusNotFound, `{"detail": "Not Found"}`)
-		if n := linked(); n != 5 {
-			t.Errorf("web has %d links after, want 5", n)
+		if n := linked(); n != 6 {
+			t.Errorf("web has %d links after, want 6", n)
 		}
 	})
 	t.Run("an invalid slug is 422", func(t *testing.T) {
@@ -521,9 +526,11 @@ func TestProjectDelete(t *testing.T) {
 		if n := linked(); n != 0 {
 			t.Errorf("%d rows still name the project", n)
 		}
-		if n := f.count(`SELECT count(*) FROM artifact_bundles`); n != 0 {
+		if n := f.count(`SELECT count(*) FROM artifact_bundles WHERE bundle_id = $1`, matrixBundleID); n != 0 {
 			t.Errorf("%d artifact bundles of no project are left", n)
 		}
+		shared := f.do("GET", "/api/0/projects/acme/api/artifact-bundles/"+doomedBundleID+"/files/", f.ann, nil)
+		shared.expect(t, http.StatusOK, nil)
 		rel := f.do("GET", "/api/0/organizations/acme/releases/1.0.0/", f.ann, nil)
 		rel.expect(t, http.StatusOK, nil)
 		projects := rel.field(t, "projects").([]any)
