@@ -128,6 +128,9 @@ func errorResponse(err error) (int, any) {
 		}
 		return http.StatusServiceUnavailable, detail{fmt.Sprintf(
 			"The organization has %d background jobs queued or running, its limit: retry later", limit)}
+	case errors.Is(err, store.ErrTurnTimeout):
+		return http.StatusServiceUnavailable, detail{
+			"Too many requests of the organization wait for their turn to enqueue work: retry later"}
 	case errors.Is(err, store.ErrQuotaExceeded):
 		return http.StatusForbidden, detail{"The organization's storage quota is exceeded"}
 	}

@@ -229,6 +229,9 @@ func TestAssembleDifsRunsAsManyStatementsForOneFileAsForHundreds(t *testing.T) {
 		return statements.Load() - before
 	}
 	one := cost(sums[:1], nil)
+	if one > 10 { // SECURITY.md: ten or fewer
+		t.Errorf("AssembleDifs ran %d statements for 1 file, want at most 10", one)
+	}
 	many := cost(sums[1:], []string{strings.Repeat("d", 40), strings.Repeat("e", 40)})
 	if many != one {
 		t.Errorf("AssembleDifs ran %d statements for 1 file, %d for 301", one, many)

@@ -43,6 +43,9 @@ func retryAfter(err error) int {
 	if errors.Is(err, store.ErrJobLimit) {
 		return jobLimitRetryAfter
 	}
+	if errors.Is(err, store.ErrTurnTimeout) {
+		return uploadRetryAfter
+	}
 	return 0
 }
 

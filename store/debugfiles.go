@@ -212,12 +212,18 @@ const difRequeueAfter = time.Minute
 // other is assembled by the job of its organization and chunk list,
 // enqueued (or given the file) in the same transaction, whose state the
 // status reports. Asking again reports on the same job. It runs the same
-// few statements whatever the number of files; the requests of one
-// organization take turns. A request that would take the organization
-// over its job limit is ErrJobLimit and changes nothing.
+// few statements whatever the number of files. The requests of one
+// organization take turns, waiting without a connection; one that waits
+// more than turnWait is ErrTurnTimeout. A request that would take the
+// organization over its job limit is ErrJobLimit and changes nothing.
 func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifRequest) ([]DifStatus, error) {
+	release, err := s.turns.take(ctx, sc.OrgSlug)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var out []DifStatus
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		org, project, err := projectIDForMember(ctx, tx, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
 		if err != nil {
 			return err
@@ -271,7 +277,7 @@ type difJobRow struct {
 }
 
 // difStatuses computes the statuses of reqs, files of project of org, in
-// four statements. With w not nil, it also says in w what to write so that
+// three statements, and a fourth for the missing chunks when w is not nil. With w not nil, it also says in w what to write so that
 // every file that needs it is assembled.
 func difStatuses(ctx context.Context, q querier, org, project int64, reqs []DifRequest, w *difWrites) ([]DifStatus, error) {
 	out := make([]DifStatus, len(reqs))
@@ -318,9 +324,13 @@ func difStatuses(ctx context.Context, q querier, org, project int64, reqs []DifR
 	if len(all) == 0 {
 		return out, nil
 	}
-	missing, err := missingChunks(ctx, q, org, all)
-	if err != nil {
-		return nil, err
+	// Only a look (w nil) serves files whose chunks were there a moment
+	// ago: it does not look at them again (missingChunks also renews them).
+	var missing []string
+	if w != nil {
+		if missing, err = missingChunks(ctx, q, org, all); err != nil {
+			return nil, err
+		}
 	}
 	lacking := make(map[string]bool, len(missing))
 	for _, c := range missing {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -87,6 +88,64 @@ func (e *JobLimitError) Error() string {
 
 // Is makes a JobLimitError ErrJobLimit.
 func (e *JobLimitError) Is(target error) bool { return target == ErrJobLimit }
+
+// ErrTurnTimeout is the error of a request that waited too long for its
+// turn among its organization's requests (see orgTurns).
+var ErrTurnTimeout = errors.New("store: the organization's requests take turns, and this one waited too long")
+
+// turnWait is how long a request waits for its organization's turn before
+// it is ErrTurnTimeout.
+const turnWait = 10 * time.Second
+
+// orgTurns makes the requests of one organization that write its jobs
+// take turns in this process before they take a connection: a flood of
+// them waits without holding the pool that other organizations need
+// (across processes, the advisory lock of the transaction orders them).
+// The zero value is ready.
+type orgTurns struct {
+	mu    sync.Mutex
+	slots map[string]*turnSlot
+}
+
+// turnSlot is one organization's turn and how many requests want it.
+type turnSlot struct {
+	ch    chan struct{}
+	users int
+}
+
+// take waits for key's turn, at most turnWait, and returns its release.
+func (t *orgTurns) take(ctx context.Context, key string) (func(), error) {
+	t.mu.Lock()
+	if t.slots == nil {
+		t.slots = map[string]*turnSlot{}
+	}
+	ts := t.slots[key]
+	if ts == nil {
+		ts = &turnSlot{ch: make(chan struct{}, 1)}
+		t.slots[key] = ts
+	}
+	ts.users++
+	t.mu.Unlock()
+	leave := func() {
+		t.mu.Lock()
+		if ts.users--; ts.users == 0 {
+			delete(t.slots, key)
+		}
+		t.mu.Unlock()
+	}
+	timer := time.NewTimer(turnWait)
+	defer timer.Stop()
+	select {
+	case ts.ch <- struct{}{}:
+		return func() { <-ts.ch; leave() }, nil
+	case <-timer.C:
+		leave()
+		return nil, ErrTurnTimeout
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
+}
 
 // jobsLockClass is the first key of the advisory lock that orders the
 // checks of an organization's job limit (the two-key form; commits use 1).

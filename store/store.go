@@ -39,6 +39,8 @@ type Store struct {
 	// orgJobLimit, when positive, bounds the queued or running jobs of
 	// one organization; 0 is DefaultOrgJobLimit.
 	orgJobLimit int
+	// turns orders the job writes of each organization in this process.
+	turns orgTurns
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers
