@@ -217,17 +217,19 @@ const difRequeueAfter = time.Minute
 // more than turnWait is ErrTurnTimeout. A request that would take the
 // organization over its job limit is ErrJobLimit and changes nothing.
 func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifRequest) ([]DifStatus, error) {
-	release, err := s.turns.take(ctx, sc.OrgSlug)
+	// Membership first: a request that may not see the project never
+	// takes, nor waits for, the organization's turn.
+	org, project, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	release, err := s.turns.take(ctx, org)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	var out []DifStatus
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		org, project, err := projectIDForMember(ctx, tx, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
-		if err != nil {
-			return err
-		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashint8($2))`, jobsLockClass, org); err != nil {
 			return err
 		}

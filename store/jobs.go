@@ -104,7 +104,7 @@ const turnWait = 10 * time.Second
 // The zero value is ready.
 type orgTurns struct {
 	mu    sync.Mutex
-	slots map[string]*turnSlot
+	slots map[int64]*turnSlot
 }
 
 // turnSlot is one organization's turn and how many requests want it.
@@ -113,11 +113,12 @@ type turnSlot struct {
 	users int
 }
 
-// take waits for key's turn, at most turnWait, and returns its release.
-func (t *orgTurns) take(ctx context.Context, key string) (func(), error) {
+// take waits for organization key's turn, at most turnWait, and returns
+// its release.
+func (t *orgTurns) take(ctx context.Context, key int64) (func(), error) {
 	t.mu.Lock()
 	if t.slots == nil {
-		t.slots = map[string]*turnSlot{}
+		t.slots = map[int64]*turnSlot{}
 	}
 	ts := t.slots[key]
 	if ts == nil {
