@@ -94,6 +94,10 @@ func TestAFloodOfDebugFileAssembliesDoesNotHoldBackAnotherOrganization(t *testin
 	var mu sync.Mutex
 	statuses := map[int]int{}
 	var badRetry int
+	// The flood's clients send with a copy of s made now: the test's own
+	// queries set s's connection later.
+	flood := *s
+	flood.token = attacker
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for client := range 4 {
@@ -113,9 +117,7 @@ func TestAFloodOfDebugFileAssembliesDoesNotHoldBackAnotherOrganization(t *testin
 					sum := sha1Hex(fmt.Appendf(nil, "made-up %d %d %d", client, i, f))
 					body[sum] = map[string]any{"name": "app.sym", "chunks": list}
 				}
-				c := *s
-				c.token = attacker
-				r := sendJSON(http.DefaultClient, &c, "POST", "/api/0/projects/acme/web/files/difs/assemble/", body)
+				r := sendJSON(http.DefaultClient, &flood, "POST", "/api/0/projects/acme/web/files/difs/assemble/", body)
 				mu.Lock()
 				statuses[r.status]++
 				if r.status == http.StatusServiceUnavailable && r.header.Get("Retry-After") == "" {
