@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,5 +197,35 @@ func TestAFloodOfDebugFileAssembliesDoesNotHoldBackAnotherOrganization(t *testin
 	}
 	if statuses[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("acme never reached its job limit: the flood was too small to test it")
+	}
+}
+
+// TestOrgJobLimitIsASetting: ORG_JOB_LIMIT reaches the server (a request of
+// two jobs over a limit of one is 503 naming it), and a value that is not a
+// positive number stops it at start.
+func TestOrgJobLimitIsASetting(t *testing.T) {
+	for _, v := range []string{"0", "-3", "many"} {
+		env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": testSecretKey,
+			"PUBLIC_URL": "http://errata.test", "ORG_JOB_LIMIT": v}
+		err := run(t.Context(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "ORG_JOB_LIMIT") {
+			t.Errorf("ORG_JOB_LIMIT=%s: err = %v, want one that names ORG_JOB_LIMIT", v, err)
+		}
+	}
+	s := newErrata(t, map[string]string{"LOG_LEVEL": "error", "ORG_JOB_LIMIT": "1"})
+	s.serve(t)
+	setupAcme(t, s)
+	names := uploadChunksTo(t, s, "acme", [][]byte{[]byte("one"), []byte("two")})
+	body := map[string]any{}
+	for _, n := range names {
+		body[n] = map[string]any{"name": "a.sym", "chunks": []string{n}}
+	}
+	r := sendJSON(http.DefaultClient, s, "POST", "/api/0/projects/acme/web/files/difs/assemble/", body)
+	want := `{"detail":"The organization has 1 background jobs queued or running, its limit: retry later"}` + "\n"
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || string(r.body) != want {
+		t.Errorf("two jobs over ORG_JOB_LIMIT=1: %s %q, want 503 with Retry-After and %s", r, r.header.Get("Retry-After"), want)
+	}
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE kind = 'assemble_dif'`); n != 0 {
+		t.Errorf("%d jobs enqueued by the refused request", n)
 	}
 }
