@@ -103,7 +103,9 @@ func TestSlowClientsDoNotStarveOtherTenants(t *testing.T) {
 }
 
 // TestUploadsInFlightPerTokenAreBounded: past BODIES_PER_TOKEN uploads in
-// flight, a token's next upload is 429 at once; another token's is not.
+// flight, a token's next upload waits for a slot, then is 503 with
+// Retry-After (which sentry-cli retries; it fails at once on 429); another
+// token's is not.
 func TestUploadsInFlightPerTokenAreBounded(t *testing.T) {
 	s := newErrata(t, map[string]string{"LOG_LEVEL": "warn", "BODIES_PER_TOKEN": "2"})
 	s.serve(t)
@@ -126,7 +128,8 @@ func TestUploadsInFlightPerTokenAreBounded(t *testing.T) {
 	mw.Close()
 	waitFor(t, 5*time.Second, "the third upload to be refused", func() bool {
 		r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), bytes.NewReader(body.Bytes()))
-		return r.status == http.StatusTooManyRequests && string(r.body) == `{"detail":"Too many uploads in flight for this token"}`+"\n"
+		return r.status == http.StatusServiceUnavailable && r.header.Get("Retry-After") == "5" &&
+			string(r.body) == `{"detail":"Too many uploads in flight for this token, its limit is 2: retry later"}`+"\n"
 	})
 	s.token = other
 	if r := send(http.DefaultClient, s, "POST", "/api/0/organizations/acme/chunk-upload/", mw.FormDataContentType(), bytes.NewReader(body.Bytes())); r.status != http.StatusOK {

@@ -154,6 +154,9 @@ type config struct {
 	// orgStorageQuota bounds the bytes of blobs one organization owns; 0:
 	// no bound.
 	orgStorageQuota int64
+	// orgJobLimit bounds the background jobs one organization has queued
+	// or running.
+	orgJobLimit int
 	// acquireTimeout and idleInTx bound how long a statement waits for a
 	// connection and how long a transaction may idle; bodiesPerToken how
 	// many requests with a body one token has in flight.
@@ -236,7 +239,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 			envErrs = append(envErrs, fmt.Errorf("BODIES_PER_TOKEN: %q is not a positive number", v))
 		}
 	}
-	fs.IntVar(&c.bodiesPerToken, "bodies-per-token", c.bodiesPerToken, "how many uploads (multipart requests) one token may have in flight; more are answered 429 (BODIES_PER_TOKEN)")
+	fs.IntVar(&c.bodiesPerToken, "bodies-per-token", c.bodiesPerToken, "how many uploads (multipart requests) one token may have in flight; more are answered 503 with Retry-After (BODIES_PER_TOKEN)")
 	fs.DurationVar(&c.blobGrace, "blob-grace", envDuration("BLOB_GRACE", 24*time.Hour), "how long an upload that nothing uses is kept before the collector removes it (BLOB_GRACE)")
 	fs.StringVar(&c.userRoutesScope, "user-routes-scope", env("USER_ROUTES_SCOPE", "any"), "any: user, email and recovery-code routes take any valid token, as the spec says; required: they need member:read (reads) or member:write (changes) (USER_ROUTES_SCOPE)")
 	fs.DurationVar(&c.jobRetention, "job-retention", envDuration("JOB_RETENTION", 7*24*time.Hour), "how long ended jobs (done or error) are kept before the collector removes them (JOB_RETENTION)")
@@ -252,6 +255,13 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 			envErrs = append(envErrs, fmt.Errorf("ORG_STORAGE_QUOTA: %q is not a number of bytes", v))
 		}
 	}
+	c.orgJobLimit = store.DefaultOrgJobLimit
+	if v := getenv("ORG_JOB_LIMIT"); v != "" {
+		if _, err := fmt.Sscan(v, &c.orgJobLimit); err != nil || c.orgJobLimit < 1 {
+			envErrs = append(envErrs, fmt.Errorf("ORG_JOB_LIMIT: %q is not a positive number", v))
+		}
+	}
+	fs.IntVar(&c.orgJobLimit, "org-job-limit", c.orgJobLimit, "most background jobs (assemblies) one organization may have queued or running; a request that would enqueue more is answered 503 with Retry-After (ORG_JOB_LIMIT)")
 	fs.Int64Var(&c.orgStorageQuota, "org-storage-quota", c.orgStorageQuota, "most bytes of uploads one organization may keep; 0: no bound (ORG_STORAGE_QUOTA)")
 	fs.IntVar(&retentionDays, "file-retention-days", retentionDays, "expire release files, bundles and debug files nobody read or wrote for this many days; 0: never (FILE_RETENTION_DAYS)")
 	for _, l := range []struct {
@@ -327,6 +337,7 @@ func openStore(ctx context.Context, c config) (*store.Store, error) {
 		MaxConns:         int32(c.maxConns),
 		StatementTimeout: c.statementTimeout,
 		OrgStorageQuota:  c.orgStorageQuota,
+		OrgJobLimit:      c.orgJobLimit,
 		AcquireTimeout:   c.acquireTimeout,
 		Blobs:            c.blobs,
 		BlobPrefix:       c.blobPrefix,

@@ -189,9 +189,19 @@ func TestMigrateFromTheThirdSchema(t *testing.T) {
 		INSERT INTO releases (id, organization_id, version, commit_count, last_commit_id, authors)
 			VALUES (1, 1, '1.0.0', 1, 1, '{1}');
 		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1);
-		INSERT INTO release_commits (release_id, commit_id, "order") VALUES (1, 1, 0)`)
+		INSERT INTO release_commits (release_id, commit_id, "order") VALUES (1, 1, 0);
+		INSERT INTO jobs (kind, unique_key, payload) VALUES
+			('assemble', 'assemble:queued', '{"organizationId": 1, "checksum": "x"}'),
+			('mail', 'mail:1', '{"outboxId": 1}')`)
 
 	s := upgraded(t, db)
+	// Jobs queued before the upgrade work for the organization their
+	// payload names, within its limit and its turns; mail for none.
+	if n := storetest.Count(t, db, `SELECT count(*) FROM jobs
+		WHERE (unique_key = 'assemble:queued' AND organization_id = 1)
+		   OR (unique_key = 'mail:1' AND organization_id IS NULL)`); n != 2 {
+		t.Errorf("%d of the 2 queued jobs have the organization of their payload after the upgrade", n)
+	}
 	var rel struct {
 		CommitCount int `json:"commitCount"`
 		LastCommit  struct {

@@ -192,6 +192,29 @@ CREATE TABLE IF NOT EXISTS jobs (
     date_updated timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS jobs_ready_idx ON jobs (run_at, id) WHERE state IN ('queued', 'running');
+-- Schema 4 also: the organization a job works for (NULL: errata's own work,
+-- mail and collection), so that workers share themselves fairly between
+-- organizations and an organization's queued work is capped; and result,
+-- what a job found for the requests that wait on it (a debug file
+-- assembly: the checksum of the chunks and each file's outcome). Jobs
+-- queued by an earlier version take the organization their payload names.
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS organization_id bigint REFERENCES organizations (id) ON DELETE CASCADE;
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS result jsonb;
+UPDATE jobs j SET organization_id = (j.payload->>'organizationId')::bigint
+WHERE j.organization_id IS NULL AND j.state IN ('queued', 'running')
+  AND jsonb_typeof(j.payload->'organizationId') = 'number'
+  AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = (j.payload->>'organizationId')::bigint);
+-- A claim walks the organizations with queued jobs (jobs_queued_idx: each
+-- organization's oldest job first) and counts the jobs each runs
+-- (jobs_running_idx, a handful of rows).
+CREATE INDEX IF NOT EXISTS jobs_queued_idx ON jobs (organization_id, run_at, id) WHERE state = 'queued';
+CREATE INDEX IF NOT EXISTS jobs_running_idx ON jobs (organization_id) WHERE state = 'running';
+-- When a worker last took a job of each organization: of two organizations
+-- running as many jobs, the one served longer ago goes first (round robin).
+CREATE TABLE IF NOT EXISTS job_turns (
+    organization_id bigint PRIMARY KEY REFERENCES organizations (id) ON DELETE CASCADE,
+    last_claimed    timestamptz NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS email_addresses (
     id           bigserial PRIMARY KEY,

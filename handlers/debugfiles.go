@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -82,6 +83,12 @@ type difIn struct {
 // maxDifsPerAssemble bounds the files of one difs/assemble request.
 const maxDifsPerAssemble = 1000
 
+// maxDifChunkRefs bounds the chunks one difs/assemble request names, all
+// its files together (a chunk named twice counts twice): 128 files of the
+// largest size sentry-cli sends (maxFileSize in chunks of chunkSize), or
+// 1000 small ones. It bounds the bytes one request can have hashed.
+const maxDifChunkRefs = 4096
+
 // readDifAssemble decodes and checks a difs/assemble body: an object from
 // the checksum of each file to its name, debug id and chunks. It returns
 // the checksums in order and the requests.
@@ -142,6 +149,13 @@ func readDifAssemble(w http.ResponseWriter, r *http.Request) ([]string, []store.
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
+	refs := 0
+	for _, req := range reqs {
+		refs += len(req.Chunks)
+	}
+	if refs > maxDifChunkRefs {
+		return nil, nil, invalid(valueErr, fmt.Sprintf("At most %d chunks at once, all files together", maxDifChunkRefs), "body")
+	}
 	for i := range checksums {
 		checksums[i] = strings.ToLower(checksums[i])
 	}
@@ -201,7 +215,8 @@ func handleDifAssemble(d Deps) apiFunc {
 			for k, i := range pending {
 				again[k] = reqs[i]
 			}
-			now, err := d.Store.AssembleDifs(r.Context(), sc, again, maySupersede(r))
+			// Only a look: the first call enqueued what needed it.
+			now, err := d.Store.DifStatuses(r.Context(), sc, again)
 			if err != nil {
 				return err
 			}

@@ -3,8 +3,10 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"errata/authn"
@@ -17,6 +19,9 @@ type apiError struct {
 	status int
 	detail string
 	cause  error
+	// retryAfter, when positive, is the Retry-After of the answer, in
+	// seconds.
+	retryAfter int
 }
 
 func (e *apiError) Error() string {
@@ -78,6 +83,9 @@ func invalid(typ, msg string, loc ...any) error {
 // not see.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	status, body := errorResponse(err)
+	if secs := retryAfter(err); secs > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	switch {
 	case status >= 500 && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads this answer.
@@ -113,6 +121,16 @@ func errorResponse(err error) (int, any) {
 		return http.StatusConflict, detail{"Conflict"}
 	case errors.Is(err, store.ErrUnavailable):
 		return http.StatusServiceUnavailable, detail{"Service Unavailable"}
+	case errors.Is(err, store.ErrJobLimit):
+		limit := 0
+		if le, ok := errors.AsType[*store.JobLimitError](err); ok {
+			limit = le.Limit
+		}
+		return http.StatusServiceUnavailable, detail{fmt.Sprintf(
+			"The organization has %d background jobs queued or running, its limit: retry later", limit)}
+	case errors.Is(err, store.ErrTurnTimeout):
+		return http.StatusServiceUnavailable, detail{
+			"Too many requests of the organization wait for their turn to enqueue work: retry later"}
 	case errors.Is(err, store.ErrQuotaExceeded):
 		return http.StatusForbidden, detail{"The organization's storage quota is exceeded"}
 	}

@@ -2,11 +2,15 @@ package handlers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"errata/store"
 )
 
 // defaultBodiesPerToken is how many uploads one token may have in flight
@@ -14,15 +18,43 @@ import (
 // upload concurrency, for pipelines that share a token.
 const defaultBodiesPerToken = 16
 
-// errTooManyBodies is the answer to a token over its bound.
-var errTooManyBodies = &apiError{status: http.StatusTooManyRequests, detail: "Too many uploads in flight for this token"}
+// tooMany is the answer to a token over its bound: 503 with Retry-After,
+// which sentry-cli retries (it fails at once on 429).
+func (l *bodyLimiter) tooMany() error {
+	return &apiError{status: http.StatusServiceUnavailable, retryAfter: uploadRetryAfter,
+		detail: fmt.Sprintf("Too many uploads in flight for this token, its limit is %d: retry later", l.max)}
+}
+
+// uploadRetryAfter is the Retry-After, in seconds, of a token over its
+// bound of uploads: one of its uploads ends by then, usually.
+const uploadRetryAfter = 5
+
+// jobLimitRetryAfter is the Retry-After, in seconds, of a request that
+// would take its organization over its limit of queued jobs
+// (store.ErrJobLimit): some of them have run by then.
+const jobLimitRetryAfter = 30
+
+// retryAfter is the Retry-After, in seconds, of the answer to err; 0 is
+// none.
+func retryAfter(err error) int {
+	if ae, ok := errors.AsType[*apiError](err); ok && ae.retryAfter > 0 {
+		return ae.retryAfter
+	}
+	if errors.Is(err, store.ErrJobLimit) {
+		return jobLimitRetryAfter
+	}
+	if errors.Is(err, store.ErrTurnTimeout) {
+		return uploadRetryAfter
+	}
+	return 0
+}
 
 // bodyLimiter bounds the uploads (multipart bodies: chunks and files, up to
 // 32 MiB each) which one token has being read at once: a client that sends
 // its bodies slowly holds goroutines, sockets and spool files, never a
 // database connection, and this keeps one token from holding many. An
 // upload over the bound waits for a slot, as long as uploadSlotWait, then
-// is answered 429. JSON bodies (at most 1 MiB) are not counted.
+// is answered 503 with Retry-After. JSON bodies (at most 1 MiB) are not counted.
 type bodyLimiter struct {
 	mu     sync.Mutex
 	max    int

@@ -42,7 +42,8 @@ type Deps struct {
 	// recovery-code routes ask for a member scope instead of any token.
 	UserRoutesNeedScope bool
 	// BodiesPerToken bounds the uploads (multipart requests) that one token
-	// has in flight; more answer 429. 0 is defaultBodiesPerToken.
+	// has in flight; more answer 503 with Retry-After. 0 is
+	// defaultBodiesPerToken.
 	BodiesPerToken int
 }
 
@@ -96,7 +97,7 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 		}
 		if c, ok := authn.CallerFrom(ctx); ok && isUpload(r) {
 			if !bodies.acquire(r.Context(), c.TokenID, uploadSlotWait) {
-				writeError(w, r, d.Log, errTooManyBodies)
+				writeError(w, r, d.Log, bodies.tooMany())
 				return
 			}
 			defer bodies.release(c.TokenID)

@@ -86,11 +86,11 @@ func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlu
 			Projects: []string{}, Checksum: req.Checksum, Chunks: req.Chunks,
 			WaitForChunks: true,
 		}
-		id, err := enqueueJob(ctx, tx, AssembleJobKind, job.uniqueKey(), job, assembleMaxAttempts)
+		id, added, err := enqueueJob(ctx, tx, org, AssembleJobKind, job.uniqueKey(), job, assembleMaxAttempts)
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `
+		tag, err := tx.Exec(ctx, `
 			UPDATE jobs SET state = 'queued', attempts = 0, run_at = now(),
 				last_error = NULL, date_updated = now()
 			WHERE id = $1 AND (state = 'error' OR (state = 'done' AND NOT `+bundleInUse+`))`,
@@ -98,8 +98,13 @@ func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlu
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, renewBundle, org, req.Checksum)
-		return err
+		if _, err := tx.Exec(ctx, renewBundle, org, req.Checksum); err != nil {
+			return err
+		}
+		if added || tag.RowsAffected() > 0 {
+			return s.checkJobLimit(ctx, tx, org)
+		}
+		return nil
 	})
 }
 
@@ -126,22 +131,28 @@ func (s *Store) AssembleArtifactBundle(ctx context.Context, userID int64, orgSlu
 			OrganizationID: org, OrgSlug: orgSlug, Version: req.Version, Dist: req.Dist,
 			Projects: projects, Checksum: req.Checksum, Chunks: req.Chunks,
 		}
-		id, err := enqueueJob(ctx, tx, AssembleJobKind, job.uniqueKey(), job, assembleMaxAttempts)
+		id, added, err := enqueueJob(ctx, tx, org, AssembleJobKind, job.uniqueKey(), job, assembleMaxAttempts)
 		if err != nil {
 			return err
 		}
 		// A finished assembly whose bundle nothing uses any more (its
 		// files were deleted since: sentry-cli files delete --all, then
 		// the same upload) runs again.
-		if _, err := tx.Exec(ctx, `
+		tag, err := tx.Exec(ctx, `
 			UPDATE jobs SET state = 'queued', attempts = 0, run_at = now(), last_error = NULL, date_updated = now()
-			WHERE id = $1 AND state = 'done' AND NOT `+bundleInUse, id, org, req.Checksum); err != nil {
+			WHERE id = $1 AND state = 'done' AND NOT `+bundleInUse, id, org, req.Checksum)
+		if err != nil {
 			return err
 		}
 		// What a finished assembly made is used again: retention must
 		// not remove a bundle the answer confirms.
 		if _, err := tx.Exec(ctx, renewBundle, org, req.Checksum); err != nil {
 			return err
+		}
+		if added || tag.RowsAffected() > 0 {
+			if err := s.checkJobLimit(ctx, tx, org); err != nil {
+				return err
+			}
 		}
 		st.Job = &JobStatus{}
 		return tx.QueryRow(ctx, `

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,23 +23,138 @@ const DifAssembleJobKind = "assemble_dif"
 // that is not a debug file ends it at once.
 const difAssembleMaxAttempts = 3
 
-// DifAssemblyJob is the payload of an assemble_dif job.
+// DifAssemblyJob is the payload of an assemble_dif job: the chunks of one
+// organization, and the files requested as made of them. The expensive work
+// (reading and hashing the chunks) is done once per organization and chunk
+// list, however many checksums name that list: a checksum that is not what
+// the chunks hash to ends in a checksum mismatch without another pass.
 type DifAssemblyJob struct {
-	OrganizationID int64    `json:"organizationId"`
-	ProjectID      int64    `json:"projectId"`
-	Name           string   `json:"name"`
-	DebugID        *string  `json:"debugId"`
-	Checksum       string   `json:"checksum"`
-	Chunks         []string `json:"chunks"`
-	// Supersede is set when the uploader may delete debug files: only
+	OrganizationID int64        `json:"organizationId"`
+	Chunks         []string     `json:"chunks"`
+	Files          []DifJobFile `json:"files"`
+
+	// The one file of a job queued by an earlier version, which keyed a
+	// job by file.
+	LegacyProjectID int64   `json:"projectId,omitempty"`
+	LegacyName      string  `json:"name,omitempty"`
+	LegacyDebugID   *string `json:"debugId,omitempty"`
+	LegacyChecksum  string  `json:"checksum,omitempty"`
+}
+
+// DifJobFile is one requested file of an assemble_dif job: the project it
+// is for, its name, the debug id it was uploaded with and its checksum.
+type DifJobFile struct {
+	ProjectID int64   `json:"projectId"`
+	Name      string  `json:"name"`
+	DebugID   *string `json:"debugId"`
+	Checksum  string  `json:"checksum"`
+	// Supersede is set when its uploader may delete debug files: only
 	// then does the new file remove the older ones it covers.
 	Supersede bool `json:"supersede,omitempty"`
 }
 
-func (j DifAssemblyJob) uniqueKey() string {
-	b, _ := json.Marshal(j) // plain fields always encode
-	sum := sha256.Sum256(b)
-	return DifAssembleJobKind + ":" + hex.EncodeToString(sum[:])
+// Key names f in a DifAssemblyResult.
+func (f DifJobFile) Key() string {
+	debugID := ""
+	if f.DebugID != nil {
+		debugID = *f.DebugID
+	}
+	b, _ := json.Marshal([]any{f.ProjectID, f.Checksum, f.Name, debugID}) // plain values always encode
+	return string(b)
+}
+
+// AllFiles returns the files of j, the one file of a legacy job included.
+func (j DifAssemblyJob) AllFiles() []DifJobFile {
+	if len(j.Files) == 0 && j.LegacyChecksum != "" {
+		return []DifJobFile{{ProjectID: j.LegacyProjectID, Name: j.LegacyName, DebugID: j.LegacyDebugID, Checksum: j.LegacyChecksum}}
+	}
+	return j.Files
+}
+
+// difJobKey is the unique key of the assemble_dif job of the chunks of
+// organization org: one job per organization and chunk list.
+func difJobKey(org int64, chunks []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s", org, strings.Join(chunks, ","))
+	return DifAssembleJobKind + ":" + hex.EncodeToString(h.Sum(nil))
+}
+
+// MaxDifJobFiles bounds the files one assemble_dif job lists: requests of
+// more files made of the same chunks are answered from its result once it
+// has one (their checksum is the chunks' or not), without being listed.
+const MaxDifJobFiles = 1000
+
+// DifAssemblyResult is what an assemble_dif job found: the checksum of its
+// chunks and, for each file (by DifJobFile.Key) that has it, nil when its
+// debug files were stored, else why not.
+type DifAssemblyResult struct {
+	SHA1  string             `json:"sha1"`
+	Files map[string]*string `json:"files"`
+}
+
+// PrepareDifAssembly checks the chunks of job (the organization owns them,
+// their size is within opt) and returns the file they make, to be hashed
+// with VerifyFile unless known: when the organization already has a file
+// made of exactly these chunks under one of the job's checksums, that file
+// is returned with its ID and known is true, and nothing needs reading.
+func (s *Store) PrepareDifAssembly(ctx context.Context, job DifAssemblyJob, opt FileOptions) (pf PendingFile, known bool, err error) {
+	files := job.AllFiles()
+	if len(files) == 0 {
+		return pf, false, errors.New("store: an assemble_dif job without files")
+	}
+	pf, err = s.PrepareFile(ctx, job.OrganizationID, files[0].Checksum, job.Chunks, opt)
+	if err != nil {
+		return pf, false, err
+	}
+	sums := make([]string, len(files))
+	for i, f := range files {
+		sums[i] = f.Checksum
+	}
+	err = s.pool.QueryRow(ctx, `
+		SELECT f.id, f.sha1 FROM files f
+		WHERE f.organization_id = $1 AND f.sha1 = ANY($2::text[])
+		  AND (SELECT array_agg(fb.sha1 ORDER BY fb.position) FROM file_blobs fb WHERE fb.file_id = f.id) = $3::text[]
+		ORDER BY f.id LIMIT 1`, job.OrganizationID, sums, job.Chunks).Scan(&pf.ID, &pf.SHA1)
+	switch {
+	case err == nil:
+		return pf, true, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return pf, false, nil
+	}
+	return pf, false, wrap(err)
+}
+
+// StoredFile returns pf with the ID of the organization's file of its
+// checksum made of its chunks, once one is stored; else as it is.
+func (s *Store) StoredFile(ctx context.Context, pf PendingFile) (PendingFile, error) {
+	chunks := make([]string, len(pf.blobs))
+	for i, b := range pf.blobs {
+		chunks[i] = b.sha1
+	}
+	f, err := s.existingFile(ctx, pf.OrganizationID, pf.SHA1, chunks)
+	switch {
+	case err == nil:
+		pf.ID = f.ID
+	case !errors.Is(err, ErrNotFound):
+		return pf, err
+	}
+	return pf, nil
+}
+
+// RecordDifAssembly records result as what the running assemble_dif job
+// of job's chunks found, and returns the files the job lists now: a
+// request may have added some while it ran, which it then assembles too.
+func (s *Store) RecordDifAssembly(ctx context.Context, job DifAssemblyJob, result DifAssemblyResult) ([]DifJobFile, error) {
+	var files []DifJobFile
+	err := s.pool.QueryRow(ctx, `
+		UPDATE jobs SET result = $2
+		WHERE unique_key = $1 AND state = 'running'
+		RETURNING COALESCE(payload->'files', '[]')`,
+		difJobKey(job.OrganizationID, job.Chunks), result).Scan(&files)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil // a legacy job, or no longer this worker's
+	}
+	return files, wrap(err)
 }
 
 // DifRequest is one file of a debug file assembly request: its checksum,
@@ -94,91 +210,328 @@ const difRequeueAfter = time.Minute
 // AssembleDifs answers a debug file assembly request for the project sc
 // names, one status per request, in order. A file the project has already
 // (the same checksum) is ok at once, without its chunks; a file whose
-// chunks the organization lacks is not_found with them; any other is
-// assembled by a job, enqueued in the same transaction, whose state the
-// status reports. Asking again reports on the same job. supersede is as
-// for SaveDebugFiles.
+// chunks the organization lacks is not_found with them; a file whose
+// chunks an assembly found to hash to another checksum is an error; any
+// other is assembled by the job of its organization and chunk list,
+// enqueued (or given the file) in the same transaction, whose state the
+// status reports. Asking again reports on the same job. It runs the same
+// few statements whatever the number of files. The requests of one
+// organization take turns, waiting without a connection; one that waits
+// more than turnWait is ErrTurnTimeout. A request that would take the
+// organization over its job limit is ErrJobLimit and changes nothing.
+// A file answered ok counts as used again, as an upload would make it.
+// supersede is as for SaveDebugFiles.
 func (s *Store) AssembleDifs(ctx context.Context, sc ProjectScope, reqs []DifRequest, supersede bool) ([]DifStatus, error) {
-	out := make([]DifStatus, len(reqs))
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		org, project, err := projectIDForMember(ctx, tx, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
-		if err != nil {
+	// Membership first: a request that may not see the project never
+	// takes, nor waits for, the organization's turn.
+	org, project, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	release, err := s.turns.take(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var out []DifStatus
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashint8($2))`, jobsLockClass, org); err != nil {
 			return err
 		}
-		for i, req := range reqs {
-			st := &out[i]
-			st.MissingChunks = []string{}
-			dif, err := scanDebugFile(tx.QueryRow(ctx, `
-				SELECT `+debugFileCols+` FROM debug_files d JOIN files f ON f.id = d.file_id
-				WHERE d.project_id = $1 AND d.checksum = $2
-				ORDER BY (d.debug_id = $3) DESC, d.id DESC LIMIT 1`, project, req.Checksum, req.DebugID))
-			if err == nil {
-				// Confirmed as stored: its file is used again, so that
-				// retention does not remove what was just answered ok.
-				if _, err := tx.Exec(ctx, renewDebugFile, dif.ID); err != nil {
-					return err
-				}
-				st.State, st.Dif = "ok", &dif
-				continue
-			}
-			if !errors.Is(err, pgx.ErrNoRows) {
-				return err
-			}
-			if len(req.Chunks) == 0 {
-				detail := "The file is empty"
-				st.State, st.Detail = "error", &detail
-				continue
-			}
-			missing, err := missingChunks(ctx, tx, org, req.Chunks)
-			if err != nil {
-				return err
-			}
-			if len(missing) > 0 {
-				st.State, st.MissingChunks = "not_found", missing
-				continue
-			}
-			job := DifAssemblyJob{
-				OrganizationID: org, ProjectID: project, Name: req.Name, DebugID: req.DebugID,
-				Checksum: req.Checksum, Chunks: req.Chunks, Supersede: supersede,
-			}
-			id, err := enqueueJob(ctx, tx, DifAssembleJobKind, job.uniqueKey(), job, difAssembleMaxAttempts)
-			if err != nil {
-				return err
-			}
-			// A finished assembly whose files were deleted since, or one
-			// that failed a while ago, runs again.
-			var state string
-			var lastError *string
-			err = tx.QueryRow(ctx, `
-				WITH requeued AS (
-					UPDATE jobs SET state = 'queued', attempts = 0, run_at = now(), last_error = NULL, date_updated = now()
-					WHERE id = $1 AND (state = 'done' OR (state = 'error' AND date_updated < now() - make_interval(secs => $2)))
-					RETURNING state, last_error)
-				SELECT state, last_error FROM requeued
-				UNION ALL SELECT state, last_error FROM jobs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM requeued)`,
-				id, difRequeueAfter.Seconds()).Scan(&state, &lastError)
-			if err != nil {
-				return err
-			}
-			switch state {
-			case "queued":
-				st.State = "created"
-			case "running":
-				st.State = "assembling"
-			default:
-				st.State, st.Detail = "error", lastError
-			}
+		w := difWrites{supersede: supersede}
+		if out, err = difStatuses(ctx, tx, org, project, reqs, &w); err != nil {
+			return err
 		}
-		return nil
+		return s.applyDifWrites(ctx, tx, org, w)
 	})
 	return out, err
 }
 
-// renewDebugFile marks the file of debug file $1 as used now, as an upload
-// does (retention counts from the last use).
-const renewDebugFile = `
+// DifStatuses is AssembleDifs that only looks: it enqueues nothing and
+// gives no job a file, and so takes no turn. A file that AssembleDifs
+// would enqueue is reported created. It serves the answers to a request
+// that AssembleDifs has already enqueued.
+func (s *Store) DifStatuses(ctx context.Context, sc ProjectScope, reqs []DifRequest) ([]DifStatus, error) {
+	var out []DifStatus
+	err := s.read(ctx, func(q querier) error {
+		org, project, err := projectIDForMember(ctx, q, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
+		if err != nil {
+			return err
+		}
+		out, err = difStatuses(ctx, q, org, project, reqs, nil)
+		return err
+	})
+	return out, err
+}
+
+// renewDebugFiles marks the files of the debug files $1 as used now, as
+// an upload does (retention counts from the last use).
+const renewDebugFiles = `
 	UPDATE files f SET date_used = now() FROM debug_files d
-	WHERE d.id = $1 AND f.id = d.file_id AND f.date_used < now() - interval '1 second'`
+	WHERE d.id = ANY($1::bigint[]) AND f.id = d.file_id AND f.date_used < now() - interval '1 second'`
+
+// difWrites are the changes AssembleDifs makes: new jobs, existing ones
+// given files (and run again when requeue), and the debug files answered
+// ok, whose files are used again.
+type difWrites struct {
+	newKeys, newPayloads []string
+	ids                  []int64
+	payloads             []string
+	requeue              []bool
+	renew                []int64
+	supersede            bool // the files given to jobs may supersede older ones
+}
+
+// difJobRow is what difStatuses reads of an assemble_dif job.
+type difJobRow struct {
+	id        int64
+	state     string
+	lastError *string
+	stale     bool // ended more than difRequeueAfter ago
+	result    *DifAssemblyResult
+	payload   DifAssemblyJob
+}
+
+// difStatuses computes the statuses of reqs, files of project of org, in
+// three statements, and a fourth for the missing chunks when w is not nil. With w not nil, it also says in w what to write so that
+// every file that needs it is assembled.
+func difStatuses(ctx context.Context, q querier, org, project int64, reqs []DifRequest, w *difWrites) ([]DifStatus, error) {
+	out := make([]DifStatus, len(reqs))
+	sums := make([]string, len(reqs))
+	ids := make([]*string, len(reqs))
+	for i, r := range reqs {
+		out[i].MissingChunks = []string{}
+		sums[i], ids[i] = r.Checksum, r.DebugID
+	}
+	// The project's debug file of each checksum, the one of the requested
+	// debug id first.
+	rows, err := q.Query(ctx, `
+		SELECT DISTINCT ON (c.n) `+debugFileCols+`, c.n
+		FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS c (checksum, debug_id, n)
+		JOIN debug_files d ON d.project_id = $1 AND d.checksum = c.checksum
+		JOIN files f ON f.id = d.file_id
+		ORDER BY c.n, (d.debug_id = c.debug_id) DESC, d.id DESC`, project, sums, ids)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var n int64
+		d, err := scanDebugFile(rows, &n)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[n-1].State, out[n-1].Dif = "ok", &d
+		if w != nil {
+			w.renew = append(w.renew, d.ID)
+		}
+	}
+	if rows.Close(); rows.Err() != nil {
+		return nil, rows.Err()
+	}
+	var all []string
+	for i, r := range reqs {
+		switch {
+		case out[i].State != "":
+		case len(r.Chunks) == 0:
+			detail := "The file is empty"
+			out[i].State, out[i].Detail = "error", &detail
+		default:
+			all = append(all, r.Chunks...)
+		}
+	}
+	if len(all) == 0 {
+		return out, nil
+	}
+	// Only a look (w nil) serves files whose chunks were there a moment
+	// ago: it does not look at them again (missingChunks also renews them).
+	var missing []string
+	if w != nil {
+		if missing, err = missingChunks(ctx, q, org, all); err != nil {
+			return nil, err
+		}
+	}
+	lacking := make(map[string]bool, len(missing))
+	for _, c := range missing {
+		lacking[c] = true
+	}
+	// The rest, grouped by chunk list: one job each.
+	groups := map[string][]int{}
+	var keys []string
+	for i, r := range reqs {
+		if out[i].State != "" {
+			continue
+		}
+		for _, c := range r.Chunks {
+			if lacking[c] && !slices.Contains(out[i].MissingChunks, c) {
+				out[i].MissingChunks = append(out[i].MissingChunks, c)
+			}
+		}
+		if len(out[i].MissingChunks) > 0 {
+			out[i].State = "not_found"
+			continue
+		}
+		k := difJobKey(org, r.Chunks)
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	jobs := make(map[string]*difJobRow, len(keys))
+	rows, err = q.Query(ctx, `
+		SELECT unique_key, id, state, last_error, date_updated < now() - make_interval(secs => $2), result,
+			CASE WHEN $3 THEN payload ELSE '{}' END
+		FROM jobs WHERE unique_key = ANY($1::text[])`, keys, difRequeueAfter.Seconds(), w != nil)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var k string
+		j := &difJobRow{}
+		if err := rows.Scan(&k, &j.id, &j.state, &j.lastError, &j.stale, &j.result, &j.payload); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		jobs[k] = j
+	}
+	if rows.Close(); rows.Err() != nil {
+		return nil, rows.Err()
+	}
+	for _, k := range keys {
+		var give []DifJobFile // files the job must be given
+		requeue := false
+		j := jobs[k]
+		for _, i := range groups[k] {
+			r := reqs[i]
+			st := &out[i]
+			f := DifJobFile{ProjectID: project, Name: r.Name, DebugID: r.DebugID, Checksum: r.Checksum, Supersede: w != nil && w.supersede}
+			var hashed string
+			if j != nil && j.result != nil {
+				hashed = j.result.SHA1
+			}
+			switch {
+			case j == nil:
+				st.State = "created"
+				give = append(give, f)
+			case hashed != "" && hashed != r.Checksum:
+				detail := fmt.Sprintf("Checksum mismatch: the chunks hash to %s, not %s", hashed, r.Checksum)
+				st.State, st.Detail = "error", &detail
+			case j.state == "queued":
+				st.State = "created"
+				give = append(give, f)
+			case j.state == "running":
+				st.State = "assembling"
+				give = append(give, f)
+			case j.state == "error" && !j.stale:
+				st.State, st.Detail = "error", j.lastError
+			case j.state == "error":
+				st.State, requeue = "created", true
+				give = append(give, f)
+			default: // done, with the chunks' checksum
+				var detail *string
+				if j.result != nil {
+					detail = j.result.Files[f.Key()]
+				}
+				if detail != nil && !j.stale {
+					st.State, st.Detail = "error", detail
+					continue
+				}
+				// Not assembled yet, or its debug files were deleted
+				// since, or its error is old: it runs again.
+				st.State, requeue = "created", true
+				give = append(give, f)
+			}
+		}
+		if w == nil || len(give) == 0 {
+			continue
+		}
+		if j == nil {
+			body, err := json.Marshal(DifAssemblyJob{OrganizationID: org, Chunks: reqs[groups[k][0]].Chunks, Files: give})
+			if err != nil {
+				return nil, err
+			}
+			w.newKeys, w.newPayloads = append(w.newKeys, k), append(w.newPayloads, string(body))
+			continue
+		}
+		// The job keeps the files whose checksum may still be the
+		// chunks', and takes the new ones, within MaxDifJobFiles.
+		p := j.payload
+		var files []DifJobFile
+		have := map[string]bool{}
+		for _, f := range p.AllFiles() {
+			if j.result == nil || j.result.SHA1 == "" || f.Checksum == j.result.SHA1 {
+				files = append(files, f)
+				have[f.Key()] = true
+			}
+		}
+		changed := len(files) != len(p.AllFiles())
+		for _, f := range give {
+			if !have[f.Key()] && len(files) < MaxDifJobFiles {
+				files = append(files, f)
+				have[f.Key()] = true
+				changed = true
+			}
+		}
+		if !changed && !requeue {
+			continue
+		}
+		p.Files, p.LegacyChecksum = files, ""
+		body, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		w.ids, w.payloads, w.requeue = append(w.ids, j.id), append(w.payloads, string(body)), append(w.requeue, requeue)
+	}
+	return out, nil
+}
+
+// applyDifWrites makes the changes w says in tx, in two statements, and
+// checks the organization's job limit when a job was added or is to run
+// again.
+func (s *Store) applyDifWrites(ctx context.Context, tx pgx.Tx, org int64, w difWrites) error {
+	if len(w.renew) > 0 {
+		if _, err := tx.Exec(ctx, renewDebugFiles, w.renew); err != nil {
+			return err
+		}
+	}
+	added := false
+	if len(w.newKeys) > 0 {
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO jobs (organization_id, kind, unique_key, payload, max_attempts)
+			SELECT $1, $2, x.k, x.p::jsonb, $3 FROM unnest($4::text[], $5::text[]) AS x (k, p)
+			ON CONFLICT (unique_key) DO NOTHING`,
+			org, DifAssembleJobKind, difAssembleMaxAttempts, w.newKeys, w.newPayloads)
+		if err != nil {
+			return err
+		}
+		added = tag.RowsAffected() > 0
+	}
+	if len(w.ids) > 0 {
+		// A job that a worker took meanwhile keeps running: it reads the
+		// files it was given before it ends.
+		tag, err := tx.Exec(ctx, `
+			UPDATE jobs j SET payload = x.p::jsonb,
+				state = CASE WHEN x.requeue AND j.state IN ('done', 'error') THEN 'queued' ELSE j.state END,
+				attempts = CASE WHEN x.requeue AND j.state IN ('done', 'error') THEN 0 ELSE j.attempts END,
+				run_at = CASE WHEN x.requeue AND j.state IN ('done', 'error') THEN now() ELSE j.run_at END,
+				last_error = CASE WHEN x.requeue AND j.state IN ('done', 'error') THEN NULL ELSE j.last_error END,
+				date_updated = now()
+			FROM unnest($1::bigint[], $2::text[], $3::bool[]) AS x (id, p, requeue)
+			WHERE j.id = x.id AND j.organization_id = $4`,
+			w.ids, w.payloads, w.requeue, org)
+		if err != nil {
+			return err
+		}
+		added = added || (tag.RowsAffected() > 0 && slices.Contains(w.requeue, true))
+	}
+	if !added {
+		return nil
+	}
+	return s.checkJobLimit(ctx, tx, org)
+}
 
 // SaveDebugFiles stores the checked file pf, uploaded as one file of
 // project projectID, and one debug file per object of objs, in one
@@ -231,7 +584,7 @@ func saveDebugFileRows(ctx context.Context, tx pgx.Tx, projectID int64, f File, 
 		// A debug file the project had already keeps its file, which is
 		// used again: an upload the server confirms must not expire the
 		// next day.
-		if _, err := tx.Exec(ctx, renewDebugFile, id); err != nil {
+		if _, err := tx.Exec(ctx, renewDebugFiles, []int64{id}); err != nil {
 			return err
 		}
 		if supersede {

@@ -43,7 +43,9 @@ func queueMail(ctx context.Context, q querier, userID int64, m Mail) error {
 	if err != nil {
 		return err
 	}
-	_, err = enqueueJob(ctx, q, MailJobKind, fmt.Sprintf("mail:%d", id), MailJob{OutboxID: id}, mailMaxAttempts)
+	// Mail is errata's own work, of no organization: it is claimed before
+	// any organization's jobs and is not counted in their limits.
+	_, _, err = enqueueJob(ctx, q, 0, MailJobKind, fmt.Sprintf("mail:%d", id), MailJob{OutboxID: id}, mailMaxAttempts)
 	return err
 }
 

@@ -36,6 +36,11 @@ type Store struct {
 	// orgQuota, when positive, bounds the bytes of the blobs one
 	// organization owns.
 	orgQuota int64
+	// orgJobLimit, when positive, bounds the queued or running jobs of
+	// one organization; 0 is DefaultOrgJobLimit.
+	orgJobLimit int
+	// turns orders the job writes of each organization in this process.
+	turns orgTurns
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers
@@ -72,6 +77,10 @@ type Config struct {
 	// OrgStorageQuota, when positive, is the most bytes of blobs one
 	// organization may own; an upload over it is ErrQuotaExceeded.
 	OrgStorageQuota int64
+	// OrgJobLimit is the most jobs one organization may have queued or
+	// running; a request that would enqueue more is ErrJobLimit. 0 is
+	// DefaultOrgJobLimit.
+	OrgJobLimit int
 }
 
 // statementHook is the pgx tracer that calls Config.OnStatement.
@@ -129,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota}, nil
+	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota, orgJobLimit: cfg.OrgJobLimit}, nil
 }
 
 // Close waits for borrowed connections and closes the pool.

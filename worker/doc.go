@@ -7,7 +7,9 @@
 // finds the job on its next poll. A job is claimed with FOR UPDATE SKIP
 // LOCKED under a lease that the running worker renews, so several processes
 // on one database never run the same job at once, and a job whose worker
-// died runs again once its lease runs out. Failed runs are retried with
+// died runs again once its lease runs out. Organizations take turns (see
+// store.ClaimJob), and a slot of its own runs the jobs of no organization
+// (mail, collection) so that they never wait behind an organization's. Failed runs are retried with
 // exponential backoff until max attempts, then the job ends in state error
 // with the last error as its detail.
 //
@@ -23,10 +25,10 @@
 // store and knows nothing of HTTP; its errors are written for the client
 // that uploaded the bundle, because the artifact-bundle endpoint shows them
 // as the assembly's detail. difassemble.go holds DifAssembler.Run: it
-// makes the chunks of one debug file into a stored file, checks its
-// checksum, reads its objects with package dif and stores them as debug
-// files of the project; its errors are shown by difs/assemble the same
-// way. collect.go holds Collector.Run, which calls the
+// makes one chunk list of an organization into a stored file, hashes it
+// once, and for each requested file of that checksum reads its objects
+// with package dif and stores them as debug files of its project; its
+// errors are shown by difs/assemble the same way. collect.go holds Collector.Run, which calls the
 // store's collector, and Collector.Schedule, which enqueues it every
 // interval.
 package worker

@@ -35,6 +35,10 @@ type Config struct {
 	PollInterval time.Duration // how often idle workers look for due jobs; default 1s
 	BaseBackoff  time.Duration // first retry delay, doubled each attempt; default 1s
 	MaxBackoff   time.Duration // default 5m
+	// UnownedSlots are loops, besides Concurrency, that run only jobs of
+	// no organization (mail, collection), so that they never wait for an
+	// organization's job to end; default 1, -1 for none.
+	UnownedSlots int
 }
 
 // Worker claims and runs jobs of the kinds registered with Handle.
@@ -58,6 +62,9 @@ type Worker struct {
 func New(st *store.Store, log *slog.Logger, cfg Config) *Worker {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 2
+	}
+	if cfg.UnownedSlots == 0 {
+		cfg.UnownedSlots = 1
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 30 * time.Second
@@ -125,11 +132,15 @@ func (w *Worker) Start() {
 	softCtx, stop := context.WithCancel(context.Background())
 	hardCtx, hardStop := context.WithCancel(context.Background())
 	w.stop, w.hardStop = stop, hardStop
-	for range w.cfg.Concurrency {
+	for i := range w.cfg.Concurrency + max(w.cfg.UnownedSlots, 0) {
+		claim := w.st.ClaimJob
+		if i >= w.cfg.Concurrency {
+			claim = w.st.ClaimUnownedJob
+		}
 		w.done.Add(1)
 		go func() {
 			defer w.done.Done()
-			w.loop(softCtx, hardCtx)
+			w.loop(softCtx, hardCtx, claim)
 		}()
 	}
 }
@@ -155,7 +166,10 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (w *Worker) loop(soft, hard context.Context) {
+// claimFunc is how a loop claims its jobs: ClaimJob or ClaimUnownedJob.
+type claimFunc func(ctx context.Context, worker string, kinds []string, lease time.Duration) (store.Job, error)
+
+func (w *Worker) loop(soft, hard context.Context, claim claimFunc) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -167,7 +181,7 @@ func (w *Worker) loop(soft, hard context.Context) {
 		}
 		// Drain due jobs before sleeping again.
 		for soft.Err() == nil {
-			ran, err := w.runOne(hard)
+			ran, err := w.runOne(hard, claim)
 			if err != nil {
 				w.log.Warn("worker: claim failed", "err", err)
 				break
@@ -181,8 +195,8 @@ func (w *Worker) loop(soft, hard context.Context) {
 }
 
 // runOne claims one job and runs it. It reports whether there was one.
-func (w *Worker) runOne(hard context.Context) (bool, error) {
-	job, err := w.st.ClaimJob(hard, w.id, w.kinds, w.cfg.Lease)
+func (w *Worker) runOne(hard context.Context, claim claimFunc) (bool, error) {
+	job, err := claim(hard, w.id, w.kinds, w.cfg.Lease)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"errata/store"
+	"errata/store/storetest"
 )
 
 // helperDBEnv, when set, makes the test binary a worker process that claims
@@ -297,5 +298,64 @@ func TestShutdownFinishesTheRunningJob(t *testing.T) {
 	}
 	if js, _ := e.st.JobStatus(context.Background(), id); js.State != "done" {
 		t.Errorf("state = %s, want done", js.State)
+	}
+}
+
+// TestMailRunsWhileAFloodHoldsEveryWorker: with both workers busy on an
+// organization's jobs and thousands more queued, a mail job runs at once,
+// on the slot kept for jobs of no organization, before any of the
+// organization's jobs ends.
+func TestMailRunsWhileAFloodHoldsEveryWorker(t *testing.T) {
+	st, db := storetest.NewWithURL(t)
+	storetest.Exec(t, db, `INSERT INTO organizations (id, slug, name) VALUES (1, 'flood', 'Flood')`)
+	storetest.Exec(t, db, `
+		INSERT INTO jobs (organization_id, kind, run_at)
+		SELECT 1, 'assemble', now() - interval '1 hour' FROM generate_series(1, 3000)`)
+	release := make(chan struct{})
+	busy := make(chan struct{}, 3000)
+	var mu sync.Mutex
+	var events []string
+	w := New(st, quietLog(), fastConfig)
+	w.Handle(store.AssembleJobKind, func(ctx context.Context, _ json.RawMessage) error {
+		busy <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		events = append(events, "assembly ended")
+		mu.Unlock()
+		return nil
+	})
+	mailed := make(chan struct{})
+	w.Handle(store.MailJobKind, func(context.Context, json.RawMessage) error {
+		mu.Lock()
+		events = append(events, "mail sent")
+		mu.Unlock()
+		close(mailed)
+		return nil
+	})
+	w.Start()
+	defer func() {
+		close(release)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w.Shutdown(ctx)
+	}()
+	<-busy
+	<-busy // both workers hold an assembly
+	if _, err := st.EnqueueJob(context.Background(), store.MailJobKind, "", store.MailJob{OutboxID: 1}, 3); err != nil {
+		t.Fatal(err)
+	}
+	w.Notify()
+	select {
+	case <-mailed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the mail did not run while the flood held both workers")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) == 0 || events[0] != "mail sent" {
+		t.Errorf("events %v, want the mail sent before any assembly ended", events)
 	}
 }
