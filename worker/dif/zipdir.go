@@ -241,12 +241,18 @@ func (d zipDirectory) readMember(at int64, max int64) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("a member compressed with method %d", method)
 	}
-	out, err := io.ReadAll(io.LimitReader(body, int64(usize)+1))
-	switch {
-	case err != nil:
+	// The size is checked against max above: it is read into one buffer
+	// of that size, and one byte more must not be there.
+	out := make([]byte, usize)
+	if _, err := io.ReadFull(body, out); err != nil {
+		return nil, errors.New("a member shorter than its record says")
+	}
+	var more [1]byte
+	switch n, err := body.Read(more[:]); {
+	case n > 0:
+		return nil, errors.New("a member longer than its record says")
+	case err != nil && err != io.EOF:
 		return nil, err
-	case uint64(len(out)) != usize:
-		return nil, errors.New("a member whose size is not what its record says")
 	case crc32.ChecksumIEEE(out) != sum:
 		return nil, errors.New("a member whose checksum is not what its record says")
 	}
