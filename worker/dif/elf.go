@@ -270,6 +270,9 @@ func readELFHeader(b *budgetReader) (elfHeader, error) {
 	if h.shnum > maxELFSections {
 		return elfHeader{}, ErrBudget
 	}
+	if h.shoff > uint64(b.size) || h.shnum*h.shentsize > uint64(b.size)-h.shoff {
+		return elfHeader{}, errors.New("dif: ELF section headers are outside the file")
+	}
 	return h, nil
 }
 

@@ -132,7 +132,7 @@ func FuzzReadPE(f *testing.F) {
 
 func FuzzReadPDB(f *testing.F) {
 	f.Add(pdbFile([16]byte(diftest.BuildID), 3))
-	f.Add(diftest.PDB())
+	f.Add(diftest.PDB(512))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzRead(t, data, fuzzBudget, func(r *bytes.Reader, size int64) ([]Object, error) {
 			return one(ReadPDB(r, size))

@@ -196,16 +196,17 @@ func PE(nsect, nsyms, nameLen int, debugSize uint32) []byte {
 	return append(f, make([]byte, 0x200)...)
 }
 
-// PDB builds a PDB of 4096-byte blocks whose directory claims the
-// most bytes its block map can list (4 MiB), every block of it the same.
-func PDB() []byte {
-	const bs = 4096
+// PDB builds a PDB of blockSize-byte blocks (512 to 4096) whose directory
+// claims the most bytes its block map can list (4 MiB for 4096-byte
+// blocks), every block of it the same.
+func PDB(blockSize int) []byte {
+	bs := blockSize
 	le := binary.LittleEndian
 	f := make([]byte, 4*bs)
 	copy(f, pdbMagic)
-	le.PutUint32(f[32:], bs)
+	le.PutUint32(f[32:], uint32(bs))
 	le.PutUint32(f[40:], 4)
-	le.PutUint32(f[44:], bs/4*bs)
+	le.PutUint32(f[44:], uint32(bs/4*bs))
 	le.PutUint32(f[52:], 1) // the block map
 	for i := range bs / 4 {
 		le.PutUint32(f[bs+4*i:], 2)
