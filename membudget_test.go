@@ -104,7 +104,7 @@ func assembleDif(t *testing.T, s *errataServer, name string, data []byte) (state
 // TestObjectReadersMemoryBudget sends a server files whose counts and
 // lengths make a reader that trusts them allocate hundreds of megabytes
 // (every section or symbol named by one 1 MiB name, a source bundle of
-// 65,000 members of 2 KiB names), each a zip of a few kilobytes, through
+// 65,000 members of 2 KiB names), each a zip of 0.2 to 250 KB, through
 // files/dsyms/ and then through chunk upload and difs/assemble: no answer
 // is a 5xx, each file whose identity is readable is stored, each whose
 // headers are beyond the readers' budget ends in state error with a
@@ -136,6 +136,7 @@ func TestObjectReadersMemoryBudget(t *testing.T) {
 		{"bomb-fat", diftest.FatMachO(8, diftest.MachO(1, 50, 1<<20)), true},
 		{"bomb.exe", diftest.PE(200, 200, 1<<20, 1<<32-1), true},
 		{"bomb.src.zip", diftest.SourceBundle(65_000, 2<<10), true},
+		{"small-bomb.src.zip", diftest.SourceBundle(10_000, 2<<10), true}, // for difs/assemble
 		{"huge-commands.dylib", hugeCmds, false},
 		{"extended.elf", extended, false},
 	}
