@@ -2,13 +2,19 @@ package dif
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 )
 
-// maxBreakpadHeader bounds the first line of a Breakpad symbol file.
-const maxBreakpadHeader = 4 << 10
+// maxBreakpadHeader bounds the first line of a Breakpad symbol file, and
+// maxBreakpadRecord each line after it: a longer line is cut. Lines after
+// the first are read into one buffer of that size, never kept.
+const (
+	maxBreakpadHeader = 4 << 10
+	maxBreakpadRecord = 64 << 10
+)
 
 // ReadBreakpad reads the identity from the first line of a Breakpad symbol
 // file, "MODULE os arch id name": the id is 32 hex digits of GUID followed by
@@ -45,14 +51,16 @@ func ReadBreakpad(r io.Reader) (Object, error) {
 	}
 	o := Object{Kind: "breakpad", DebugID: debugID, Arch: arch, Type: "dbg"}
 	var symtab, debug, unwind bool
+	buf := make([]byte, 0, maxBreakpadRecord)
 	for {
-		line, err := readLine(br, 64<<10)
+		var line []byte
+		line, err = appendLine(buf[:0], br, maxBreakpadRecord)
 		switch {
-		case strings.HasPrefix(line, "FUNC "), strings.HasPrefix(line, "PUBLIC "):
+		case bytes.HasPrefix(line, []byte("FUNC ")), bytes.HasPrefix(line, []byte("PUBLIC ")):
 			symtab = true
-		case strings.HasPrefix(line, "STACK "):
+		case bytes.HasPrefix(line, []byte("STACK ")):
 			unwind = true
-		case line != "" && line[0] >= '0' && line[0] <= '9' || line != "" && line[0] >= 'a' && line[0] <= 'f':
+		case len(line) > 0 && (line[0] >= '0' && line[0] <= '9' || line[0] >= 'a' && line[0] <= 'f'):
 			debug = true // a line record: address size line file
 		}
 		if err != nil || symtab && debug && unwind {
@@ -73,14 +81,21 @@ func ReadBreakpad(r io.Reader) (Object, error) {
 // readLine reads a line of at most max bytes; a longer one is cut, the
 // rest skipped.
 func readLine(br *bufio.Reader, max int) (string, error) {
-	var b strings.Builder
+	line, err := appendLine(nil, br, max)
+	return string(line), err
+}
+
+// appendLine appends to buf a line of br, cut at max bytes (the rest is
+// skipped), and returns it.
+func appendLine(buf []byte, br *bufio.Reader, max int) ([]byte, error) {
+	n := len(buf)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if b.Len() < max {
-			b.Write(chunk[:min(len(chunk), max-b.Len())])
+		if len(buf)-n < max {
+			buf = append(buf, chunk[:min(len(chunk), max-(len(buf)-n))]...)
 		}
 		if err != bufio.ErrBufferFull {
-			return b.String(), err
+			return buf, err
 		}
 	}
 }

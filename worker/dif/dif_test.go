@@ -91,8 +91,19 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("SYSB\x02\x00\x00\x00PK\x05\x06"), "a.src.zip")
 	f.Add([]byte("a.B -> c:\n    1:1:void d():1:1 -> e\n"), "proguard/12a2e4ee-8705-5f91-8369-3a5b10a48225.txt")
 	f.Add([]byte(`["a","b"]`), "dartsymbolmap.json")
+	for path := range testdataFiles {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, path)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
-		objs, err := Read(bytes.NewReader(data), int64(len(data)), name, "33221100-5544-7766-8899-aabbccddeeff")
+		var objs []Object
+		var err error
+		checkBudget(t, "Read", fuzzBudget+maxBundleManifest, func() {
+			objs, err = Read(bytes.NewReader(data), int64(len(data)), name, "33221100-5544-7766-8899-aabbccddeeff")
+		})
 		if err != nil {
 			return
 		}

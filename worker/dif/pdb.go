@@ -11,7 +11,9 @@ import (
 // pdbMagic starts every PDB (an MSF 7.00 container).
 const pdbMagic = "Microsoft C/C++ MSF 7.00\r\n\x1aDS\x00\x00\x00"
 
-// maxPDBDirectory bounds the stream directory of a PDB that is read.
+// maxPDBDirectory bounds the size a PDB's superblock claims for its stream
+// directory. The directory is never read whole: ReadPDB reads a few words
+// of it, so that what it takes does not depend on that size.
 const maxPDBDirectory = 16 << 20
 
 // ReadPDB reads the identity of a PDB: the GUID of its information stream
@@ -36,65 +38,78 @@ func ReadPDB(r io.ReaderAt, size int64) (Object, error) {
 	if numBlocks*blockSize > size || dirBytes < 4 || dirBytes > maxPDBDirectory || blockMap >= numBlocks {
 		return Object{}, errors.New("dif: PDB superblock out of bounds")
 	}
-	readBlocks := func(blocks []uint32, n int64) ([]byte, error) {
-		out := make([]byte, 0, n)
-		for _, b := range blocks {
-			if int64(len(out)) >= n {
-				break
-			}
-			if int64(b) >= numBlocks {
-				return nil, errors.New("dif: PDB block out of bounds")
-			}
-			buf := make([]byte, min(blockSize, n-int64(len(out))))
-			if _, err := r.ReadAt(buf, int64(b)*blockSize); err != nil {
-				return nil, fmt.Errorf("dif: reading PDB: %w", err)
-			}
-			out = append(out, buf...)
-		}
-		if int64(len(out)) < n {
-			return nil, errors.New("dif: PDB stream shorter than its size")
-		}
-		return out, nil
-	}
+	// The directory is read where it is needed, 4 bytes at a time: the
+	// stream count, the sizes of streams 0 to 3 and the first block of
+	// streams 1 and 3, whose first bytes (at most one block) are read.
 	blocksOf := func(n int64) int64 { return (n + blockSize - 1) / blockSize }
-	// The block map lists the blocks of the directory.
-	mapBytes, err := readBlocks([]uint32{uint32(blockMap)}, min(blockSize, 4*blocksOf(dirBytes)))
-	if err != nil || int64(len(mapBytes)) < 4*blocksOf(dirBytes) {
+	if 4*blocksOf(dirBytes) > blockSize {
 		return Object{}, errors.New("dif: PDB directory too large")
 	}
-	dirBlocks := make([]uint32, blocksOf(dirBytes))
-	for i := range dirBlocks {
-		dirBlocks[i] = le.Uint32(mapBytes[4*i:])
+	var word [4]byte
+	readWord := func(off int64) (int64, error) {
+		if _, err := r.ReadAt(word[:], off); err != nil {
+			return 0, fmt.Errorf("dif: reading PDB: %w", err)
+		}
+		return int64(le.Uint32(word[:])), nil
 	}
-	dir, err := readBlocks(dirBlocks, dirBytes)
+	// dirWord reads the 4 bytes at offset pos of the directory, which is
+	// the blocks the block map lists.
+	dirWord := func(pos int64) (int64, error) {
+		if pos < 0 || pos+4 > dirBytes {
+			return 0, errors.New("dif: PDB directory too short")
+		}
+		block, err := readWord(blockMap*blockSize + 4*(pos/blockSize))
+		if err != nil {
+			return 0, err
+		}
+		if block >= numBlocks {
+			return 0, errors.New("dif: PDB block out of bounds")
+		}
+		return readWord(block*blockSize + pos%blockSize)
+	}
+	numStreams, err := dirWord(0)
 	if err != nil {
 		return Object{}, err
 	}
-	numStreams := int64(le.Uint32(dir))
 	if numStreams < 4 || 4+4*numStreams > dirBytes {
 		return Object{}, errors.New("dif: PDB has too few streams")
 	}
-	sizeOf := func(i int) int64 {
-		if s := le.Uint32(dir[4+4*i:]); s != 0xffffffff {
-			return int64(s)
+	sizeOf := func(i int64) (int64, error) {
+		s, err := dirWord(4 + 4*i)
+		if s == 0xffffffff {
+			s = 0
 		}
-		return 0
+		return s, err
 	}
-	// stream reads the first n bytes of stream i.
-	stream := func(i int, n int64) ([]byte, error) {
+	// stream reads the first n bytes (at most a block) of stream i.
+	stream := func(i, n int64) ([]byte, error) {
 		pos := 4 + 4*numStreams
 		for j := range i {
-			pos += 4 * blocksOf(sizeOf(j))
+			s, err := sizeOf(j)
+			if err != nil {
+				return nil, err
+			}
+			pos += 4 * blocksOf(s)
 		}
-		count := blocksOf(sizeOf(i))
-		if sizeOf(i) < n || pos+4*count > dirBytes {
+		s, err := sizeOf(i)
+		if err != nil {
+			return nil, err
+		}
+		if s < n || pos+4*blocksOf(s) > dirBytes {
 			return nil, fmt.Errorf("dif: PDB stream %d is too short", i)
 		}
-		blocks := make([]uint32, count)
-		for k := range blocks {
-			blocks[k] = le.Uint32(dir[pos+4*int64(k):])
+		block, err := dirWord(pos)
+		if err != nil {
+			return nil, err
 		}
-		return readBlocks(blocks, n)
+		if block >= numBlocks {
+			return nil, errors.New("dif: PDB block out of bounds")
+		}
+		buf := make([]byte, n)
+		if _, err := r.ReadAt(buf, block*blockSize); err != nil {
+			return nil, fmt.Errorf("dif: reading PDB: %w", err)
+		}
+		return buf, nil
 	}
 	info, err := stream(1, 28)
 	if err != nil {

@@ -1,7 +1,6 @@
 package dif
 
 import (
-	"bytes"
 	"debug/pe"
 	"encoding/binary"
 	"errors"
@@ -18,81 +17,107 @@ const maxDebugEntries = 64
 // holds its debug information; the code id is its timestamp in 8 hex
 // digits followed by its image size in hex, as Sentry and symbol servers
 // name it.
+//
+// It reads the DOS header, the COFF header, the optional header and its
+// first 16 data directories, the section headers (to map the debug
+// directory's address; never the COFF symbol or string tables, names or
+// relocations), at most maxDebugEntries debug directory entries and
+// their CodeView records, within maxObjectRead bytes.
 func ReadPE(r io.ReaderAt, size int64) (Object, error) {
-	f, err := pe.NewFile(io.NewSectionReader(r, 0, size))
-	if err != nil {
-		return Object{}, fmt.Errorf("dif: not a PE image: %w", err)
+	b := newBudgetReader(r, size)
+	le := binary.LittleEndian
+	var dos [64]byte
+	if err := b.readAt(dos[:], 0); err != nil || dos[0] != 'M' || dos[1] != 'Z' {
+		return Object{}, errors.New("dif: not a PE image")
+	}
+	base := uint64(le.Uint32(dos[0x3c:]))
+	var coff [24]byte // the signature, then the COFF header
+	if err := b.readAt(coff[:], base); err != nil || string(coff[:4]) != "PE\x00\x00" {
+		return Object{}, errors.New("dif: not a PE image: no PE signature")
+	}
+	machine, nsections, timestamp := le.Uint16(coff[4:]), uint64(le.Uint16(coff[6:])), le.Uint32(coff[8:])
+	optSize, characteristics := uint64(le.Uint16(coff[20:])), le.Uint16(coff[22:])
+	// The optional header: its fixed part, then NumberOfRvaAndSizes data
+	// directories of 8 bytes, as many as it has room for.
+	var opt [112 + 16*8]byte
+	if optSize < 2 || b.readAt(opt[:min(optSize, uint64(len(opt)))], base+24) != nil {
+		return Object{}, errors.New("dif: PE image has no optional header")
 	}
 	var imageSize uint32
-	var dirs []pe.DataDirectory
-	switch oh := f.OptionalHeader.(type) {
-	case *pe.OptionalHeader32:
-		imageSize, dirs = oh.SizeOfImage, oh.DataDirectory[:oh.NumberOfRvaAndSizes]
-	case *pe.OptionalHeader64:
-		imageSize, dirs = oh.SizeOfImage, oh.DataDirectory[:oh.NumberOfRvaAndSizes]
+	var fixed, ndirs uint64
+	switch le.Uint16(opt[:]) {
+	case 0x10b: // PE32
+		fixed, imageSize, ndirs = 96, le.Uint32(opt[56:]), uint64(le.Uint32(opt[92:]))
+	case 0x20b: // PE32+
+		fixed, imageSize, ndirs = 112, le.Uint32(opt[56:]), uint64(le.Uint32(opt[108:]))
 	default:
 		return Object{}, errors.New("dif: PE image has no optional header")
 	}
+	if optSize < fixed {
+		return Object{}, errors.New("dif: PE image's optional header is short")
+	}
+	ndirs = min(ndirs, 16, (optSize-fixed)/8)
+	dir := func(i uint64) (rva, size uint32) {
+		if i >= ndirs {
+			return 0, 0
+		}
+		d := opt[fixed+8*i:]
+		return le.Uint32(d), le.Uint32(d[4:])
+	}
 	o := Object{
 		Kind:   "pe",
-		CodeID: fmt.Sprintf("%08x%x", f.TimeDateStamp, imageSize),
-		Arch:   peArch(f.Machine),
+		CodeID: fmt.Sprintf("%08x%x", timestamp, imageSize),
+		Arch:   peArch(machine),
 		Type:   "exe",
 	}
-	if f.Characteristics&pe.IMAGE_FILE_DLL != 0 {
+	if characteristics&pe.IMAGE_FILE_DLL != 0 {
 		o.Type = "lib"
-	}
-	dir := func(i int) pe.DataDirectory {
-		if i < len(dirs) {
-			return dirs[i]
-		}
-		return pe.DataDirectory{}
 	}
 	// Debug information of a PE image is in its PDB: DWARF sections that
 	// some linkers leave in it are not counted, as Sentry does not.
-	if dir(pe.IMAGE_DIRECTORY_ENTRY_EXPORT).Size > 0 {
+	if _, n := dir(pe.IMAGE_DIRECTORY_ENTRY_EXPORT); n > 0 {
 		o.Features = append(o.Features, "symtab")
 	}
-	if dir(pe.IMAGE_DIRECTORY_ENTRY_EXCEPTION).Size > 0 {
+	if _, n := dir(pe.IMAGE_DIRECTORY_ENTRY_EXCEPTION); n > 0 {
 		o.Features = append(o.Features, "unwind")
 	}
-	debug := dir(pe.IMAGE_DIRECTORY_ENTRY_DEBUG)
-	off, ok := rvaOffset(f, debug.VirtualAddress)
-	if !ok || debug.Size == 0 {
+	debugRVA, debugSize := dir(pe.IMAGE_DIRECTORY_ENTRY_DEBUG)
+	if debugSize == 0 {
 		return Object{}, ErrNoDebugID
 	}
-	for i := range min(debug.Size/28, maxDebugEntries) {
+	// The section that holds the debug directory: the first whose raw
+	// bytes cover its address.
+	off, found := int64(0), false
+	err := table{b: b, off: base + 24 + optSize, count: nsections, entSize: 40}.each(func(_ uint64, s []byte) bool {
+		va, rawSize, rawOff := le.Uint32(s[12:]), le.Uint32(s[16:]), le.Uint32(s[20:])
+		if debugRVA >= va && debugRVA-va < rawSize {
+			off, found = int64(rawOff)+int64(debugRVA-va), true
+			return false
+		}
+		return true
+	})
+	if err != nil || !found {
+		return Object{}, ErrNoDebugID
+	}
+	for i := range min(debugSize/28, maxDebugEntries) {
 		var e [28]byte
-		if _, err := r.ReadAt(e[:], off+int64(i)*28); err != nil {
+		if b.readAt(e[:], uint64(off)+uint64(i)*28) != nil {
 			break
 		}
-		if binary.LittleEndian.Uint32(e[12:]) != 2 { // IMAGE_DEBUG_TYPE_CODEVIEW
+		if le.Uint32(e[12:]) != 2 { // IMAGE_DEBUG_TYPE_CODEVIEW
 			continue
 		}
 		var cv [24]byte
-		if _, err := r.ReadAt(cv[:], int64(binary.LittleEndian.Uint32(e[24:]))); err != nil {
-			continue
-		}
-		if !bytes.Equal(cv[:4], []byte("RSDS")) {
+		if b.readAt(cv[:], uint64(le.Uint32(e[24:]))) != nil || string(cv[:4]) != "RSDS" {
 			continue
 		}
 		o.DebugID = guidLE(cv[4:20])
-		if age := binary.LittleEndian.Uint32(cv[20:]); age != 0 {
+		if age := le.Uint32(cv[20:]); age != 0 {
 			o.DebugID += "-" + strconv.FormatUint(uint64(age), 16)
 		}
 		return o, nil
 	}
 	return Object{}, ErrNoDebugID
-}
-
-// rvaOffset maps a relative virtual address of f to its offset in the file.
-func rvaOffset(f *pe.File, rva uint32) (int64, bool) {
-	for _, s := range f.Sections {
-		if rva >= s.VirtualAddress && rva-s.VirtualAddress < s.Size {
-			return int64(s.Offset) + int64(rva-s.VirtualAddress), true
-		}
-	}
-	return 0, false
 }
 
 func peArch(m uint16) string {

@@ -149,6 +149,8 @@ func ReadUpload(r io.ReaderAt, size int64, name, debugID string) ([]Object, erro
 	switch {
 	case errors.Is(err, ErrNoDebugID):
 		return nil, uploadError("The file %q carries no debug id", clip(name))
+	case errors.Is(err, ErrBudget):
+		return nil, uploadError("The file %q has headers larger than errata reads", clip(name))
 	case err != nil:
 		return nil, uploadError("The file %q is not a supported debug information file", clip(name))
 	}

@@ -1,10 +1,10 @@
 package dif
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"crypto/sha1"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +15,7 @@ import (
 
 // Bounds of what the readers of source bundles and mappings read.
 const (
-	maxBundleMembers  = 100_000 // archive/zip keeps a few hundred bytes a member
+	maxBundleMembers  = 100_000 // walked, never kept
 	maxBundleManifest = 16 << 20
 	maxMappingLine    = 64 << 10
 	mappingProbeLines = 1000
@@ -27,6 +27,11 @@ const (
 // --include-sources): an 8-byte SYSB header, then a zip whose
 // manifest.json names the debug id, code id, architecture and object name
 // of the object whose sources it holds.
+//
+// It walks the zip's central directory through one small buffer, keeping
+// nothing of it but where the last member named manifest.json is (so that
+// what a directory of maxBundleMembers members costs is time, not
+// memory), and reads that member, of at most maxBundleManifest bytes.
 func ReadSourceBundle(r io.ReaderAt, size int64) (Object, error) {
 	var start int64
 	head := make([]byte, 8)
@@ -36,45 +41,41 @@ func ReadSourceBundle(r io.ReaderAt, size int64) (Object, error) {
 	if size < start {
 		return Object{}, errors.New("dif: not a source bundle")
 	}
-	if err := CheckZipDirectory(io.NewSectionReader(r, start, size-start), size-start, maxBundleMembers); err != nil {
+	zr := io.NewSectionReader(r, start, size-start)
+	d, err := readZipDirectory(zr, size-start, maxBundleMembers)
+	if err != nil {
 		return Object{}, fmt.Errorf("dif: not a source bundle: %w", err)
 	}
-	zr, err := zip.NewReader(io.NewSectionReader(r, start, size-start), size-start)
-	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return Object{}, fmt.Errorf("dif: not a source bundle: %w", err)
-	}
-	if zr == nil || len(zr.File) > maxBundleMembers {
-		return Object{}, errors.New("dif: not a source bundle")
-	}
-	var mf *zip.File
-	for _, f := range zr.File {
-		if f.Name == "manifest.json" {
-			mf = f
+	const manifestName = "manifest.json"
+	manifest := int64(-1) // where its directory record is
+	name := make([]byte, len(manifestName))
+	err = d.walk(func(hdr []byte, at int64) error {
+		if binary.LittleEndian.Uint16(hdr[28:]) != uint16(len(manifestName)) {
+			return nil
 		}
+		if _, err := zr.ReadAt(name, at+dirRecordLen); err != nil {
+			return badZip("The bundle's zip directory is corrupt")
+		}
+		if string(name) == manifestName {
+			manifest = at
+		}
+		return nil
+	})
+	if err != nil {
+		return Object{}, fmt.Errorf("dif: not a source bundle: %w", err)
 	}
-	if mf == nil {
+	if manifest < 0 {
 		return Object{}, errors.New("dif: the source bundle has no manifest.json")
 	}
-	rc, err := mf.Open()
+	body, err := d.readMember(manifest, maxBundleManifest)
 	if err != nil {
 		return Object{}, fmt.Errorf("dif: source bundle manifest: %w", err)
 	}
-	defer rc.Close()
+	// Only the fields read are decoded: the list of files is skipped.
 	var m struct {
-		DebugID    string `json:"debug_id"`
-		CodeID     string `json:"code_id"`
-		Arch       string `json:"arch"`
-		ObjectName string `json:"object_name"`
-		Files      map[string]struct {
-			Type string `json:"type"`
-		} `json:"files"`
-	}
-	body, err := io.ReadAll(io.LimitReader(rc, maxBundleManifest+1))
-	if err != nil {
-		return Object{}, fmt.Errorf("dif: source bundle manifest: %w", err)
-	}
-	if len(body) > maxBundleManifest {
-		return Object{}, errors.New("dif: the source bundle's manifest is too large")
+		DebugID string `json:"debug_id"`
+		CodeID  string `json:"code_id"`
+		Arch    string `json:"arch"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Object{}, fmt.Errorf("dif: source bundle manifest: %w", err)

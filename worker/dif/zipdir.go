@@ -1,9 +1,12 @@
 package dif
 
 import (
+	"bufio"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 )
 
@@ -42,10 +45,32 @@ const (
 // and the directory must hold exactly that many well-formed records. So a
 // small upload cannot describe a directory of millions of entries.
 func CheckZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
+	d, err := readZipDirectory(r, size, maxMembers)
+	if err != nil {
+		return err
+	}
+	return d.walk(nil)
+}
+
+// zipDirectory is a zip's central directory, as its end records place it.
+type zipDirectory struct {
+	r       io.ReaderAt
+	start   int64 // where it begins in r
+	size    int64
+	records int64
+	// base is what to add to an offset the directory names to find it
+	// in r: the archive's writer may have counted bytes before the zip.
+	base int64
+}
+
+// readZipDirectory reads the end records of the zip of size bytes in r and
+// checks the directory they describe against maxMembers, as
+// CheckZipDirectory says, without reading the directory.
+func readZipDirectory(r io.ReaderAt, size, maxMembers int64) (zipDirectory, error) {
 	tail := min(size, eocdLen+65535)
 	buf := make([]byte, tail)
 	if _, err := r.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
-		return err
+		return zipDirectory{}, err
 	}
 	// The end record is the last signature whose comment ends the file.
 	eocd := -1
@@ -57,7 +82,7 @@ func CheckZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 		}
 	}
 	if eocd < 0 {
-		return badZip("The bundle is not a zip archive")
+		return zipDirectory{}, badZip("The bundle is not a zip archive")
 	}
 	e := buf[eocd:]
 	records := int64(binary.LittleEndian.Uint16(e[10:]))
@@ -81,54 +106,74 @@ func CheckZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 		// header before the zip): the record is also found right before
 		// the locator.
 		if end < zip64LocatorLen+zip64EOCDLen {
-			return badZip("The bundle's zip64 end record is out of place")
+			return zipDirectory{}, badZip("The bundle's zip64 end record is out of place")
 		}
 		recOffset := binary.LittleEndian.Uint64(loc[8:])
 		rec := make([]byte, zip64EOCDLen)
 		if recOffset > uint64(end-zip64LocatorLen-zip64EOCDLen) || !readSignature(r, rec, int64(recOffset), 0x06064b50) {
 			recOffset = uint64(end - zip64LocatorLen - zip64EOCDLen)
 			if !readSignature(r, rec, int64(recOffset), 0x06064b50) {
-				return badZip("The bundle's zip64 end record is missing")
+				return zipDirectory{}, badZip("The bundle's zip64 end record is missing")
 			}
 		}
 		n, s := binary.LittleEndian.Uint64(rec[32:]), binary.LittleEndian.Uint64(rec[40:])
 		if n > uint64(maxMembers) {
-			return badZip("The bundle has more members than the limit of %d", maxMembers)
+			return zipDirectory{}, badZip("The bundle has more members than the limit of %d", maxMembers)
 		}
 		if s > uint64(maxMembers*maxDirRecordLen) {
-			return badZip("The bundle's zip directory is larger than %d members can take", maxMembers)
+			return zipDirectory{}, badZip("The bundle's zip directory is larger than %d members can take", maxMembers)
 		}
 		records, dirSize, end = int64(n), int64(s), int64(recOffset)
+		dirOffset = int64(binary.LittleEndian.Uint64(rec[48:]) & (1<<62 - 1))
 	case saturated:
-		return badZip("The bundle's zip64 end record is missing")
+		return zipDirectory{}, badZip("The bundle's zip64 end record is missing")
 	}
 	switch {
 	case records > maxMembers:
-		return badZip("The bundle has %d members, more than the limit of %d", records, maxMembers)
+		return zipDirectory{}, badZip("The bundle has %d members, more than the limit of %d", records, maxMembers)
 	case dirSize > maxMembers*maxDirRecordLen:
-		return badZip("The bundle's zip directory is larger than %d members can take", maxMembers)
+		return zipDirectory{}, badZip("The bundle's zip directory is larger than %d members can take", maxMembers)
 	case dirSize > end:
-		return badZip("The bundle's zip directory is not where its end record says")
+		return zipDirectory{}, badZip("The bundle's zip directory is not where its end record says")
 	}
 	// The directory ends where the end records begin. Its offset in the
 	// end record counts from where the archive's writer began, which may
 	// be before the zip (sentry-cli counts the bundle's 8-byte header):
 	// archive/zip allows for that, and so does this check.
-	// Walk the records: exactly records of them, filling the directory.
-	dir := io.NewSectionReader(r, end-dirSize, dirSize)
+	return zipDirectory{r: r, start: end - dirSize, size: dirSize, records: records, base: end - dirSize - dirOffset}, nil
+}
+
+// walk reads the directory's records in order, checking that there are
+// exactly as many as the end record counts and that they fill the
+// directory, and calls fn (when not nil) with each record's fixed part
+// and its offset in r. It reads through one small buffer.
+func (d zipDirectory) walk(fn func(hdr []byte, at int64) error) error {
+	br := bufio.NewReaderSize(io.NewSectionReader(d.r, d.start, d.size), 16<<10)
 	hdr := make([]byte, dirRecordLen)
 	var at, n int64
-	for ; at < dirSize; n++ {
-		if n >= records {
+	for ; at < d.size; n++ {
+		if n >= d.records {
 			return badZip("The bundle's zip directory has more records than its end record counts")
 		}
-		if _, err := dir.ReadAt(hdr, at); err != nil || binary.LittleEndian.Uint32(hdr) != 0x02014b50 {
+		if _, err := io.ReadFull(br, hdr); err != nil || binary.LittleEndian.Uint32(hdr) != 0x02014b50 {
 			return badZip("The bundle's zip directory is corrupt")
 		}
-		at += dirRecordLen + int64(binary.LittleEndian.Uint16(hdr[28:])) +
+		if fn != nil {
+			if err := fn(hdr, d.start+at); err != nil {
+				return err
+			}
+		}
+		rest := int64(binary.LittleEndian.Uint16(hdr[28:])) +
 			int64(binary.LittleEndian.Uint16(hdr[30:])) + int64(binary.LittleEndian.Uint16(hdr[32:]))
+		if at+dirRecordLen+rest > d.size {
+			return badZip("The bundle's zip directory is corrupt")
+		}
+		if _, err := br.Discard(int(rest)); err != nil {
+			return badZip("The bundle's zip directory is corrupt")
+		}
+		at += dirRecordLen + rest
 	}
-	if at != dirSize || n != records {
+	if at != d.size || n != d.records {
 		return badZip("The bundle's zip directory is corrupt")
 	}
 	return nil
@@ -139,4 +184,77 @@ func CheckZipDirectory(r io.ReaderAt, size, maxMembers int64) error {
 func readSignature(r io.ReaderAt, buf []byte, off int64, sig uint32) bool {
 	_, err := r.ReadAt(buf, off)
 	return err == nil && binary.LittleEndian.Uint32(buf) == sig
+}
+
+// readMember reads the member whose directory record is at offset at in
+// d.r: stored or deflated, of at most max bytes, with the size and
+// CRC-32 its record names.
+func (d zipDirectory) readMember(at int64, max int64) ([]byte, error) {
+	le := binary.LittleEndian
+	rec := make([]byte, dirRecordLen)
+	if _, err := d.r.ReadAt(rec, at); err != nil {
+		return nil, badZip("The bundle's zip directory is corrupt")
+	}
+	method, sum := le.Uint16(rec[10:]), le.Uint32(rec[16:])
+	csize, usize, offset := uint64(le.Uint32(rec[20:])), uint64(le.Uint32(rec[24:])), uint64(le.Uint32(rec[42:]))
+	if csize == 0xffffffff || usize == 0xffffffff || offset == 0xffffffff {
+		// The zip64 extra field holds those that are saturated, in
+		// this order.
+		extra := make([]byte, le.Uint16(rec[30:]))
+		if _, err := d.r.ReadAt(extra, at+dirRecordLen+int64(le.Uint16(rec[28:]))); err != nil {
+			return nil, badZip("The bundle's zip directory is corrupt")
+		}
+		for len(extra) >= 4 {
+			tag, n := le.Uint16(extra), int(le.Uint16(extra[2:]))
+			if n > len(extra)-4 {
+				break
+			}
+			field := extra[4 : 4+n]
+			extra = extra[4+n:]
+			if tag != 0x0001 {
+				continue
+			}
+			for _, v := range []*uint64{&usize, &csize, &offset} {
+				if *v == 0xffffffff && len(field) >= 8 {
+					*v, field = le.Uint64(field), field[8:]
+				}
+			}
+		}
+	}
+	if usize > uint64(max) {
+		return nil, fmt.Errorf("a member of %d bytes, more than %d", usize, max)
+	}
+	local := make([]byte, 30)
+	lh := d.base + int64(offset&(1<<62-1))
+	if lh < 0 || !readSignature(d.r, local, lh, 0x04034b50) {
+		return nil, badZip("The bundle's member is not where its record says")
+	}
+	data := io.NewSectionReader(d.r, lh+30+int64(le.Uint16(local[26:]))+int64(le.Uint16(local[28:])), int64(csize&(1<<62-1)))
+	var body io.Reader
+	switch method {
+	case 0: // stored
+		body = data
+	case 8: // deflated
+		fr := flate.NewReader(data)
+		defer fr.Close()
+		body = fr
+	default:
+		return nil, fmt.Errorf("a member compressed with method %d", method)
+	}
+	// The size is checked against max above: it is read into one buffer
+	// of that size, and one byte more must not be there.
+	out := make([]byte, usize)
+	if _, err := io.ReadFull(body, out); err != nil {
+		return nil, errors.New("a member shorter than its record says")
+	}
+	var more [1]byte
+	switch n, err := body.Read(more[:]); {
+	case n > 0:
+		return nil, errors.New("a member longer than its record says")
+	case err != nil && err != io.EOF:
+		return nil, err
+	case crc32.ChecksumIEEE(out) != sum:
+		return nil, errors.New("a member whose checksum is not what its record says")
+	}
+	return out, nil
 }
