@@ -101,6 +101,9 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 	t.Run("every field set", func(t *testing.T) {
 		var r releaseOut
 		fill(reflect.ValueOf(&r).Elem(), "a<b>&c\u2028\u2029\"\\\n\r\t\b\f\x01\x7fé\xff")
+		// The parsed version is embedded, and unexported: fill leaves it.
+		r.VersionInfo.Version.parsedVersion = new(parsedVersion)
+		fill(reflect.ValueOf(r.VersionInfo.Version.parsedVersion).Elem(), "a<b>&c\u2028\u2029\"\\\n\r\t\b\f\x01\x7fé\xff")
 		checkSameJSON(t, r)
 		checkSameJSON(t, releaseList{r, r})
 		// A field the hand-written encoder forgets is caught here: every
@@ -108,8 +111,12 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 		got, _ := handJSON(t, r)
 		for _, typ := range []reflect.Type{reflect.TypeFor[releaseOut](), reflect.TypeFor[deployOut](),
 			reflect.TypeFor[releaseProjectOut](), reflect.TypeFor[commitOut](), reflect.TypeFor[authorOut](),
-			reflect.TypeFor[repositoryOut](), reflect.TypeFor[repositoryProvider]()} {
+			reflect.TypeFor[repositoryOut](), reflect.TypeFor[repositoryProvider](),
+			reflect.TypeFor[versionInfoOut](), reflect.TypeFor[parsedVersion](), reflect.TypeFor[releaseOwnerOut]()} {
 			for f := range typ.Fields() {
+				if !f.IsExported() || f.Anonymous {
+					continue
+				}
 				if key := `"` + strings.Split(f.Tag.Get("json"), ",")[0] + `":`; !bytes.Contains(got, []byte(key)) {
 					t.Errorf("%s.%s: no key %s in %s", typ.Name(), f.Name, key, got)
 				}
@@ -184,6 +191,8 @@ func fill(v reflect.Value, s string) {
 		v.SetString(s)
 	case reflect.Int, reflect.Int64:
 		v.SetInt(-42)
+	case reflect.Uint64:
+		v.SetUint(1<<64 - 1)
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Pointer:
@@ -194,7 +203,9 @@ func fill(v reflect.Value, s string) {
 		fill(v.Index(0), s)
 	case reflect.Struct:
 		for i := range v.NumField() {
-			fill(v.Field(i), s)
+			if v.Type().Field(i).IsExported() { // what a pointer points into is set with it
+				fill(v.Field(i), s)
+			}
 		}
 	default:
 		panic("fill: no value for " + v.Type().String())
