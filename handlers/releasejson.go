@@ -131,7 +131,7 @@ func (v *versionInfoOut) appendJSON(b []byte) []byte {
 		b = appendStringPtr(append(b, `,"buildCode":`...), p.BuildCode)
 		b = strconv.AppendInt(append(b, `,"components":`...), int64(p.Components), 10)
 	}
-	b = appendString(append(b, `},"description":`...), v.Description)
+	b = v.Description.appendJSON(append(b, `},"description":`...))
 	b = appendStringPtr(append(b, `,"buildHash":`...), v.BuildHash)
 	return append(b, '}')
 }

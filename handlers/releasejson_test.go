@@ -24,6 +24,36 @@ func (t *jsonTime) UnmarshalText(b []byte) error {
 	return err
 }
 
+// UnmarshalJSON lets the tests read golden versionInfo back: encoding/json
+// cannot set the embedded pointer to the unexported parsedVersion.
+func (v *versionOut) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(m["raw"], &v.Raw); err != nil {
+		return err
+	}
+	delete(m, "raw")
+	if len(m) == 0 {
+		v.parsedVersion = nil
+		return nil
+	}
+	rest, _ := json.Marshal(m)
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	v.parsedVersion = new(parsedVersion)
+	return dec.Decode(v.parsedVersion)
+}
+
+// UnmarshalJSON lets the tests read a golden description back, whole.
+func (d *description) UnmarshalJSON(b []byte) error {
+	var s string
+	err := json.Unmarshal(b, &s)
+	*d = description{head: s}
+	return err
+}
+
 // encodingJSON is what writeJSON wrote before the hand-written encoder:
 // encoding/json's Encoder, HTML escaping and newline included.
 func encodingJSON(t testing.TB, v any) ([]byte, error) {
@@ -239,13 +269,16 @@ func FuzzReleaseJSON(f *testing.F) {
 	f.Add("1.0.0", "ref", "https://x/<a>&b", "production", "web", []byte(`{"a": [1, 2]}`), int64(7), int64(1700000000123456789), true)
 	f.Add("v\u2028\u2029", "\x00\x1f\"\\", "\xff\xfe", "é", "", []byte(`{}`), int64(-1), int64(0), false)
 	f.Add("", "", "", "", "", []byte(`not json`), int64(0), int64(-62135596800000000), true)
+	f.Add("1.2.3-rc.1+0123456789ab", "ref", "", "x", "my.app", []byte(`{}`), int64(1<<62), int64(1), true)
 	f.Fuzz(func(t *testing.T, version, ref, url, env, slug string, data []byte, n, nanos int64, withDeploy bool) {
 		when := jsonTime(time.Unix(0, nanos))
 		r := releaseOut{
 			ID: n, Version: version, ShortVersion: version, Ref: &ref, URL: &url,
 			DateCreated: when, DateReleased: &when, Data: json.RawMessage(data),
 			NewGroups: int(n), CommitCount: int(n >> 3), DeployCount: int(-n),
-			Projects: []releaseProjectOut{{ID: n, Slug: slug, Name: env}, {Slug: version, Name: url}},
+			Projects: []releaseProjectOut{{ID: n, Slug: slug, Name: env, Platform: &ref, Platforms: []string{url, env}, HasHealthData: withDeploy},
+				{Slug: version, Name: url, Platforms: noPlatforms, NewGroups: int(n)}},
+			VersionInfo: parseReleaseVersion(slug + "@" + version),
 		}
 		if data == nil {
 			r.Data = nil
@@ -257,6 +290,7 @@ func FuzzReleaseJSON(f *testing.F) {
 				Repository: repositoryOut{ID: version, Name: slug, URL: &url, Provider: repositoryProvider{ID: env, Name: ref},
 					Status: "active", DateCreated: when, ExternalSlug: &version}}
 			r.Authors = []authorOut{{Name: &env, Email: ref}, {Email: slug}}
+			r.Owner = &releaseOwnerOut{ID: version, Name: env, Username: url, Email: url, DateJoined: when, LastLogin: &when, IsActive: true}
 		} else {
 			r.LastCommit = &commitOut{ID: ref, DateCreated: when, Repository: repositoryOut{Name: env}}
 			r.Authors = []authorOut{}
@@ -275,6 +309,7 @@ func FuzzReleaseJSON(f *testing.F) {
 			rel.LastCommit = &store.Commit{Key: ref, Message: &env, DateAdded: at,
 				Author: &store.CommitAuthor{Name: &slug, Email: url}}
 			rel.Authors = []store.CommitAuthor{{Name: &env, Email: ref}, {Email: slug}}
+			rel.Owner = &store.ReleaseOwner{ID: n, Email: url, Name: env, DateJoined: at, LastLogin: &at, IsSuperuser: true}
 		}
 		page := []store.Release{rel, {ID: -n, Version: ref, DateCreated: at}, rel}
 		want, wantErr := encodingJSON(t, releaseList{newReleaseOut(page[0]), newReleaseOut(page[1]), newReleaseOut(page[2])})

@@ -19,7 +19,7 @@ import (
 type versionInfoOut struct {
 	Package     *string    `json:"package"`
 	Version     versionOut `json:"version"`
-	Description string     `json:"description"`
+	Description description `json:"description"`
 	BuildHash   *string    `json:"buildHash"`
 
 	pkg    string        // what Package points to
@@ -59,7 +59,9 @@ func parseReleaseVersion(release string) *versionInfoOut {
 // parse sets out to the versionInfo of release, and reports false (out
 // unspecified) where Sentry's is null.
 func (out *versionInfoOut) parse(release string) bool {
-	release = strings.TrimFunc(release, unicode.IsSpace) // Rust's str::trim
+	if n := len(release); n == 0 || isSpaceOrMultibyte(release[0]) || isSpaceOrMultibyte(release[n-1]) {
+		release = strings.TrimFunc(release, unicode.IsSpace) // Rust's str::trim
+	}
 	if !validSentryRelease(release) {
 		return false
 	}
@@ -85,20 +87,65 @@ func (out *versionInfoOut) parse(release string) bool {
 	}
 	switch {
 	case v != nil:
-		out.Description = v.rawShort
+		out.Description = description{head: v.rawShort}
 		if shortHash != "" {
-			out.Description += " (" + shortHash + ")"
+			out.Description.note = shortHash
 		} else if v.BuildCode != nil {
-			out.Description += " (" + *v.BuildCode + ")"
+			out.Description.note = *v.BuildCode
 		}
 	case shortHash != "":
-		out.Description = shortHash
+		out.Description = description{head: shortHash}
 	case out.Package != nil:
-		out.Description = *out.Package + "@" + out.Version.Raw
+		out.Description = description{head: *out.Package, at: "@", tail: out.Version.Raw}
 	default:
-		out.Description = out.Version.Raw
+		out.Description = description{head: out.Version.Raw}
 	}
 	return true
+}
+
+// description is a versionInfo's description, kept in its parts so that
+// a page of releases builds no string for it: the version with its note in
+// parentheses ("1.0 (build)"), or a head and a tail joined by at ("pkg" "@"
+// "raw").
+type description struct {
+	head, at, tail string
+	note           string
+}
+
+func (d description) String() string {
+	if d.note != "" {
+		return d.head + " (" + d.note + ")"
+	}
+	return d.head + d.at + d.tail
+}
+
+// MarshalJSON writes the description as a JSON string, as appendJSON
+// does.
+func (d description) MarshalJSON() ([]byte, error) { return d.appendJSON(nil), nil }
+
+// appendJSON appends the description as one JSON string, escaped as
+// encoding/json escapes a string, without joining it first. Its parts meet
+// at ASCII characters (the version's @, +, or the note), so escaping
+// them apart escapes the whole alike.
+func (d description) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b = appendStringBody(b, d.head)
+	if d.note != "" {
+		b = append(b, " ("...)
+		b = appendStringBody(b, d.note)
+		return append(b, ')', '"')
+	}
+	b = appendStringBody(b, d.at)
+	b = appendStringBody(b, d.tail)
+	return append(b, '"')
+}
+
+// appendStringBody is appendString without the quotes.
+func appendStringBody(b []byte, s string) []byte {
+	n := len(b)
+	b = appendString(b, s)
+	copy(b[n:], b[n+1:len(b)-1])
+	return b[:len(b)-2]
 }
 
 // validSentryRelease is the parser's validate_release: at most 200 bytes,
@@ -222,36 +269,54 @@ func (v *parsedVersion) parse(s string) bool {
 			return false
 		}
 		v.buildCode = s[i+1:]
-		for rest := v.buildCode; ; {
-			part, more, found := strings.Cut(rest, ".")
-			if part == "" || strings.Trim(part, alnumDash) != "" {
+		// Dot-separated parts, none empty, of letters, digits and dashes.
+		prev := byte('.')
+		for i := 0; i < len(v.buildCode); i++ {
+			c := v.buildCode[i]
+			if c == '.' && prev == '.' || c != '.' && !alnumDash[c] {
 				return false
 			}
-			if !found {
-				break
-			}
-			rest = more
+			prev = c
+		}
+		if prev == '.' {
+			return false
 		}
 		v.BuildCode = &v.buildCode
 	}
 	return true
 }
 
-const alnumDash = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-"
+// alnumDash says which bytes are ASCII letters, digits or a dash.
+var alnumDash = func() (set [256]bool) {
+	for c := range 256 {
+		set[c] = '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-'
+	}
+	return set
+}()
 
 // validIdent says whether s is 0, a number without leading zeros, or
 // letters, digits and dashes with at least one that is not a digit.
 func validIdent(s string) bool {
-	if s == "" || strings.Trim(s, alnumDash) != "" {
+	if s == "" {
 		return false
 	}
-	if strings.Trim(s, "0123456789") != "" {
-		return true // not all digits
+	digits := true
+	for i := 0; i < len(s); i++ {
+		if !alnumDash[s[i]] {
+			return false
+		}
+		digits = digits && isDigit(s[i])
 	}
-	return s == "0" || s[0] != '0'
+	return !digits || s == "0" || s[0] != '0'
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// isSpaceOrMultibyte says whether c may be (part of) white space: an ASCII
+// space character, or a byte of a multi-byte character.
+func isSpaceOrMultibyte(c byte) bool {
+	return c == ' ' || '\t' <= c && c <= '\r' || c >= 0x80
+}
 
 // parseU64 is Rust's str::parse::<u64>().unwrap_or_default() on digits:
 // 0 when the number does not fit.
