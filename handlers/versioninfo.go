@@ -17,10 +17,10 @@ import (
 // versionInfoOut is a release's versionInfo. Its pointers point into
 // the value itself (pkg, parsed), so that a list page reuses one.
 type versionInfoOut struct {
-	Package     *string    `json:"package"`
-	Version     versionOut `json:"version"`
+	Package     *string     `json:"package"`
+	Version     versionOut  `json:"version"`
 	Description description `json:"description"`
-	BuildHash   *string    `json:"buildHash"`
+	BuildHash   *string     `json:"buildHash"`
 
 	pkg    string        // what Package points to
 	parsed parsedVersion // what Version.parsedVersion points to
