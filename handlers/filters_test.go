@@ -200,3 +200,56 @@ func TestFiltersKeepMembership(t *testing.T) {
 		t.Errorf("an outsider's filtered files: %v", got)
 	}
 }
+
+// TestProjectSummary checks the fields of a project that errata fills
+// from its own records: the environments it does not hide, its latest
+// release as Sentry picks it, and on its detail its organization.
+func TestProjectSummary(t *testing.T) {
+	f := newFilterFixture(t)
+	type project struct {
+		Slug          string
+		Environments  []string
+		LatestRelease *struct{ Version string }
+		Organization  *struct{ Slug string }
+	}
+	get := func(t *testing.T) (list map[string]project, detail project) {
+		t.Helper()
+		var l []project
+		res := f.do("GET", "/api/0/organizations/acme/projects/", f.tok, nil)
+		res.expect(t, http.StatusOK, nil)
+		json.Unmarshal(res.body, &l)
+		list = map[string]project{}
+		for _, p := range l {
+			list[p.Slug] = p
+		}
+		res = f.do("GET", "/api/0/projects/acme/web/", f.tok, nil)
+		res.expect(t, http.StatusOK, nil)
+		json.Unmarshal(res.body, &detail)
+		return list, detail
+	}
+	list, detail := get(t)
+	if diff := cmp.Diff([]string{"production", "staging"}, detail.Environments); diff != "" {
+		t.Errorf("web's environments (-want +got):\n%s", diff)
+	}
+	if got := list["web-admin"]; got.Environments == nil || len(got.Environments) != 0 || got.LatestRelease != nil {
+		t.Errorf("a project without environments and releases: %+v", got)
+	}
+	// Unreleased, the latest created; then the latest released.
+	if detail.LatestRelease == nil || detail.LatestRelease.Version != "api@1.1.0_x" || list["web"].LatestRelease.Version != "api@1.1.0_x" {
+		t.Errorf("latest release of web: %+v", detail.LatestRelease)
+	}
+	if detail.Organization == nil || detail.Organization.Slug != "acme" {
+		t.Errorf("organization: %+v", detail.Organization)
+	}
+	f.do("PUT", "/api/0/organizations/acme/releases/web@1.0.0/", f.tok, map[string]any{"dateReleased": "2099-01-01T00:00:00Z"}).
+		expect(t, http.StatusOK, nil)
+	f.do("PUT", "/api/0/projects/acme/web/environments/staging/", f.tok, map[string]any{"isHidden": true}).
+		expect(t, http.StatusOK, nil)
+	list, detail = get(t)
+	if diff := cmp.Diff([]string{"production"}, list["web"].Environments); diff != "" {
+		t.Errorf("web's environments after hiding staging (-want +got):\n%s", diff)
+	}
+	if detail.LatestRelease == nil || detail.LatestRelease.Version != "web@1.0.0" {
+		t.Errorf("latest release of web once 1.0.0 is released: %+v", detail.LatestRelease)
+	}
+}

@@ -79,21 +79,39 @@ type projectJSON struct {
 	Team        *struct{}  `json:"team"` // errata has no teams: null in lists, as Sentry's allow
 	Teams       []struct{} `json:"teams"`
 	Features    []string   `json:"features"`
+	// Environments are the names of the environments the project shows.
+	Environments []string `json:"environments"`
+	// LatestRelease is Sentry's {"version": ...} of the project's latest
+	// release, or null.
+	LatestRelease *latestReleaseJSON `json:"latestRelease"`
+}
+
+// latestReleaseJSON names a project's latest release.
+type latestReleaseJSON struct {
+	Version string `json:"version"`
 }
 
 func newProjectJSON(p store.Project) projectJSON {
-	return projectJSON{
+	out := projectJSON{
 		ID: strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, DateCreated: jsonTime(p.DateCreated),
-		Status: "active", Teams: []struct{}{}, Features: []string{},
+		Status: "active", Teams: []struct{}{}, Features: []string{}, Environments: p.Environments,
 	}
+	if out.Environments == nil {
+		out.Environments = []string{}
+	}
+	if p.LatestRelease != nil {
+		out.LatestRelease = &latestReleaseJSON{Version: *p.LatestRelease}
+	}
+	return out
 }
 
 // projectDetailJSON is a project as GET projects/{org}/{project}/ writes
-// it: Sentry's detail allows no null team, so without teams it is left
-// out (CONTRACT.md §1).
+// it, with its organization: Sentry's detail allows no null team, so
+// without teams it is left out (CONTRACT.md §1).
 type projectDetailJSON struct {
 	projectJSON
-	Team *struct{} `json:"team,omitempty"` // hides projectJSON's
+	Team         *struct{}        `json:"team,omitempty"` // hides projectJSON's
+	Organization organizationJSON `json:"organization"`
 }
 
 // handleOrganizations serves GET organizations/: the caller's
@@ -268,7 +286,8 @@ func handleProject(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p)})
+		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p),
+			Organization: newOrganizationJSON(p.Organization, publicBase(r, d.PublicURL))})
 		return nil
 	}
 }

@@ -53,12 +53,8 @@ var sentryDepartures = []sentryDeparture{
 		subjectPrefix subjectTemplate symbolSources tempestFetchScreenshots verifySSL`),
 		reason: "Sentry's product settings and event features that errata has no concept of (events, issues, sessions, insights, " +
 			"replays, profiles, grouping, data scrubbing, symbol sources, alerts, bookmarks, per-member access) stay out"},
-	{op: "getProject", kind: "missing", at: "", fields: []string{"latestRelease", "organization"},
-		reason: "not written yet although errata has the data (a project's latest release and its organization)"},
 	{op: "listOrganizationProjects", kind: "missing", at: "[]", fields: strings.Fields(projectProductSettings + " hasUserReports"),
 		reason: "Sentry's product settings and event features that errata has no concept of stay out (as for getProject)"},
-	{op: "listOrganizationProjects", kind: "missing", at: "[]", fields: strings.Fields(projectUnwritten),
-		reason: "not written yet although errata has the data (a project's environments and latest release)"},
 	{op: "listOrganizationEnvironments", kind: "value", at: "[].id",
 		reason: "environment ids are integers (CONTRACT.md §5), where Sentry writes strings"},
 	{op: "listProjectEnvironments", kind: "value", at: "[].id",
@@ -74,7 +70,6 @@ const (
 		hasInsightsHttp hasInsightsMCP hasInsightsQueues hasInsightsScreenLoad hasInsightsVitals hasLogs
 		hasMinifiedStackTrace hasMonitors hasNewFeedbacks hasProfiles hasReplays hasSessions hasTraceMetrics
 		isBookmarked isMember platforms`
-	projectUnwritten = `environments latestRelease`
 )
 
 // findSentryDocument walks up from the working directory to the directory

@@ -134,7 +134,29 @@ type Project struct {
 	Slug        string
 	Name        string
 	DateCreated time.Time
+	// Environments are the names of the environments the project shows
+	// (not hidden), in order; only Projects and Project read them.
+	Environments []string
+	// LatestRelease is the version of the project's latest release, or
+	// nil; only Projects and Project read it.
+	LatestRelease *string
+	// Organization is the project's organization; only Project reads it.
+	Organization Organization
 }
+
+// projectSummaryCols are the columns of a project p that Projects and
+// Project read after its own: the names of its environments that are not
+// hidden, and its latest release as Sentry picks it (of the 20 releases
+// of highest id, the latest released, or created: release_projects'
+// index gives the 20 without reading the others).
+const projectSummaryCols = `
+	ARRAY(SELECT e.name FROM environment_projects ep JOIN environments e ON e.id = ep.environment_id
+		WHERE ep.project_id = p.id AND NOT ep.is_hidden ORDER BY e.name),
+	(SELECT r.version
+		FROM (SELECT rp.release_id FROM release_projects rp WHERE rp.project_id = p.id
+			ORDER BY rp.release_id DESC LIMIT 20) lrp
+		JOIN releases r ON r.id = lrp.release_id
+		ORDER BY COALESCE(r.date_released, r.date_created) DESC, r.id DESC LIMIT 1)`
 
 // OrganizationFilter narrows a list of organizations, as Sentry's
 // ?owner= and ?query= do: the zero value lists them all.
@@ -212,7 +234,7 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, word
 	}
 	where, args := textFilter("WHERE o.slug = $2", []any{userID, orgSlug}, words, "p.name", "p.slug")
 	return list(ctx, s.pool, listQuery{
-		cols: "p.id, p.slug, p.name, p.date_created",
+		cols: "p.id, p.slug, p.name, p.date_created, " + projectSummaryCols,
 		from: `FROM projects p JOIN organizations o ON o.id = p.organization_id
 			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 ` + where,
 		args:       args,
@@ -220,20 +242,23 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, word
 		idCol:      "p.id",
 	}, page, func(rows pgx.Rows) (Project, Key, error) {
 		var p Project
-		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated)
+		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated, &p.Environments, &p.LatestRelease)
 		return p, Key{Created: p.DateCreated, ID: p.ID}, err
 	})
 }
 
 // Project returns the project projectSlug of the organization orgSlug that
-// userID belongs to.
+// userID belongs to, with its organization.
 func (s *Store) Project(ctx context.Context, userID int64, orgSlug, projectSlug string) (Project, error) {
 	var p Project
+	o := &p.Organization
 	err := s.pool.QueryRow(ctx, `
-		SELECT p.id, p.slug, p.name, p.date_created
+		SELECT p.id, p.slug, p.name, p.date_created, `+projectSummaryCols+`,
+			o.id, o.slug, o.name, o.date_created
 		FROM projects p JOIN organizations o ON o.id = p.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated)
+		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.DateCreated,
+		&p.Environments, &p.LatestRelease, &o.ID, &o.Slug, &o.Name, &o.DateCreated)
 	return p, wrap(err)
 }
 
