@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // sentryDocument is Sentry's published OpenAPI document (openapi-derefed.json
@@ -248,8 +250,11 @@ func schemaErrors(s map[string]any, v any, at string) []string {
 				first = e
 			}
 		}
-		if n != 1 {
-			errs = append(errs, fmt.Sprintf("%s: matches %d of oneOf, not exactly one (the first says: %s)", at, n, strings.Join(first, "; ")))
+		switch {
+		case n == 0:
+			errs = append(errs, fmt.Sprintf("%s: matches none of oneOf (the first says: %s)", at, strings.Join(first, "; ")))
+		case n > 1:
+			errs = append(errs, fmt.Sprintf("%s: matches %d of oneOf, not exactly one", at, n))
 		}
 	}
 	return errs
@@ -609,4 +614,54 @@ func keys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestSchemaErrors checks the validator itself on each keyword it reads.
+func TestSchemaErrors(t *testing.T) {
+	schema := func(s string) map[string]any {
+		var m map[string]any
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	value := func(s string) any {
+		var v any
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	obj := `{"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string", "nullable": true},
+		"tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+		"when": {"type": "string", "format": "date-time"}}, "required": ["id", "name"], "additionalProperties": false}`
+	tests := []struct {
+		schema, value string
+		want          []string
+	}{
+		{obj, `{"id": 1, "name": null, "tags": ["a"], "when": "2026-11-25T10:00:00.000Z"}`, nil},
+		{obj, `{"name": "x"}`, []string{`: required field "id" is missing`}},
+		{obj, `{"id": 1.5, "name": "x"}`, []string{`.id: 1.5 is not of type [integer]`}},
+		{obj, `{"id": 1, "name": "x", "extra": true}`, []string{`: field "extra" is not allowed`}},
+		{obj, `{"id": 1, "name": "x", "tags": ["c"]}`, []string{`.tags[]: "c" is not one of [a b]`}},
+		{obj, `{"id": 1, "name": "x", "when": "yesterday"}`, []string{`.when: "yesterday" is not a date-time`}},
+		{obj, `null`, []string{`: null is not allowed`}},
+		{`{"type": ["string", "null"]}`, `null`, nil},
+		{`{"anyOf": [{"type": "string"}, {"type": "integer"}]}`, `true`, []string{`: matches none of anyOf (the first says: : true is not of type [string])`}},
+		{`{"oneOf": [{"type": "integer"}, {"type": "number"}]}`, `1`, []string{`: matches 2 of oneOf, not exactly one`}},
+		{`{"oneOf": [{"type": "integer"}, {"type": "string"}]}`, `true`, []string{`: matches none of oneOf (the first says: : true is not of type [integer])`}},
+		{`{"allOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}]}`, `{"a": 1}`, []string{`: required field "b" is missing`}},
+		{`{"type": "object", "additionalProperties": {"type": "string"}}`, `{"a": 1}`, []string{`.a: 1 is not of type [string]`}},
+		{`{}`, `null`, nil},
+	}
+	for _, tt := range tests {
+		got := schemaErrors(schema(tt.schema), value(tt.value), "")
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s against %s (-want +got):\n%s", tt.value, tt.schema, diff)
+		}
+	}
 }
