@@ -475,6 +475,12 @@ func releaseFilter(r *http.Request, onProject bool) (store.ReleaseFilter, error)
 	if len(f.Query) > 200 || !isText(f.Query) {
 		return f, invalid(valueErr, "Invalid query", "query", "query")
 	}
+	if len(q["environment"]) > maxLimit {
+		return f, invalid(valueErr, "Too many environments", "query", "environment")
+	}
+	if len(q["project"]) > maxLimit {
+		return f, invalid(valueErr, "Too many projects", "query", "project")
+	}
 	for _, env := range q["environment"] {
 		if len(env) > 64 || !isText(env) {
 			return f, invalid(valueErr, "Invalid environment", "query", "environment")
