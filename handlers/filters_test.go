@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -159,6 +160,9 @@ func TestListFiltersRefused(t *testing.T) {
 		{"/api/0/projects/acme/web/releases/?project=api", "project"},
 		{"/api/0/organizations/acme/releases/web@1.0.0/files/?checksum=abc", "checksum"},
 		{"/api/0/organizations/acme/repos/?expand=settings", "expand"},
+		{"/api/0/organizations/acme/releases/?" + strings.Repeat("environment=e&", 101), "environment"},
+		{"/api/0/organizations/acme/releases/?" + strings.Repeat("project=p&", 101), "project"},
+		{"/api/0/organizations/acme/releases/1.0/files/?" + strings.Repeat("query=q&", 1001), "query"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

@@ -91,8 +91,10 @@ func handleReleaseFileList(d Deps) apiFunc {
 func releaseFileFilter(r *http.Request) (store.ReleaseFileFilter, error) {
 	var f store.ReleaseFileFilter
 	q := r.URL.Query()
-	if len(q["query"])+len(q["checksum"]) > maxLimit*10 {
-		return f, invalid(valueErr, "Too many filters", "query", "checksum")
+	for _, name := range []string{"query", "checksum"} {
+		if len(q[name]) > maxLimit*10 {
+			return f, invalid(valueErr, "Too many values", "query", name)
+		}
 	}
 	for _, name := range q["query"] {
 		if len(name) > 1024 || !isText(name) {
