@@ -79,11 +79,47 @@ type projectJSON struct {
 	Team        *struct{}  `json:"team"` // errata has no teams: null in lists, as Sentry's allow
 	Teams       []struct{} `json:"teams"`
 	Features    []string   `json:"features"`
+	projectEventFlags
 	// Environments are the names of the environments the project shows.
 	Environments []string `json:"environments"`
 	// LatestRelease is Sentry's {"version": ...} of the project's latest
 	// release, or null.
 	LatestRelease *latestReleaseJSON `json:"latestRelease"`
+}
+
+// projectEventFlags are the fields Sentry's projects keep about their
+// events and the caller, as errata can answer them: it ingests no events
+// (no first event, no platform seen, none of the data these flags say a
+// project has), keeps no bookmarks, and shows a project only to members
+// of its organization, who may all see it.
+type projectEventFlags struct {
+	IsBookmarked               bool      `json:"isBookmarked"`
+	IsMember                   bool      `json:"isMember"`
+	HasAccess                  bool      `json:"hasAccess"`
+	FirstEvent                 *jsonTime `json:"firstEvent"`
+	FirstTransactionEvent      bool      `json:"firstTransactionEvent"`
+	Platforms                  []string  `json:"platforms"`
+	HasUserReports             bool      `json:"hasUserReports"`
+	HasFeedbacks               bool      `json:"hasFeedbacks"`
+	HasNewFeedbacks            bool      `json:"hasNewFeedbacks"`
+	HasFlags                   bool      `json:"hasFlags"`
+	HasLogs                    bool      `json:"hasLogs"`
+	HasMinifiedStackTrace      bool      `json:"hasMinifiedStackTrace"`
+	HasMonitors                bool      `json:"hasMonitors"`
+	HasProfiles                bool      `json:"hasProfiles"`
+	HasReplays                 bool      `json:"hasReplays"`
+	HasSessions                bool      `json:"hasSessions"`
+	HasTraceMetrics            bool      `json:"hasTraceMetrics"`
+	HasInsightsAgentMonitoring bool      `json:"hasInsightsAgentMonitoring"`
+	HasInsightsAppStart        bool      `json:"hasInsightsAppStart"`
+	HasInsightsAssets          bool      `json:"hasInsightsAssets"`
+	HasInsightsCaches          bool      `json:"hasInsightsCaches"`
+	HasInsightsDb              bool      `json:"hasInsightsDb"`
+	HasInsightsHTTP            bool      `json:"hasInsightsHttp"`
+	HasInsightsMCP             bool      `json:"hasInsightsMCP"`
+	HasInsightsQueues          bool      `json:"hasInsightsQueues"`
+	HasInsightsScreenLoad      bool      `json:"hasInsightsScreenLoad"`
+	HasInsightsVitals          bool      `json:"hasInsightsVitals"`
 }
 
 // latestReleaseJSON names a project's latest release.
@@ -95,6 +131,7 @@ func newProjectJSON(p store.Project) projectJSON {
 	out := projectJSON{
 		ID: strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, DateCreated: jsonTime(p.DateCreated),
 		Status: "active", Teams: []struct{}{}, Features: []string{}, Environments: p.Environments,
+		projectEventFlags: projectEventFlags{IsMember: true, HasAccess: true, Platforms: []string{}},
 	}
 	if out.Environments == nil {
 		out.Environments = []string{}

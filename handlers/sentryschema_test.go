@@ -44,7 +44,7 @@ var sentryDepartures = []sentryDeparture{
 		reason: "the files of a release that does not exist or is not visible list as 200 [] (CONTRACT.md §7, as GlitchTip answers)"},
 	{op: "listProjectReleaseFiles", kind: "status", fields: []string{"404->200"},
 		reason: "the files of a release that does not exist or is not visible list as 200 [] (CONTRACT.md §7, as GlitchTip answers)"},
-	{op: "getProject", kind: "missing", at: "", fields: strings.Fields(projectProductSettings + `
+	{op: "getProject", kind: "missing", at: "", fields: strings.Fields(`
 		allowedDomains autofixAutomationTuning avatar builtinSymbolSources color dataScrubber
 		dataScrubberDefaults debugFilesRole defaultEnvironment derivedGroupingEnhancements digestsMaxDelay
 		digestsMinDelay dynamicSamplingBiases enableAutoReleaseCreation fingerprintingRules groupingConfig
@@ -53,10 +53,12 @@ var sentryDepartures = []sentryDeparture{
 		scrapeJavaScript scrubIPAddresses secondaryGroupingConfig secondaryGroupingExpiry securityToken
 		securityTokenHeader seerNightshiftTweaks seerScannerAutomation sensitiveFields storeCrashReports
 		subjectPrefix subjectTemplate symbolSources tempestFetchScreenshots verifySSL`),
-		reason: "Sentry's product settings and event features that errata has no concept of (events, issues, sessions, insights, " +
-			"replays, profiles, grouping, data scrubbing, symbol sources, alerts, bookmarks, per-member access) stay out"},
-	{op: "listOrganizationProjects", kind: "missing", at: "[]", fields: strings.Fields(projectProductSettings + " hasUserReports"),
-		reason: "Sentry's product settings and event features that errata has no concept of stay out (as for getProject)"},
+		reason: "Sentry's product settings that errata has no concept of (grouping, data scrubbing, symbol sources, alerts, " +
+			"digests, sampling, Seer, security headers) stay out"},
+	{op: "getProject", kind: "missing", at: "", fields: []string{"access"},
+		reason: "per-member access is not errata's: routes take token scopes, and a member sees every project of its organization"},
+	{op: "listOrganizationProjects", kind: "missing", at: "[]", fields: []string{"access"},
+		reason: "per-member access is not errata's: routes take token scopes, and a member sees every project of its organization"},
 	{op: "listOrganizationEnvironments", kind: "value", at: "[].id",
 		reason: "environment ids are integers (CONTRACT.md §5), where Sentry writes strings"},
 	{op: "listProjectEnvironments", kind: "value", at: "[].id",
@@ -64,15 +66,6 @@ var sentryDepartures = []sentryDeparture{
 	{op: "updateProjectEnvironment", kind: "value", at: ".id",
 		reason: "environment ids are integers (CONTRACT.md §5), where Sentry writes strings"},
 }
-
-// The fields of Sentry's projects that the departures above leave out.
-const (
-	projectProductSettings = `access firstEvent firstTransactionEvent hasAccess hasFeedbacks hasFlags
-		hasInsightsAgentMonitoring hasInsightsAppStart hasInsightsAssets hasInsightsCaches hasInsightsDb
-		hasInsightsHttp hasInsightsMCP hasInsightsQueues hasInsightsScreenLoad hasInsightsVitals hasLogs
-		hasMinifiedStackTrace hasMonitors hasNewFeedbacks hasProfiles hasReplays hasSessions hasTraceMetrics
-		isBookmarked isMember platforms`
-)
 
 // scopesDeparture is the index of the scopes departure.
 var scopesDeparture = slices.IndexFunc(sentryDepartures, func(d sentryDeparture) bool { return d.kind == "scopes" })
