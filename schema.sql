@@ -277,6 +277,9 @@ ALTER TABLE releases ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'open
 -- capped count read this index alone (schema 4).
 CREATE INDEX IF NOT EXISTS releases_status_page_idx
     ON releases (organization_id, status, date_created DESC, id DESC);
+-- A release's owner: Sentry's owner, a member of the organization named on
+-- create; a user's removal leaves the release without one.
+ALTER TABLE releases ADD COLUMN IF NOT EXISTS owner_id bigint REFERENCES users (id) ON DELETE SET NULL;
 
 -- Blobs: the content-addressed store of uploaded bytes. A blob is a chunk of
 -- an upload, named by the SHA-1 of its bytes and stored once, whatever the

@@ -62,7 +62,8 @@ func driveRelease(t *testing.T, c sentryCLI, srv *errataServer, version string) 
 	if got["version"] != version || got["dateReleased"] != nil {
 		t.Errorf("after new: version %v, dateReleased %v", got["version"], got["dateReleased"])
 	}
-	if diff := cmp.Diff([]any{map[string]any{"id": got["projects"].([]any)[0].(map[string]any)["id"], "slug": "web", "name": "Web"}}, got["projects"]); diff != "" {
+	if diff := cmp.Diff([]any{map[string]any{"id": got["projects"].([]any)[0].(map[string]any)["id"], "slug": "web", "name": "Web",
+		"newGroups": 0.0, "platform": nil, "platforms": []any{}, "hasHealthData": false}}, got["projects"]); diff != "" {
 		t.Errorf("projects (-want +got):\n%s", diff)
 	}
 

@@ -69,6 +69,15 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "GET", path: "/api/0/projects/acme/web/environments/{}/"},
 	{method: "GET", path: "/api/0/organizations/acme/repos/{}/commits/"},
 	{method: "PUT", path: "/api/0/organizations/acme/releases/1.0/files/{}/", contentType: "application/json"},
+	// The filters of the lists Sentry's published schema documents.
+	{method: "GET", path: "/api/0/organizations/?{}"},
+	{method: "GET", path: "/api/0/organizations/acme/?{}"},
+	{method: "GET", path: "/api/0/organizations/acme/projects/?{}"},
+	{method: "GET", path: "/api/0/projects/acme/web/releases/?{}"},
+	{method: "GET", path: "/api/0/organizations/acme/releases/1.0/?{}"},
+	{method: "GET", path: "/api/0/organizations/acme/releases/1.0/files/?{}"},
+	{method: "GET", path: "/api/0/projects/acme/web/releases/1.0/files/?{}"},
+	{method: "GET", path: "/api/0/organizations/acme/repos/?{}"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database

@@ -70,6 +70,35 @@ func newCommitOut(c store.Commit) commitOut {
 	return out
 }
 
+// releaseCommitOut is a commit of a release list: Sentry's commit with
+// the releases that hold it. errata knows no pull requests (null, as
+// Sentry writes a commit without one) and suspects no commits ("").
+type releaseCommitOut struct {
+	commitOut
+	PullRequest       *struct{}          `json:"pullRequest"`
+	Releases          []commitReleaseOut `json:"releases"`
+	SuspectCommitType string             `json:"suspectCommitType"`
+}
+
+// commitReleaseOut is a release that holds a commit.
+type commitReleaseOut struct {
+	Version      string    `json:"version"`
+	ShortVersion string    `json:"shortVersion"`
+	Ref          *string   `json:"ref"`
+	URL          *string   `json:"url"`
+	DateReleased *jsonTime `json:"dateReleased"`
+	DateCreated  jsonTime  `json:"dateCreated"`
+}
+
+func newReleaseCommitOut(c store.Commit) releaseCommitOut {
+	out := releaseCommitOut{commitOut: newCommitOut(c), Releases: make([]commitReleaseOut, len(c.Releases))}
+	for i, r := range c.Releases {
+		out.Releases[i] = commitReleaseOut{Version: r.Version, ShortVersion: r.Version, Ref: r.Ref, URL: r.URL,
+			DateReleased: (*jsonTime)(r.DateReleased), DateCreated: jsonTime(r.DateCreated)}
+	}
+	return out
+}
+
 // The limits of Sentry's serializers for commits and refs.
 const (
 	maxCommitID        = 64
@@ -336,7 +365,8 @@ var errRepositoryExists = &apiError{status: http.StatusConflict, detail: "A repo
 // handleRepositories serves GET organizations/{org}/repos/: the
 // organization's repositories, newest first; ?query= keeps those whose
 // name contains it. Sentry's ?status= takes active (the default, and all
-// errata's repositories are active) or another status, which none has.
+// errata's repositories are active) or another status, which none has;
+// ?integration_id= keeps none either, and ?expand= is refused.
 func handleRepositories(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		org, err := pathSlug(r, "organization_slug")
@@ -355,12 +385,19 @@ func handleRepositories(d Deps) apiFunc {
 		default:
 			return invalid(valueErr, "Input should be 'active', 'disabled', 'hidden', 'deleted' or 'unmigratable'", "query", "status")
 		}
+		if q.Has("expand") {
+			// Sentry's expand=settings adds code review settings, which
+			// errata has none of.
+			return invalid(valueErr, "errata has no repository fields to expand", "query", "expand")
+		}
 		repos, info, err := d.Store.Repositories(r.Context(), caller(r).UserID, org, q.Get("query"), page)
 		if err != nil {
 			return err
 		}
 		out := make([]repositoryOut, 0, len(repos))
-		if status == "" || status == "active" {
+		// No repository of errata's comes from an integration: a filter
+		// by integration keeps none, as it keeps none in Sentry.
+		if (status == "" || status == "active") && !q.Has("integration_id") {
 			for _, repo := range repos {
 				out = append(out, newRepositoryOut(repo))
 			}
@@ -437,9 +474,9 @@ func handleReleaseCommits(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]commitOut, len(commits))
+		out := make([]releaseCommitOut, len(commits))
 		for i, c := range commits {
-			out[i] = newCommitOut(c)
+			out[i] = newReleaseCommitOut(c)
 		}
 		setPageHeaders(w, r, d.PublicURL, info)
 		writeJSON(w, r, d.Log, http.StatusOK, out)

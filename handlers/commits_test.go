@@ -345,3 +345,61 @@ func TestConcurrentSetCommits(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseCommitsShape checks the fields Sentry's commit lists add: the
+// releases that hold each commit (newest first, from errata's own
+// records), no pull request and no suspect commit type.
+func TestReleaseCommitsShape(t *testing.T) {
+	f := newRelFixture(t)
+	f.do("POST", "/api/0/organizations/acme/releases/", f.tok,
+		`{"version": "1.0", "projects": ["web"], "ref": "v1", "commits": [{"id": "a1", "repository": "acme/web"}]}`).expect(t, http.StatusCreated, nil)
+	f.do("POST", "/api/0/organizations/acme/releases/", f.tok,
+		`{"version": "2.0", "projects": ["web"], "url": "https://example.com/2", "dateReleased": "2026-11-01T00:00:00Z",
+		"commits": [{"id": "a1", "repository": "acme/web"}, {"id": "b2", "repository": "acme/web"}]}`).expect(t, http.StatusCreated, nil)
+	f.do("POST", "/api/0/organizations/other/releases/", f.outside,
+		`{"version": "9.0", "projects": ["site"], "commits": [{"id": "a1", "repository": "acme/web"}]}`).expect(t, http.StatusCreated, nil)
+	type release struct {
+		Version, ShortVersion, DateCreated string
+		Ref, URL, DateReleased             *string
+	}
+	var commits []struct {
+		ID                string
+		PullRequest       *struct{}
+		Releases          []release
+		SuspectCommitType *string
+	}
+	for _, path := range []string{"/api/0/organizations/acme/releases/2.0/commits/", "/api/0/projects/acme/web/releases/2.0/commits/"} {
+		res := f.do("GET", path, f.tok, nil)
+		res.expect(t, http.StatusOK, nil)
+		var raw []map[string]any
+		json.Unmarshal(res.body, &raw)
+		json.Unmarshal(res.body, &commits)
+		if len(commits) != 2 || len(raw) != 2 {
+			t.Fatalf("%s: %s", path, res.body)
+		}
+		got := map[string][]string{}
+		for i, c := range commits {
+			if v, ok := raw[i]["pullRequest"]; !ok || v != nil {
+				t.Errorf("%s: commit %s pullRequest = %v (present %t)", path, c.ID, v, ok)
+			}
+			if c.SuspectCommitType == nil || *c.SuspectCommitType != "" {
+				t.Errorf("%s: commit %s suspectCommitType = %v", path, c.ID, c.SuspectCommitType)
+			}
+			for _, r := range c.Releases {
+				got[c.ID] = append(got[c.ID], r.Version)
+				if r.ShortVersion != r.Version || r.DateCreated == "" {
+					t.Errorf("%s: release %+v", path, r)
+				}
+				if r.Version == "2.0" && (r.URL == nil || *r.URL != "https://example.com/2" || r.DateReleased == nil || r.Ref != nil) {
+					t.Errorf("%s: release %+v", path, r)
+				}
+			}
+		}
+		// Newest first; the other organization's release of a commit of
+		// the same id is not this commit's.
+		want := map[string][]string{"a1": {"2.0", "1.0"}, "b2": {"2.0"}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: releases of each commit (-want +got):\n%s", path, diff)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"errata/store"
 )
@@ -13,25 +15,55 @@ type organizationStatus struct {
 	Name string `json:"name"`
 }
 
-// organizationJSON is an organization as Sentry's API writes it: the
-// fields sentry-cli's `organizations list` reads, and errata's answers to
-// the flags it does not have (no early adoption, no 2FA requirement).
-type organizationJSON struct {
-	ID                       string             `json:"id"`
-	Slug                     string             `json:"slug"`
-	Name                     string             `json:"name"`
-	DateCreated              jsonTime           `json:"dateCreated"`
-	Status                   organizationStatus `json:"status"`
-	IsEarlyAdopter           bool               `json:"isEarlyAdopter"`
-	Require2FA               bool               `json:"require2FA"`
-	RequireEmailVerification bool               `json:"requireEmailVerification"`
-	Features                 []string           `json:"features"`
+// organizationAvatar is Sentry's avatar object; errata keeps no uploaded
+// avatars, so it is always Sentry's letter avatar.
+type organizationAvatar struct {
+	AvatarType string  `json:"avatarType"`
+	AvatarUUID *string `json:"avatarUuid"`
+	AvatarURL  *string `json:"avatarUrl"`
 }
 
-func newOrganizationJSON(o store.Organization) organizationJSON {
+// organizationLinks are the addresses of an organization: for a server
+// without customer domains or regions, as errata is, Sentry writes its
+// own URL (system.url-prefix, errata's PUBLIC_URL) for both.
+type organizationLinks struct {
+	OrganizationURL string `json:"organizationUrl"`
+	RegionURL       string `json:"regionUrl"`
+}
+
+// organizationJSON is an organization as Sentry's API writes it: the
+// fields sentry-cli's `organizations list` reads, and errata's answers to
+// the flags it does not have (no early adoption, no 2FA requirement). The
+// allow* flags say what errata lets members do: it has no invitations,
+// members create no projects through their role (routes take scopes), and
+// no superuser sees an organization it is not a member of. No
+// organization has an SSO provider.
+type organizationJSON struct {
+	ID                         string             `json:"id"`
+	Slug                       string             `json:"slug"`
+	Name                       string             `json:"name"`
+	DateCreated                jsonTime           `json:"dateCreated"`
+	Status                     organizationStatus `json:"status"`
+	IsEarlyAdopter             bool               `json:"isEarlyAdopter"`
+	Require2FA                 bool               `json:"require2FA"`
+	RequireEmailVerification   bool               `json:"requireEmailVerification"`
+	Avatar                     organizationAvatar `json:"avatar"`
+	AllowMemberInvite          bool               `json:"allowMemberInvite"`
+	AllowMemberProjectCreation bool               `json:"allowMemberProjectCreation"`
+	AllowSuperuserAccess       bool               `json:"allowSuperuserAccess"`
+	Links                      organizationLinks  `json:"links"`
+	HasAuthProvider            bool               `json:"hasAuthProvider"`
+	Features                   []string           `json:"features"`
+}
+
+// newOrganizationJSON converts o; base is the server's own URL
+// (publicBase).
+func newOrganizationJSON(o store.Organization, base string) organizationJSON {
 	return organizationJSON{
 		ID: strconv.FormatInt(o.ID, 10), Slug: o.Slug, Name: o.Name, DateCreated: jsonTime(o.DateCreated),
 		Status: organizationStatus{"active", "active"}, Features: []string{},
+		Avatar: organizationAvatar{AvatarType: "letter_avatar"},
+		Links:  organizationLinks{OrganizationURL: base, RegionURL: base},
 	}
 }
 
@@ -44,33 +76,102 @@ type projectJSON struct {
 	Platform    *string    `json:"platform"`
 	DateCreated jsonTime   `json:"dateCreated"`
 	Status      string     `json:"status"`
-	Team        *struct{}  `json:"team"`
+	Team        *struct{}  `json:"team"` // errata has no teams: null in lists, as Sentry's allow
 	Teams       []struct{} `json:"teams"`
 	Features    []string   `json:"features"`
+	projectEventFlags
+	// Environments are the names of the environments the project shows.
+	Environments []string `json:"environments"`
+	// LatestRelease is Sentry's {"version": ...} of the project's latest
+	// release, or null.
+	LatestRelease *latestReleaseJSON `json:"latestRelease"`
+}
+
+// projectEventFlags are the fields Sentry's projects keep about their
+// events and the caller, as errata can answer them: it ingests no events
+// (no first event, no platform seen, none of the data these flags say a
+// project has), keeps no bookmarks, and shows a project only to members
+// of its organization, who may all see it.
+type projectEventFlags struct {
+	IsBookmarked               bool      `json:"isBookmarked"`
+	IsMember                   bool      `json:"isMember"`
+	HasAccess                  bool      `json:"hasAccess"`
+	FirstEvent                 *jsonTime `json:"firstEvent"`
+	FirstTransactionEvent      bool      `json:"firstTransactionEvent"`
+	Platforms                  []string  `json:"platforms"`
+	HasUserReports             bool      `json:"hasUserReports"`
+	HasFeedbacks               bool      `json:"hasFeedbacks"`
+	HasNewFeedbacks            bool      `json:"hasNewFeedbacks"`
+	HasFlags                   bool      `json:"hasFlags"`
+	HasLogs                    bool      `json:"hasLogs"`
+	HasMinifiedStackTrace      bool      `json:"hasMinifiedStackTrace"`
+	HasMonitors                bool      `json:"hasMonitors"`
+	HasProfiles                bool      `json:"hasProfiles"`
+	HasReplays                 bool      `json:"hasReplays"`
+	HasSessions                bool      `json:"hasSessions"`
+	HasTraceMetrics            bool      `json:"hasTraceMetrics"`
+	HasInsightsAgentMonitoring bool      `json:"hasInsightsAgentMonitoring"`
+	HasInsightsAppStart        bool      `json:"hasInsightsAppStart"`
+	HasInsightsAssets          bool      `json:"hasInsightsAssets"`
+	HasInsightsCaches          bool      `json:"hasInsightsCaches"`
+	HasInsightsDb              bool      `json:"hasInsightsDb"`
+	HasInsightsHTTP            bool      `json:"hasInsightsHttp"`
+	HasInsightsMCP             bool      `json:"hasInsightsMCP"`
+	HasInsightsQueues          bool      `json:"hasInsightsQueues"`
+	HasInsightsScreenLoad      bool      `json:"hasInsightsScreenLoad"`
+	HasInsightsVitals          bool      `json:"hasInsightsVitals"`
+}
+
+// latestReleaseJSON names a project's latest release.
+type latestReleaseJSON struct {
+	Version string `json:"version"`
 }
 
 func newProjectJSON(p store.Project) projectJSON {
-	return projectJSON{
+	out := projectJSON{
 		ID: strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, Platform: p.Platform, DateCreated: jsonTime(p.DateCreated),
-		Status: "active", Teams: []struct{}{}, Features: []string{},
+		Status: "active", Teams: []struct{}{}, Features: []string{}, Environments: p.Environments,
+		projectEventFlags: projectEventFlags{IsMember: true, HasAccess: true, Platforms: []string{}},
 	}
+	if out.Environments == nil {
+		out.Environments = []string{}
+	}
+	if p.LatestRelease != nil {
+		out.LatestRelease = &latestReleaseJSON{Version: *p.LatestRelease}
+	}
+	return out
+}
+
+// projectDetailJSON is a project as GET projects/{org}/{project}/ writes
+// it, with its organization: Sentry's detail allows no null team, so
+// without teams it is left out (CONTRACT.md §1).
+type projectDetailJSON struct {
+	projectJSON
+	Team         *struct{}        `json:"team,omitempty"` // hides projectJSON's
+	Organization organizationJSON `json:"organization"`
 }
 
 // handleOrganizations serves GET organizations/: the caller's
-// organizations, newest first.
+// organizations, newest first; ?owner=true keeps those it owns, and
+// ?query= those that match Sentry's query syntax (organizationFilter).
 func handleOrganizations(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		page, err := readPage(r)
 		if err != nil {
 			return err
 		}
-		orgs, info, err := d.Store.Organizations(r.Context(), caller(r).UserID, page)
+		f, err := organizationFilter(r)
 		if err != nil {
 			return err
 		}
+		orgs, info, err := d.Store.Organizations(r.Context(), caller(r).UserID, f, page)
+		if err != nil {
+			return err
+		}
+		base := publicBase(r, d.PublicURL)
 		out := make([]organizationJSON, 0, len(orgs))
 		for _, o := range orgs {
-			out = append(out, newOrganizationJSON(o))
+			out = append(out, newOrganizationJSON(o, base))
 		}
 		setPageHeaders(w, r, d.PublicURL, info)
 		writeJSON(w, r, d.Log, http.StatusOK, out)
@@ -78,24 +179,111 @@ func handleOrganizations(d Deps) apiFunc {
 	}
 }
 
-// handleOrganization serves GET organizations/{org}/.
+// organizationFilter reads the filters of the organization list: owner
+// (a boolean) and query, in Sentry's syntax: words that the name or the
+// slug contains, and the keys id, slug and status (only active
+// organizations exist). sortBy is refused: errata's lists are ordered by
+// creation, and it counts no events.
+func organizationFilter(r *http.Request) (store.OrganizationFilter, error) {
+	var f store.OrganizationFilter
+	q := r.URL.Query()
+	if q.Has("sortBy") {
+		return f, invalid(valueErr, "errata sorts organizations by creation date only", "query", "sortBy")
+	}
+	if q.Has("owner") {
+		owner, err := strconv.ParseBool(q.Get("owner"))
+		if err != nil {
+			return f, invalid(typeError, "Input should be a valid boolean", "query", "owner")
+		}
+		f.OwnerOnly = owner
+	}
+	terms, err := queryTerms(q.Get("query"), "id", "slug", "status")
+	if err != nil {
+		return f, err
+	}
+	f.Text = terms[""]
+	for _, id := range terms["id"] {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return f, invalid(valueErr, "id: should be an integer", "query", "query")
+		}
+		f.IDs = append(f.IDs, n)
+	}
+	f.Slugs = terms["slug"]
+	for _, status := range terms["status"] {
+		switch status {
+		case "active":
+		case "pending_deletion", "deletion_in_progress":
+			f.IDs = append(f.IDs, -1) // no organization is being deleted
+		default:
+			return f, invalid(valueErr, "status: should be active, pending_deletion or deletion_in_progress", "query", "query")
+		}
+	}
+	return f, nil
+}
+
+// queryTerms splits a query in Sentry's search syntax into its free words
+// (key "") and the values of key:value terms, whose key must be one of
+// keys; a quoted value may hold spaces. Another key is a 422 naming the
+// query: a filter errata does not apply is never ignored.
+func queryTerms(query string, keys ...string) (map[string][]string, error) {
+	terms := map[string][]string{}
+	if len(query) > 200 || !isText(query) {
+		return nil, invalid(valueErr, "Invalid query", "query", "query")
+	}
+	for rest := strings.TrimSpace(query); rest != ""; rest = strings.TrimSpace(rest) {
+		word := rest
+		if i := strings.IndexAny(rest, " \t"); i >= 0 {
+			word, rest = rest[:i], rest[i:]
+		} else {
+			rest = ""
+		}
+		key, value, ok := strings.Cut(word, ":")
+		if !ok {
+			terms[""] = append(terms[""], word)
+			continue
+		}
+		if strings.HasPrefix(value, `"`) {
+			// A quoted value runs to the closing quote.
+			full := value + rest
+			if end := strings.Index(full[1:], `"`); end >= 0 {
+				value, rest = full[1:end+1], full[end+2:]
+			} else {
+				value, rest = full[1:], ""
+			}
+		}
+		if !slices.Contains(keys, key) {
+			return nil, invalid(valueErr, "errata does not filter by "+key+": (it filters by "+strings.Join(keys, ", ")+" and free text)", "query", "query")
+		}
+		terms[key] = append(terms[key], value)
+	}
+	return terms, nil
+}
+
+// handleOrganization serves GET organizations/{org}/. Sentry's
+// ?detailed=0 leaves out the projects and teams, which errata's answer
+// never holds: another value asks for them, which errata cannot give.
 func handleOrganization(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		slug, err := pathSlug(r, "organization_slug")
 		if err != nil {
 			return err
 		}
+		if q := r.URL.Query(); q.Has("detailed") && q.Get("detailed") != "0" {
+			return invalid(valueErr, "errata answers organizations without their projects and teams: detailed=0", "query", "detailed")
+		}
 		o, err := d.Store.Organization(r.Context(), caller(r).UserID, slug)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, newOrganizationJSON(o))
+		writeJSON(w, r, d.Log, http.StatusOK, newOrganizationJSON(o, publicBase(r, d.PublicURL)))
 		return nil
 	}
 }
 
 // handleProjects serves GET organizations/{org}/projects/: the
-// organization's projects, newest first.
+// organization's projects, newest first; ?query= keeps those whose name or
+// slug contains each of its words (Sentry's free text).
 func handleProjects(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		slug, err := pathSlug(r, "organization_slug")
@@ -106,7 +294,11 @@ func handleProjects(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		projects, info, err := d.Store.Projects(r.Context(), caller(r).UserID, slug, page)
+		terms, err := queryTerms(r.URL.Query().Get("query"))
+		if err != nil {
+			return err
+		}
+		projects, info, err := d.Store.Projects(r.Context(), caller(r).UserID, slug, terms[""], page)
 		if err != nil {
 			return err
 		}
@@ -131,7 +323,8 @@ func handleProject(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, newProjectJSON(p))
+		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p),
+			Organization: newOrganizationJSON(p.Organization, publicBase(r, d.PublicURL))})
 		return nil
 	}
 }

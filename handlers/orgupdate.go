@@ -124,7 +124,7 @@ func handleOrganizationUpdate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, newOrganizationJSON(o))
+		writeJSON(w, r, d.Log, http.StatusOK, newOrganizationJSON(o, publicBase(r, d.PublicURL)))
 		return nil
 	}
 }

@@ -215,7 +215,13 @@ func handleProjectUpdate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, newProjectJSON(p))
+		// Answered as GET answers it, under its new slug.
+		p, err = d.Store.Project(r.Context(), caller(r).UserID, org, p.Slug)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p),
+			Organization: newOrganizationJSON(p.Organization, publicBase(r, d.PublicURL))})
 		return nil
 	}
 }

@@ -66,7 +66,11 @@ func handleReleaseFileList(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		files, info, err := d.Store.ReleaseFiles(r.Context(), sc, page)
+		f, err := releaseFileFilter(r)
+		if err != nil {
+			return err
+		}
+		files, info, err := d.Store.ReleaseFiles(r.Context(), sc, f, page)
 		if err != nil {
 			return err
 		}
@@ -78,6 +82,36 @@ func handleReleaseFileList(d Deps) apiFunc {
 		writeJSON(w, r, d.Log, http.StatusOK, out)
 		return nil
 	}
+}
+
+// releaseFileFilter reads the filters of a release file list, as Sentry
+// takes them: ?query= (repeatable) keeps the files whose name contains one
+// of them, and ?checksum= (repeatable, what sentry-cli sends to skip the
+// files it has uploaded) those with one of these SHA-1s.
+func releaseFileFilter(r *http.Request) (store.ReleaseFileFilter, error) {
+	var f store.ReleaseFileFilter
+	q := r.URL.Query()
+	for _, name := range []string{"query", "checksum"} {
+		if len(q[name]) > maxLimit*10 {
+			return f, invalid(valueErr, "Too many values", "query", name)
+		}
+	}
+	for _, name := range q["query"] {
+		if len(name) > 1024 || !isText(name) {
+			return f, invalid(valueErr, "Invalid query", "query", "query")
+		}
+		if name != "" {
+			f.Names = append(f.Names, name)
+		}
+	}
+	for _, sum := range q["checksum"] {
+		sum = strings.ToLower(sum)
+		if len(sum) != 40 || strings.Trim(sum, "0123456789abcdef") != "" {
+			return f, invalid(valueErr, "Expected a SHA-1 in hex", "query", "checksum")
+		}
+		f.Checksums = append(f.Checksums, sum)
+	}
+	return f, nil
 }
 
 // handleReleaseFileGet serves GET organizations/{org}/releases/{version}/files/{file_id}/

@@ -29,6 +29,12 @@ func (r releaseOut) appendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, r.ID, 10)
 	b = appendString(append(b, `,"version":`...), r.Version)
 	b = appendString(append(b, `,"shortVersion":`...), r.ShortVersion)
+	b = append(b, `,"versionInfo":`...)
+	if r.VersionInfo == nil {
+		b = append(b, "null"...)
+	} else {
+		b = r.VersionInfo.appendJSON(b)
+	}
 	b = appendStringPtr(append(b, `,"ref":`...), r.Ref)
 	b = appendStringPtr(append(b, `,"url":`...), r.URL)
 	b = appendTime(append(b, `,"dateCreated":`...), r.DateCreated)
@@ -39,6 +45,17 @@ func (r releaseOut) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = appendString(append(b, `,"status":`...), r.Status)
 	b = strconv.AppendInt(append(b, `,"newGroups":`...), int64(r.NewGroups), 10)
+	b = append(b, `,"owner":`...)
+	if r.Owner == nil {
+		b = append(b, "null"...)
+	} else {
+		// Rare: encoding/json's own bytes.
+		owner, err := json.Marshal(r.Owner)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, owner...)
+	}
 	b = strconv.AppendInt(append(b, `,"commitCount":`...), int64(r.CommitCount), 10)
 	b = append(b, `,"lastCommit":`...)
 	if r.LastCommit == nil {
@@ -80,11 +97,43 @@ func (r releaseOut) appendJSON(b []byte) ([]byte, error) {
 			b = strconv.AppendInt(append(b, `{"id":`...), p.ID, 10)
 			b = appendString(append(b, `,"slug":`...), p.Slug)
 			b = appendString(append(b, `,"name":`...), p.Name)
+			b = strconv.AppendInt(append(b, `,"newGroups":`...), int64(p.NewGroups), 10)
+			b = appendStringPtr(append(b, `,"platform":`...), p.Platform)
+			b = append(b, `,"platforms":`...)
+			if p.Platforms == nil {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, '[')
+				for i, platform := range p.Platforms {
+					if i > 0 {
+						b = append(b, ',')
+					}
+					b = appendString(b, platform)
+				}
+				b = append(b, ']')
+			}
+			b = strconv.AppendBool(append(b, `,"hasHealthData":`...), p.HasHealthData)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	return append(b, '}'), nil
+}
+
+func (v *versionInfoOut) appendJSON(b []byte) []byte {
+	b = appendStringPtr(append(b, `{"package":`...), v.Package)
+	b = appendString(append(b, `,"version":{"raw":`...), v.Version.Raw)
+	if p := v.Version.parsedVersion; p != nil {
+		b = strconv.AppendUint(append(b, `,"major":`...), p.Major, 10)
+		b = strconv.AppendUint(append(b, `,"minor":`...), p.Minor, 10)
+		b = strconv.AppendUint(append(b, `,"patch":`...), p.Patch, 10)
+		b = appendStringPtr(append(b, `,"pre":`...), p.Pre)
+		b = appendStringPtr(append(b, `,"buildCode":`...), p.BuildCode)
+		b = strconv.AppendInt(append(b, `,"components":`...), int64(p.Components), 10)
+	}
+	b = v.Description.appendJSON(append(b, `},"description":`...))
+	b = appendStringPtr(append(b, `,"buildHash":`...), v.BuildHash)
+	return append(b, '}')
 }
 
 func (a authorOut) appendJSON(b []byte) []byte {

@@ -24,6 +24,36 @@ func (t *jsonTime) UnmarshalText(b []byte) error {
 	return err
 }
 
+// UnmarshalJSON lets the tests read golden versionInfo back: encoding/json
+// cannot set the embedded pointer to the unexported parsedVersion.
+func (v *versionOut) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(m["raw"], &v.Raw); err != nil {
+		return err
+	}
+	delete(m, "raw")
+	if len(m) == 0 {
+		v.parsedVersion = nil
+		return nil
+	}
+	rest, _ := json.Marshal(m)
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	v.parsedVersion = new(parsedVersion)
+	return dec.Decode(v.parsedVersion)
+}
+
+// UnmarshalJSON lets the tests read a golden description back, whole.
+func (d *description) UnmarshalJSON(b []byte) error {
+	var s string
+	err := json.Unmarshal(b, &s)
+	*d = description{head: s}
+	return err
+}
+
 // encodingJSON is what writeJSON wrote before the hand-written encoder:
 // encoding/json's Encoder, HTML escaping and newline included.
 func encodingJSON(t testing.TB, v any) ([]byte, error) {
@@ -101,6 +131,9 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 	t.Run("every field set", func(t *testing.T) {
 		var r releaseOut
 		fill(reflect.ValueOf(&r).Elem(), "a<b>&c\u2028\u2029\"\\\n\r\t\b\f\x01\x7fé\xff")
+		// The parsed version is embedded, and unexported: fill leaves it.
+		r.VersionInfo.Version.parsedVersion = new(parsedVersion)
+		fill(reflect.ValueOf(r.VersionInfo.Version.parsedVersion).Elem(), "a<b>&c\u2028\u2029\"\\\n\r\t\b\f\x01\x7fé\xff")
 		checkSameJSON(t, r)
 		checkSameJSON(t, releaseList{r, r})
 		// A field the hand-written encoder forgets is caught here: every
@@ -108,8 +141,12 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 		got, _ := handJSON(t, r)
 		for _, typ := range []reflect.Type{reflect.TypeFor[releaseOut](), reflect.TypeFor[deployOut](),
 			reflect.TypeFor[releaseProjectOut](), reflect.TypeFor[commitOut](), reflect.TypeFor[authorOut](),
-			reflect.TypeFor[repositoryOut](), reflect.TypeFor[repositoryProvider]()} {
+			reflect.TypeFor[repositoryOut](), reflect.TypeFor[repositoryProvider](),
+			reflect.TypeFor[versionInfoOut](), reflect.TypeFor[parsedVersion](), reflect.TypeFor[releaseOwnerOut]()} {
 			for f := range typ.Fields() {
+				if !f.IsExported() || f.Anonymous {
+					continue
+				}
 				if key := `"` + strings.Split(f.Tag.Get("json"), ",")[0] + `":`; !bytes.Contains(got, []byte(key)) {
 					t.Errorf("%s.%s: no key %s in %s", typ.Name(), f.Name, key, got)
 				}
@@ -184,6 +221,8 @@ func fill(v reflect.Value, s string) {
 		v.SetString(s)
 	case reflect.Int, reflect.Int64:
 		v.SetInt(-42)
+	case reflect.Uint64:
+		v.SetUint(1<<64 - 1)
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Pointer:
@@ -194,7 +233,9 @@ func fill(v reflect.Value, s string) {
 		fill(v.Index(0), s)
 	case reflect.Struct:
 		for i := range v.NumField() {
-			fill(v.Field(i), s)
+			if v.Type().Field(i).IsExported() { // what a pointer points into is set with it
+				fill(v.Field(i), s)
+			}
 		}
 	default:
 		panic("fill: no value for " + v.Type().String())
@@ -228,13 +269,16 @@ func FuzzReleaseJSON(f *testing.F) {
 	f.Add("1.0.0", "ref", "https://x/<a>&b", "production", "web", []byte(`{"a": [1, 2]}`), int64(7), int64(1700000000123456789), true)
 	f.Add("v\u2028\u2029", "\x00\x1f\"\\", "\xff\xfe", "é", "", []byte(`{}`), int64(-1), int64(0), false)
 	f.Add("", "", "", "", "", []byte(`not json`), int64(0), int64(-62135596800000000), true)
+	f.Add("1.2.3-rc.1+0123456789ab", "ref", "", "x", "my.app", []byte(`{}`), int64(1<<62), int64(1), true)
 	f.Fuzz(func(t *testing.T, version, ref, url, env, slug string, data []byte, n, nanos int64, withDeploy bool) {
 		when := jsonTime(time.Unix(0, nanos))
 		r := releaseOut{
 			ID: n, Version: version, ShortVersion: version, Ref: &ref, URL: &url,
 			DateCreated: when, DateReleased: &when, Data: json.RawMessage(data),
 			NewGroups: int(n), CommitCount: int(n >> 3), DeployCount: int(-n),
-			Projects: []releaseProjectOut{{ID: n, Slug: slug, Name: env}, {Slug: version, Name: url}},
+			Projects: []releaseProjectOut{{ID: n, Slug: slug, Name: env, Platform: &ref, Platforms: []string{url, env}, HasHealthData: withDeploy},
+				{Slug: version, Name: url, Platforms: noPlatforms, NewGroups: int(n)}},
+			VersionInfo: parseReleaseVersion(slug + "@" + version),
 		}
 		if data == nil {
 			r.Data = nil
@@ -246,6 +290,7 @@ func FuzzReleaseJSON(f *testing.F) {
 				Repository: repositoryOut{ID: version, Name: slug, URL: &url, Provider: repositoryProvider{ID: env, Name: ref},
 					Status: "active", DateCreated: when, ExternalSlug: &version}}
 			r.Authors = []authorOut{{Name: &env, Email: ref}, {Email: slug}}
+			r.Owner = &releaseOwnerOut{ID: version, Name: env, Username: url, Email: url, DateJoined: when, LastLogin: &when, IsActive: true}
 		} else {
 			r.LastCommit = &commitOut{ID: ref, DateCreated: when, Repository: repositoryOut{Name: env}}
 			r.Authors = []authorOut{}
@@ -264,6 +309,7 @@ func FuzzReleaseJSON(f *testing.F) {
 			rel.LastCommit = &store.Commit{Key: ref, Message: &env, DateAdded: at,
 				Author: &store.CommitAuthor{Name: &slug, Email: url}}
 			rel.Authors = []store.CommitAuthor{{Name: &env, Email: ref}, {Email: slug}}
+			rel.Owner = &store.ReleaseOwner{ID: n, Email: url, Name: env, DateJoined: at, LastLogin: &at, IsSuperuser: true}
 		}
 		page := []store.Release{rel, {ID: -n, Version: ref, DateCreated: at}, rel}
 		want, wantErr := encodingJSON(t, releaseList{newReleaseOut(page[0]), newReleaseOut(page[1]), newReleaseOut(page[2])})

@@ -18,6 +18,7 @@ type releaseOut struct {
 	ID           int64               `json:"id"`
 	Version      string              `json:"version"`
 	ShortVersion string              `json:"shortVersion"`
+	VersionInfo  *versionInfoOut     `json:"versionInfo"`
 	Ref          *string             `json:"ref"`
 	URL          *string             `json:"url"`
 	DateCreated  jsonTime            `json:"dateCreated"`
@@ -26,6 +27,7 @@ type releaseOut struct {
 	Data         json.RawMessage     `json:"data"`
 	Status       string              `json:"status"`
 	NewGroups    int                 `json:"newGroups"`
+	Owner        *releaseOwnerOut    `json:"owner"`
 	CommitCount  int                 `json:"commitCount"`
 	LastCommit   *commitOut          `json:"lastCommit"`
 	Authors      []authorOut         `json:"authors"`
@@ -36,11 +38,45 @@ type releaseOut struct {
 	Projects     []releaseProjectOut `json:"projects"`
 }
 
-// releaseProjectOut is a project a release is linked to.
+// releaseProjectOut is a project a release is linked to. errata tracks
+// no events, sessions or platforms: no new groups, no health data, no
+// platform.
 type releaseProjectOut struct {
-	ID   int64  `json:"id"`
-	Slug string `json:"slug"`
-	Name string `json:"name"`
+	ID            int64    `json:"id"`
+	Slug          string   `json:"slug"`
+	Name          string   `json:"name"`
+	NewGroups     int      `json:"newGroups"`
+	Platform      *string  `json:"platform"`
+	Platforms     []string `json:"platforms"`
+	HasHealthData bool     `json:"hasHealthData"`
+}
+
+// noPlatforms is the platforms of every project: one empty list that the
+// releases share.
+var noPlatforms = []string{}
+
+// releaseOwnerOut is the owner of a release: the user, as Sentry's user
+// serializer writes another member (errata's user fields, without the
+// options that are the user's own).
+type releaseOwnerOut struct {
+	ID              string    `json:"id"`
+	Name            string    `json:"name"`
+	Username        string    `json:"username"`
+	Email           string    `json:"email"`
+	DateJoined      jsonTime  `json:"dateJoined"`
+	LastLogin       *jsonTime `json:"lastLogin"`
+	IsActive        bool      `json:"isActive"`
+	IsSuperuser     bool      `json:"isSuperuser"`
+	HasPasswordAuth bool      `json:"hasPasswordAuth"`
+}
+
+func newReleaseOwnerOut(o *store.ReleaseOwner) *releaseOwnerOut {
+	if o == nil {
+		return nil
+	}
+	return &releaseOwnerOut{ID: strconv.FormatInt(o.ID, 10), Name: o.Name, Username: o.Email, Email: o.Email,
+		DateJoined: jsonTime(o.DateJoined), LastLogin: (*jsonTime)(o.LastLogin), IsActive: o.IsActive,
+		IsSuperuser: o.IsSuperuser, HasPasswordAuth: o.HasPasswordAuth}
 }
 
 // newReleaseOut converts a stored release. Like Sentry, shortVersion is the
@@ -50,7 +86,7 @@ func newReleaseOut(rel store.Release) releaseOut {
 	if rel.LastDeploy != nil {
 		deploy = new(deployOut)
 	}
-	return fillReleaseOut(rel, make([]releaseProjectOut, len(rel.Projects)), deploy)
+	return fillReleaseOut(rel, make([]releaseProjectOut, len(rel.Projects)), deploy, new(versionInfoOut))
 }
 
 // releasePage is a page of stored releases as the API writes it, always a
@@ -61,6 +97,7 @@ type releasePage []store.Release
 func (l releasePage) appendJSON(b []byte) ([]byte, error) {
 	projects := make([]releaseProjectOut, 0, 8) // never nil: "projects" is a list
 	var deploy deployOut
+	var info versionInfoOut
 	b = append(b, '[')
 	for i, rel := range l {
 		if i > 0 {
@@ -68,7 +105,7 @@ func (l releasePage) appendJSON(b []byte) ([]byte, error) {
 		}
 		projects = slices.Grow(projects[:0], len(rel.Projects))[:len(rel.Projects)]
 		var err error
-		if b, err = fillReleaseOut(rel, projects, &deploy).appendJSON(b); err != nil {
+		if b, err = fillReleaseOut(rel, projects, &deploy, &info).appendJSON(b); err != nil {
 			return nil, err
 		}
 	}
@@ -76,8 +113,9 @@ func (l releasePage) appendJSON(b []byte) ([]byte, error) {
 }
 
 // fillReleaseOut converts rel into projects, which has the length of
-// rel.Projects, and deploy, which is not nil when rel has a last deploy.
-func fillReleaseOut(rel store.Release, projects []releaseProjectOut, deploy *deployOut) releaseOut {
+// rel.Projects, deploy, which is not nil when rel has a last deploy, and
+// info, its versionInfo.
+func fillReleaseOut(rel store.Release, projects []releaseProjectOut, deploy *deployOut, info *versionInfoOut) releaseOut {
 	out := releaseOut{
 		ID:           rel.ID,
 		Version:      rel.Version,
@@ -93,6 +131,10 @@ func fillReleaseOut(rel store.Release, projects []releaseProjectOut, deploy *dep
 		Projects:     projects,
 		CommitCount:  rel.CommitCount,
 		Authors:      make([]authorOut, len(rel.Authors)),
+		Owner:        newReleaseOwnerOut(rel.Owner),
+	}
+	if info.parse(rel.Version) {
+		out.VersionInfo = info
 	}
 	if rel.LastCommit != nil {
 		c := newCommitOut(*rel.LastCommit)
@@ -106,7 +148,7 @@ func fillReleaseOut(rel store.Release, projects []releaseProjectOut, deploy *dep
 		out.LastDeploy = deploy
 	}
 	for i, p := range rel.Projects {
-		projects[i] = releaseProjectOut{ID: p.ID, Slug: p.Slug, Name: p.Name}
+		projects[i] = releaseProjectOut{ID: p.ID, Slug: p.Slug, Name: p.Name, Platforms: noPlatforms}
 	}
 	return out
 }
@@ -138,6 +180,7 @@ type releaseBaseIn struct {
 	DateStarted  opt[string]         `json:"dateStarted"`
 	Data         opt[map[string]any] `json:"data"`
 	Status       opt[string]         `json:"status"`
+	Owner        opt[string]         `json:"owner"`
 	releaseCommitsIn
 }
 
@@ -226,6 +269,9 @@ func (in releaseBaseIn) releaseInput() (store.ReleaseInput, error) {
 	}
 	ri.Version = in.Version.V
 	ri.Ref, ri.URL = in.Ref.ptr(), in.URL.ptr()
+	if o := in.Owner.ptr(); o != nil && *o != "" { // Sentry's UserField takes "" for none
+		ri.Owner = o
+	}
 	var err error
 	if ri.DateReleased, err = parseTime(in.DateReleased, "dateReleased"); err != nil {
 		return ri, err
@@ -288,6 +334,10 @@ func (in releaseUpdateIn) releaseUpdate() (store.ReleaseUpdate, error) {
 // belong to no project.
 var errNoValidProject = invalid(valueErr, "Require at least one valid project", "body", "projects")
 
+// errUnknownOwner answers an owner that names no member of the
+// organization (Sentry's owner is a username: errata's is the email).
+var errUnknownOwner = invalid(valueErr, "Unable to find user: owner should be the email of a member of the organization", "body", "owner")
+
 // handleReleaseCreate serves POST
 // /api/0/organizations/{organization_slug}/releases/: it creates the
 // release (201) or links an existing one to the projects (208).
@@ -312,6 +362,9 @@ func handleReleaseCreate(d Deps) apiFunc {
 		rel, created, err := d.Store.CreateRelease(r.Context(), caller(r).UserID, org, ri, projects)
 		if errors.Is(err, store.ErrNoValidProject) {
 			return errNoValidProject
+		}
+		if errors.Is(err, store.ErrUnknownOwner) {
+			return errUnknownOwner
 		}
 		if err != nil {
 			return commitsError(err)
@@ -343,6 +396,9 @@ func handleProjectReleaseCreate(d Deps) apiFunc {
 			return err
 		}
 		rel, err := d.Store.CreateProjectRelease(r.Context(), caller(r).UserID, org, project, ri)
+		if errors.Is(err, store.ErrUnknownOwner) {
+			return errUnknownOwner
+		}
 		if err != nil {
 			return commitsError(err)
 		}
@@ -373,7 +429,8 @@ func releasePath(r *http.Request) (org, project, version string, err error) {
 
 // handleReleases serves GET /api/0/organizations/{organization_slug}/releases/
 // and GET /api/0/projects/{organization_slug}/{project_slug}/releases/: the
-// releases, newest first, of the organization or linked to the project.
+// releases, newest first, of the organization or linked to the project,
+// filtered as Sentry's lists are (releaseFilter).
 func handleReleases(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		org, project, err := releaseSlugs(r)
@@ -384,19 +441,11 @@ func handleReleases(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		// Sentry's lists show open releases unless ?status= asks for
-		// archived ones (or any, with "all").
-		status := r.URL.Query().Get("status")
-		switch status {
-		case "":
-			status = "open"
-		case "open", "archived":
-		case "all":
-			status = ""
-		default:
-			return invalid(valueErr, "Input should be 'open', 'archived' or 'all'", "query", "status")
+		f, err := releaseFilter(r, project != "")
+		if err != nil {
+			return err
 		}
-		rels, info, err := d.Store.Releases(r.Context(), caller(r).UserID, org, project, status, page)
+		rels, info, err := d.Store.Releases(r.Context(), caller(r).UserID, org, project, f, page)
 		if err != nil {
 			return err
 		}
@@ -406,6 +455,91 @@ func handleReleases(d Deps) apiFunc {
 	}
 }
 
+// releaseFilter reads the filters of a release list: ?status= (open
+// unless it asks for archived ones, or any with "all"), ?query= (a
+// substring of the version, any case), ?environment= (repeatable: the
+// releases deployed to one of them) and, on the organization route,
+// ?project= (repeatable, slugs or ids; -1 is every project).
+func releaseFilter(r *http.Request, onProject bool) (store.ReleaseFilter, error) {
+	q := r.URL.Query()
+	f := store.ReleaseFilter{Status: q.Get("status"), Query: strings.TrimSpace(q.Get("query"))}
+	switch f.Status {
+	case "":
+		f.Status = "open"
+	case "open", "archived":
+	case "all":
+		f.Status = ""
+	default:
+		return f, invalid(valueErr, "Input should be 'open', 'archived' or 'all'", "query", "status")
+	}
+	if len(f.Query) > 200 || !isText(f.Query) {
+		return f, invalid(valueErr, "Invalid query", "query", "query")
+	}
+	if len(q["environment"]) > maxLimit {
+		return f, invalid(valueErr, "Too many environments", "query", "environment")
+	}
+	if len(q["project"]) > maxLimit {
+		return f, invalid(valueErr, "Too many projects", "query", "project")
+	}
+	for _, env := range q["environment"] {
+		if len(env) > 64 || !isText(env) {
+			return f, invalid(valueErr, "Invalid environment", "query", "environment")
+		}
+		f.Environments = append(f.Environments, env)
+	}
+	if onProject {
+		if q.Has("project") {
+			return f, invalid(valueErr, "The project route lists the releases of its own project", "query", "project")
+		}
+		return f, nil
+	}
+	for _, p := range q["project"] {
+		if p == "-1" {
+			f.Projects = nil // every project, as none named
+			break
+		}
+		if len(p) > 100 || !isText(p) {
+			return f, invalid(valueErr, "Invalid project", "query", "project")
+		}
+		f.Projects = append(f.Projects, p)
+	}
+	return f, nil
+}
+
+// releaseDetailQuery checks the query of a release's GET. Sentry's
+// ?health= and ?adoptionStages= add session data, which errata does not
+// have, so only false is served; ?project= and ?project_id= add the
+// project's neighbouring releases (currentProjectMeta), which errata does
+// not compute. The other parameters only shape those answers, and are
+// checked against the values Sentry takes.
+func releaseDetailQuery(r *http.Request) error {
+	q := r.URL.Query()
+	for _, name := range []string{"health", "adoptionStages"} {
+		if !q.Has(name) {
+			continue
+		}
+		if on, err := strconv.ParseBool(q.Get(name)); err != nil || on {
+			return invalid(valueErr, "errata has no session data: "+name+" can only be false", "query", name)
+		}
+	}
+	for _, name := range []string{"project", "project_id"} {
+		if q.Has(name) {
+			return invalid(valueErr, "errata does not compute a project's neighbouring releases", "query", name)
+		}
+	}
+	periods := []string{"14d", "1d", "1h", "24h", "2d", "30d", "48h", "7d", "90d"}
+	for name, allowed := range map[string][]string{
+		"summaryStatsPeriod": periods, "healthStatsPeriod": periods,
+		"sort":   {"crash_free_sessions", "crash_free_users", "date", "sessions", "users"},
+		"status": {"archived", "open"},
+	} {
+		if v := q.Get(name); q.Has(name) && !slices.Contains(allowed, v) {
+			return invalid(valueErr, "Input should be one of "+strings.Join(allowed, ", "), "query", name)
+		}
+	}
+	return nil
+}
+
 // handleRelease serves GET
 // /api/0/organizations/{organization_slug}/releases/{version}/ and GET
 // /api/0/projects/{organization_slug}/{project_slug}/releases/{version}/.
@@ -413,6 +547,9 @@ func handleRelease(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		org, project, version, err := releasePath(r)
 		if err != nil {
+			return err
+		}
+		if err := releaseDetailQuery(r); err != nil {
 			return err
 		}
 		rel, err := d.Store.Release(r.Context(), caller(r).UserID, org, project, version)

@@ -604,3 +604,82 @@ func TestReleaseProjectsInSlugOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseOwner checks that the owner sent on create is stored and
+// answered as Sentry's serializer writes a user, on both routes and in
+// lists, and that only a member of the organization can own a release.
+func TestReleaseOwner(t *testing.T) {
+	f := newRelFixture(t)
+	f.user("dev@acme.io")
+	f.member("acme", "dev@acme.io", "member")
+	devID := f.count(`SELECT id FROM users WHERE email = 'dev@acme.io'`)
+	owner := func(t *testing.T, r response) map[string]any {
+		t.Helper()
+		o, _ := r.field(t, "owner").(map[string]any)
+		return o
+	}
+	t.Run("stored and answered, the email in any case", func(t *testing.T) {
+		res := f.do("POST", "/api/0/organizations/acme/releases/", f.tok,
+			map[string]any{"version": "1.0", "projects": []string{"web"}, "owner": "DEV@acme.io"})
+		res.expect(t, http.StatusCreated, nil)
+		want := map[string]any{"id": strconv.Itoa(devID), "name": "dev", "username": "dev@acme.io", "email": "dev@acme.io",
+			"dateJoined": "<time>", "lastLogin": nil, "isActive": true, "isSuperuser": false, "hasPasswordAuth": false}
+		if diff := cmp.Diff(want, scrubTimes(owner(t, res))); diff != "" {
+			t.Errorf("owner (-want +got):\n%s", diff)
+		}
+		if n := f.count(`SELECT count(*) FROM releases WHERE version = '1.0' AND owner_id = $1`, devID); n != 1 {
+			t.Errorf("%d releases stored with the owner", n)
+		}
+		for _, path := range []string{"/api/0/organizations/acme/releases/1.0/", "/api/0/projects/acme/web/releases/1.0/"} {
+			if diff := cmp.Diff(want, scrubTimes(owner(t, f.do("GET", path, f.tok, nil)))); diff != "" {
+				t.Errorf("GET %s owner (-want +got):\n%s", path, diff)
+			}
+		}
+		var list []map[string]any
+		json.Unmarshal(f.do("GET", "/api/0/organizations/acme/releases/", f.tok, nil).body, &list)
+		if len(list) != 1 || list[0]["owner"] == nil {
+			t.Errorf("list: %v", list)
+		}
+	})
+	t.Run("an existing release keeps its owner (208)", func(t *testing.T) {
+		res := f.do("POST", "/api/0/organizations/acme/releases/", f.tok,
+			map[string]any{"version": "1.0", "projects": []string{"api"}, "owner": "owner@acme.io"})
+		res.expect(t, http.StatusAlreadyReported, nil)
+		if o := owner(t, res); o == nil || o["email"] != "dev@acme.io" {
+			t.Errorf("owner = %v", o)
+		}
+	})
+	t.Run("the project route stores it too; empty and null are none", func(t *testing.T) {
+		res := f.do("POST", "/api/0/projects/acme/web/releases/", f.tok, map[string]any{"version": "2.0", "owner": "dev@acme.io"})
+		res.expect(t, http.StatusCreated, nil)
+		if o := owner(t, res); o == nil || o["email"] != "dev@acme.io" {
+			t.Errorf("owner = %v", o)
+		}
+		for _, v := range []any{"", nil} {
+			res := f.do("POST", "/api/0/projects/acme/web/releases/", f.tok, map[string]any{"version": fmt.Sprint("3.0", v), "owner": v})
+			res.expect(t, http.StatusCreated, nil)
+			if o := res.field(t, "owner"); o != nil {
+				t.Errorf("owner %v: %v", v, o)
+			}
+		}
+	})
+	t.Run("a user who is not a member, or no user, is 422 and stores nothing", func(t *testing.T) {
+		for _, email := range []string{"owner@other.io", "nobody@acme.io"} {
+			for _, path := range []string{"/api/0/organizations/acme/releases/", "/api/0/projects/acme/web/releases/"} {
+				f.do("POST", path, f.tok, map[string]any{"version": "4.0", "projects": []string{"web"}, "owner": email}).
+					expect(t, http.StatusUnprocessableEntity, invalidBody("value_error", []string{"body", "owner"},
+						"Unable to find user: owner should be the email of a member of the organization"))
+			}
+		}
+		if n := f.count(`SELECT count(*) FROM releases WHERE version = '4.0'`); n != 0 {
+			t.Errorf("%d releases stored", n)
+		}
+	})
+	t.Run("a user's removal leaves the release without owner", func(t *testing.T) {
+		f.exec(`DELETE FROM memberships WHERE user_id = $1`, devID)
+		f.exec(`DELETE FROM users WHERE id = $1`, devID)
+		if o := f.do("GET", "/api/0/organizations/acme/releases/1.0/", f.tok, nil).field(t, "owner"); o != nil {
+			t.Errorf("owner = %v", o)
+		}
+	})
+}

@@ -35,9 +35,9 @@ func handleRepositoryCommits(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]commitOut, len(commits))
+		out := make([]releaseCommitOut, len(commits))
 		for i, c := range commits {
-			out[i] = newCommitOut(c)
+			out[i] = newReleaseCommitOut(c)
 		}
 		setPageHeaders(w, r, d.PublicURL, info)
 		writeJSON(w, r, d.Log, http.StatusOK, out)

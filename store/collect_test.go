@@ -103,7 +103,7 @@ func (e collectEnv) download(t *testing.T, version string) map[string][]byte {
 	t.Helper()
 	ctx := context.Background()
 	sc := store.ReleaseFileScope{UserID: e.user, OrgSlug: "acme", Version: version}
-	files, _, err := e.st.ReleaseFiles(ctx, sc, store.Page{Limit: 100})
+	files, _, err := e.st.ReleaseFiles(ctx, sc, store.ReleaseFileFilter{}, store.Page{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

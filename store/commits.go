@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -37,6 +38,18 @@ type Commit struct {
 	DateAdded  time.Time
 	Author     *CommitAuthor
 	Repository Repository
+	// Releases are the releases that hold the commit, newest first; only
+	// ReleaseCommits reads them.
+	Releases []CommitRelease
+}
+
+// CommitRelease is a release that holds a commit.
+type CommitRelease struct {
+	Version      string
+	Ref          *string
+	URL          *string
+	DateReleased *time.Time
+	DateCreated  time.Time
 }
 
 // CommitInput is a commit as sentry-cli's set-commits sends it. A nil
@@ -168,7 +181,7 @@ func (s *Store) ReleaseCommits(ctx context.Context, userID int64, orgSlug, proje
 	return list(ctx, s.pool, listQuery{
 		from: `FROM release_commits rc JOIN commits c ON c.id = rc.commit_id
 			WHERE rc.release_id = (` + release + `)`,
-		page: `SELECT ` + commitColumns + `, -rc."order"` + commitJoins + `
+		page: `SELECT ` + commitColumns + `, -rc."order", ` + commitReleases + commitJoins + `
 			JOIN release_commits rc ON rc.commit_id = c.id
 			WHERE rc.release_id = (` + release + `)`,
 		args:       []any{userID, orgSlug, version, projectSlug},
@@ -178,10 +191,22 @@ func (s *Store) ReleaseCommits(ctx context.Context, userID int64, orgSlug, proje
 		idCol:      `-rc."order"`,
 	}, page, func(rows pgx.Rows) (Commit, Key, error) {
 		var position int64
-		c, err := scanCommit(rows, &position)
+		var releases []byte
+		c, err := scanCommit(rows, &position, &releases)
+		if err == nil {
+			err = json.Unmarshal(releases, &c.Releases)
+		}
 		return c, Key{Created: c.DateAdded, ID: position}, err
 	})
 }
+
+// commitReleases is the column of the releases that hold the commit c, a
+// JSON list newest first (release_commits_commit_idx finds them). A
+// commit belongs to one organization, and so do the releases that hold it.
+const commitReleases = `(SELECT coalesce(json_agg(json_build_object('version', x.version, 'ref', x.ref, 'url', x.url,
+		'dateReleased', x.date_released, 'dateCreated', x.date_created) ORDER BY x.date_created DESC, x.id DESC), '[]')
+	FROM release_commits y JOIN releases x ON x.id = y.release_id
+	WHERE y.commit_id = c.id AND x.organization_id = c.organization_id)`
 
 // CommitFileChange is a file changed by a commit of a release, with the
 // commit it belongs to.

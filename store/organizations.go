@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,15 +116,59 @@ type Project struct {
 	Name        string
 	Platform    *string
 	DateCreated time.Time
+	// Environments are the names of the environments the project shows
+	// (not hidden), in order; only Projects and Project read them.
+	Environments []string
+	// LatestRelease is the version of the project's latest release, or
+	// nil; only Projects and Project read it.
+	LatestRelease *string
+	// Organization is the project's organization; only Project reads it.
+	Organization Organization
+}
+
+// projectSummaryCols are the columns of a project p that Projects and
+// Project read after its own: the names of its environments that are not
+// hidden, and its latest release as Sentry picks it (of the 20 releases
+// of highest id, the latest released, or created: release_projects'
+// index gives the 20 without reading the others).
+const projectSummaryCols = `
+	ARRAY(SELECT e.name FROM environment_projects ep JOIN environments e ON e.id = ep.environment_id
+		WHERE ep.project_id = p.id AND NOT ep.is_hidden ORDER BY e.name),
+	(SELECT r.version
+		FROM (SELECT rp.release_id FROM release_projects rp WHERE rp.project_id = p.id
+			ORDER BY rp.release_id DESC LIMIT 20) lrp
+		JOIN releases r ON r.id = lrp.release_id
+		ORDER BY COALESCE(r.date_released, r.date_created) DESC, r.id DESC LIMIT 1)`
+
+// OrganizationFilter narrows a list of organizations, as Sentry's
+// ?owner= and ?query= do: the zero value lists them all.
+type OrganizationFilter struct {
+	OwnerOnly bool     // only those where the caller's role is owner
+	Text      []string // words each in the name or the slug (any case)
+	IDs       []int64  // when not empty, only these ids
+	Slugs     []string // when not empty, only these slugs
 }
 
 // Organizations lists a page of the organizations userID belongs to, newest
-// first.
-func (s *Store) Organizations(ctx context.Context, userID int64, page Page) ([]Organization, PageInfo, error) {
+// first, that match f.
+func (s *Store) Organizations(ctx context.Context, userID int64, f OrganizationFilter, page Page) ([]Organization, PageInfo, error) {
+	where, args := "WHERE true", []any{userID}
+	if f.OwnerOnly {
+		where += " AND m.role = 'owner'"
+	}
+	where, args = textFilter(where, args, f.Text, "o.name", "o.slug")
+	if len(f.IDs) > 0 {
+		args = append(args, f.IDs)
+		where += fmt.Sprintf(" AND o.id = ANY($%d)", len(args))
+	}
+	if len(f.Slugs) > 0 {
+		args = append(args, f.Slugs)
+		where += fmt.Sprintf(" AND o.slug = ANY($%d)", len(args))
+	}
 	return list(ctx, s.pool, listQuery{
 		cols:       "o.id, o.slug, o.name, o.date_created",
-		from:       "FROM organizations o JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 WHERE true",
-		args:       []any{userID},
+		from:       "FROM organizations o JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 " + where,
+		args:       args,
 		createdCol: "o.date_created",
 		idCol:      "o.id",
 	}, page, func(rows pgx.Rows) (Organization, Key, error) {
@@ -132,6 +177,25 @@ func (s *Store) Organizations(ctx context.Context, userID int64, page Page) ([]O
 		return o, Key{Created: o.DateCreated, ID: o.ID}, err
 	})
 }
+
+// textFilter appends to where, for each word, the condition that one of
+// cols contains it in any case (ILIKE with the word's wildcards escaped),
+// and the words to args.
+func textFilter(where string, args []any, words []string, cols ...string) (string, []any) {
+	for _, w := range words {
+		args = append(args, "%"+likeEscaper.Replace(w)+"%")
+		var or []string
+		for _, c := range cols {
+			or = append(or, fmt.Sprintf("%s ILIKE $%d", c, len(args)))
+		}
+		where += " AND (" + strings.Join(or, " OR ") + ")"
+	}
+	return where, args
+}
+
+// likeEscaper escapes the wildcards of LIKE patterns (its escape
+// character is the backslash).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // Organization returns the organization slug when userID belongs to it.
 func (s *Store) Organization(ctx context.Context, userID int64, slug string) (Organization, error) {
@@ -144,34 +208,39 @@ func (s *Store) Organization(ctx context.Context, userID int64, slug string) (Or
 }
 
 // Projects lists a page of the projects of the organization orgSlug that
-// userID belongs to, newest first; another organization is ErrNotFound.
-func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, page Page) ([]Project, PageInfo, error) {
+// userID belongs to, newest first, whose name or slug contains each of
+// words (any case); another organization is ErrNotFound.
+func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, words []string, page Page) ([]Project, PageInfo, error) {
 	if _, err := orgIDForMember(ctx, s.pool, userID, orgSlug); err != nil {
 		return nil, PageInfo{}, err
 	}
+	where, args := textFilter("WHERE o.slug = $2", []any{userID, orgSlug}, words, "p.name", "p.slug")
 	return list(ctx, s.pool, listQuery{
-		cols: "p.id, p.slug, p.name, p.platform, p.date_created",
+		cols: "p.id, p.slug, p.name, p.platform, p.date_created, " + projectSummaryCols,
 		from: `FROM projects p JOIN organizations o ON o.id = p.organization_id
-			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 WHERE o.slug = $2`,
-		args:       []any{userID, orgSlug},
+			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 ` + where,
+		args:       args,
 		createdCol: "p.date_created",
 		idCol:      "p.id",
 	}, page, func(rows pgx.Rows) (Project, Key, error) {
 		var p Project
-		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated)
+		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease)
 		return p, Key{Created: p.DateCreated, ID: p.ID}, err
 	})
 }
 
 // Project returns the project projectSlug of the organization orgSlug that
-// userID belongs to.
+// userID belongs to, with its organization.
 func (s *Store) Project(ctx context.Context, userID int64, orgSlug, projectSlug string) (Project, error) {
 	var p Project
+	o := &p.Organization
 	err := s.pool.QueryRow(ctx, `
-		SELECT p.id, p.slug, p.name, p.platform, p.date_created
+		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`,
+			o.id, o.slug, o.name, o.date_created
 		FROM projects p JOIN organizations o ON o.id = p.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated)
+		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated,
+		&p.Environments, &p.LatestRelease, &o.ID, &o.Slug, &o.Name, &o.DateCreated)
 	return p, wrap(err)
 }
 

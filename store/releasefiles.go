@@ -68,13 +68,33 @@ func (sc ReleaseFileScope) args() []any {
 	return []any{sc.UserID, sc.OrgSlug, sc.Version, sc.ProjectSlug}
 }
 
+// ReleaseFileFilter narrows a list of release files as Sentry's
+// ?query= and ?checksum= do; the zero value lists them all.
+type ReleaseFileFilter struct {
+	Names     []string // when not empty, names that contain one of them (any case)
+	Checksums []string // when not empty, files with one of these SHA-1s
+}
+
 // ReleaseFiles lists a page of the files of the release sc names, newest
-// first. A release the caller cannot see has no files.
-func (s *Store) ReleaseFiles(ctx context.Context, sc ReleaseFileScope, page Page) ([]ReleaseFile, PageInfo, error) {
+// first, that match f. A release the caller cannot see has no files.
+func (s *Store) ReleaseFiles(ctx context.Context, sc ReleaseFileScope, f ReleaseFileFilter, page Page) ([]ReleaseFile, PageInfo, error) {
+	from, args := releaseFileFrom, sc.args()
+	if len(f.Names) > 0 {
+		patterns := make([]string, len(f.Names))
+		for i, n := range f.Names {
+			patterns[i] = "%" + likeEscaper.Replace(n) + "%"
+		}
+		args = append(args, patterns)
+		from += fmt.Sprintf(" AND rf.name ILIKE ANY ($%d)", len(args))
+	}
+	if len(f.Checksums) > 0 {
+		args = append(args, f.Checksums)
+		from += fmt.Sprintf(" AND rf.sha1 = ANY ($%d)", len(args))
+	}
 	return list(ctx, s.pool, listQuery{
 		cols:       releaseFileCols,
-		from:       releaseFileFrom,
-		args:       sc.args(),
+		from:       from,
+		args:       args,
 		createdCol: "rf.date_created",
 		idCol:      "rf.id",
 	}, page, func(rows pgx.Rows) (ReleaseFile, Key, error) {

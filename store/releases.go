@@ -32,6 +32,19 @@ type Release struct {
 	CommitCount  int
 	LastCommit   *Commit
 	Authors      []CommitAuthor // ordered by email
+	Owner        *ReleaseOwner  // nil without one
+}
+
+// ReleaseOwner is the user a release was created for (Sentry's owner).
+type ReleaseOwner struct {
+	ID              int64
+	Email           string
+	Name            string
+	DateJoined      time.Time
+	LastLogin       *time.Time
+	IsActive        bool
+	IsSuperuser     bool
+	HasPasswordAuth bool
 }
 
 // ReleaseProject is a project a release is linked to.
@@ -54,7 +67,15 @@ type ReleaseInput struct {
 	Status *string
 	// Commits, when set, are stored into the release, new or existing.
 	Commits ReleaseCommitsInput
+	// Owner, when not nil, is the email of a member of the organization
+	// (Sentry's username) who owns a new release; another is
+	// ErrUnknownOwner.
+	Owner *string
 }
+
+// ErrUnknownOwner is returned when a release's owner names no member of
+// its organization.
+var ErrUnknownOwner = errors.New("store: unknown owner")
 
 // ReleaseStatuses are the statuses of a release.
 var ReleaseStatuses = []string{"open", "archived"}
@@ -84,7 +105,7 @@ type ReleaseUpdate struct {
 // which the planner would otherwise hash-join once per release), and its
 // commit count, with its last commit and authors as one JSON object that
 // only releases with commits compute (a join would cost every release of
-// a page). A query appends its joins and WHERE clause; releaseRow reads
+// a page), and its owner, a JSON object too, for the few that have one. A query appends its joins and WHERE clause; releaseRow reads
 // the row (store/rowtext.go). A new field is a column here and a
 // destination in newReleaseRow, in the same place; the arrays' places are
 // the constants colProjectIDs, colProjectSlugs and colProjectNames, and
@@ -107,7 +128,12 @@ const releaseSelect = `
 			FROM commits c
 			JOIN repositories rp ON rp.id = c.repository_id
 			LEFT JOIN commit_authors a ON a.id = c.author_id
-			WHERE c.id = r.last_commit_id) END
+			WHERE c.id = r.last_commit_id) END,
+		CASE WHEN r.owner_id IS NOT NULL THEN (
+			SELECT json_build_object('id', u.id, 'email', u.email, 'name', u.name,
+				'dateJoined', u.date_joined, 'lastLogin', u.last_login, 'isActive', u.is_active,
+				'isSuperuser', u.is_superuser, 'hasPasswordAuth', u.password_hash IS NOT NULL)
+			FROM users u WHERE u.id = r.owner_id) END
 	FROM releases r
 	LEFT JOIN LATERAL (
 		SELECT count(*) OVER () AS deploy_count, d.id, d.environment_id, d.name, d.url,
@@ -159,6 +185,15 @@ func (r *Release) readLastCommit(data []byte) error {
 		r.LastCommit.Author = &CommitAuthor{Name: c.AuthorName, Email: *c.AuthorEmail}
 	}
 	r.Authors = c.Authors
+	return nil
+}
+
+// readOwner reads the owner column of a row of releaseSelect.
+func (r *Release) readOwner(data []byte) error {
+	r.Owner = new(ReleaseOwner)
+	if err := json.Unmarshal(data, r.Owner); err != nil {
+		return fmt.Errorf("release %d: owner: %w", r.ID, err)
+	}
 	return nil
 }
 
@@ -264,18 +299,33 @@ func (s *Store) CreateProjectRelease(ctx context.Context, userID int64, orgSlug,
 }
 
 // insertRelease creates the release in.Version of org unless it exists,
-// and returns its id and whether it was created.
+// and returns its id and whether it was created. An existing release keeps
+// its fields (its owner too), as Sentry's get_or_create does.
 func insertRelease(ctx context.Context, tx pgx.Tx, org int64, in ReleaseInput) (id int64, created bool, err error) {
 	status := "open"
 	if in.Status != nil {
 		status = *in.Status
 	}
+	var owner *int64
+	if in.Owner != nil {
+		// A member of the organization, by email (errata's username).
+		owner = new(int64)
+		err := tx.QueryRow(ctx, `
+			SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.organization_id = $1
+			WHERE lower(u.email) = lower($2)`, org, *in.Owner).Scan(owner)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, ErrUnknownOwner
+		}
+		if err != nil {
+			return 0, false, err
+		}
+	}
 	err = tx.QueryRow(ctx, `
-		INSERT INTO releases (organization_id, version, ref, url, data, date_released, date_started, status)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		INSERT INTO releases (organization_id, version, ref, url, data, date_released, date_started, status, owner_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (organization_id, version) DO NOTHING
 		RETURNING id`,
-		org, in.Version, in.Ref, in.URL, objectOrEmpty(in.Data), in.DateReleased, in.DateStarted, status).Scan(&id)
+		org, in.Version, in.Ref, in.URL, objectOrEmpty(in.Data), in.DateReleased, in.DateStarted, status, owner).Scan(&id)
 	if err == nil {
 		return id, true, nil
 	}
@@ -343,12 +393,30 @@ const (
 		WHERE o.slug = $2 AND p.slug = $3`
 )
 
+// ReleaseFilter narrows a list of releases as Sentry's list filters do;
+// the zero value lists every release.
+type ReleaseFilter struct {
+	// Status keeps the releases of that status ("" for any).
+	Status string
+	// Query keeps the releases whose version contains it, in any case.
+	Query string
+	// Environments, when not empty, keeps the releases deployed to an
+	// environment of one of these names (errata's record of a release
+	// seen in an environment is its deploys).
+	Environments []string
+	// Projects, when not empty, keeps the releases linked to one of these
+	// projects of the organization, each named by slug or id.
+	Projects []string
+}
+
 // Releases lists the releases of the organization orgSlug, of which
-// userID must be a member, newest first. When projectSlug is not empty it
-// lists only the releases linked to that project, which must exist. It
-// runs two statements in one round trip: the page, and the count, which
-// also says whether the organization (or project) is the caller's.
-func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug, status string, page Page) ([]Release, PageInfo, error) {
+// userID must be a member, newest first, that match f. When projectSlug is
+// not empty it lists only the releases linked to that project, which must
+// exist. It runs two statements in one round trip: the page, and the
+// count, which also says whether the organization (or project) is the
+// caller's. Each filter is a condition on the release's own row or an
+// EXISTS on an index that starts with the release's id.
+func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug string, f ReleaseFilter, page Page) ([]Release, PageInfo, error) {
 	lq := listQuery{
 		createdCol: "r.date_created",
 		idCol:      "r.id",
@@ -367,11 +435,27 @@ func (s *Store) Releases(ctx context.Context, userID int64, orgSlug, projectSlug
 		lq.args = []any{userID, orgSlug, projectSlug}
 		lq.missing = fmt.Errorf("project %q/%q: %w", orgSlug, projectSlug, ErrNotFound)
 	}
+	arg := func(v any) string {
+		lq.args = append(lq.args, v)
+		return fmt.Sprintf("$%d", len(lq.args))
+	}
 	// Only releases of the status asked for ("" for any), as Sentry's
 	// lists do.
-	if status != "" {
-		where += fmt.Sprintf(` AND r.status = $%d`, len(lq.args)+1)
-		lq.args = append(lq.args, status)
+	if f.Status != "" {
+		where += ` AND r.status = ` + arg(f.Status)
+	}
+	if f.Query != "" {
+		where += ` AND r.version ILIKE ` + arg("%"+likeEscaper.Replace(f.Query)+"%")
+	}
+	if len(f.Environments) > 0 {
+		where += ` AND EXISTS (
+			SELECT 1 FROM deploys d JOIN environments e ON e.id = d.environment_id
+			WHERE d.release_id = r.id AND e.name = ANY (` + arg(f.Environments) + `))`
+	}
+	if len(f.Projects) > 0 {
+		where += ` AND EXISTS (
+			SELECT 1 FROM release_projects rp JOIN projects p ON p.id = rp.project_id
+			WHERE rp.release_id = r.id AND (p.slug = ANY (` + arg(f.Projects) + `) OR p.id::text = ANY (` + arg(f.Projects) + `)))`
 	}
 	lq.from = `FROM releases r ` + where
 	lq.page = releaseSelect + ` ` + where

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +17,7 @@ func (s *Store) RepositoryCommits(ctx context.Context, userID int64, orgSlug str
 		WHERE r.id = $3 AND r.organization_id = (` + memberOrg + `)`
 	return list(ctx, s.pool, listQuery{
 		from: `FROM commits c WHERE c.repository_id = (` + repo + `)`,
-		page: `SELECT ` + commitColumns + commitJoins + `
+		page: `SELECT ` + commitColumns + `, ` + commitReleases + commitJoins + `
 			WHERE c.repository_id = (` + repo + `)`,
 		args:       []any{userID, orgSlug, repoID},
 		scope:      repo,
@@ -24,7 +25,11 @@ func (s *Store) RepositoryCommits(ctx context.Context, userID int64, orgSlug str
 		createdCol: "c.date_added",
 		idCol:      "c.id",
 	}, page, func(rows pgx.Rows) (Commit, Key, error) {
-		c, err := scanCommit(rows)
+		var releases []byte
+		c, err := scanCommit(rows, &releases)
+		if err == nil {
+			err = json.Unmarshal(releases, &c.Releases)
+		}
 		return c, Key{Created: c.DateAdded, ID: c.ID}, err
 	})
 }

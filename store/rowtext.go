@@ -126,7 +126,7 @@ type releaseRow struct {
 	deployEnv, deployName, deployURL        textCol
 	deployStarted, deployFinished, deployAt timeCol
 	commitCount                             int64
-	lastCommit                              textCol
+	lastCommit, owner                       textCol
 
 	dest    []any    // the fields above, in releaseSelect's order
 	text    []byte   // the row's text, before it becomes one string
@@ -157,7 +157,7 @@ func newReleaseRow(rows int) *releaseRow {
 		nil, nil, nil, // colProjectIDs, colProjectSlugs, colProjectNames
 		&row.deployCount, &row.deployID, &row.deployEnv, &row.deployName, &row.deployURL,
 		&row.deployStarted, &row.deployFinished, &row.deployAt,
-		&row.commitCount, &row.lastCommit}
+		&row.commitCount, &row.lastCommit, &row.owner}
 	return row
 }
 
@@ -276,9 +276,14 @@ func (row *releaseRow) ScanRow(rows pgx.Rows) error {
 	return row.readLastCommit()
 }
 
-// readLastCommit reads the last commit column, for the few releases that
-// have one.
+// readLastCommit reads the last commit and owner columns, for the few
+// releases that have them.
 func (row *releaseRow) readLastCommit() error {
+	if row.owner != nil {
+		if err := row.release.readOwner(row.owner); err != nil {
+			return err
+		}
+	}
 	if row.lastCommit == nil {
 		return nil
 	}
