@@ -13,6 +13,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -298,4 +299,56 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// TestConfirmedFilesOutliveRetention runs the server's collector every
+// 300 ms with FILE_RETENTION_DAYS=1 and ages two debug files by two days.
+// One is uploaded again, one is confirmed by difs/assemble (ok): both
+// count as used and survive, while a third, aged and left alone, is
+// removed, which shows that collections ran. Before, the server answered
+// ok and the next collection removed the file.
+func TestConfirmedFilesOutliveRetention(t *testing.T) {
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn", "FILE_RETENTION_DAYS": "1", "COLLECT_INTERVAL": "300ms"})
+	setupAcme(t, s)
+	sym := func(module string) []byte {
+		return []byte("MODULE Linux x86_64 " + module + " hello\nPUBLIC 1130 0 main\n")
+	}
+	reuploaded, confirmed, left := sym("91221100554477668899AABBCCDDEEFF0"), sym("92221100554477668899AABBCCDDEEFF0"), sym("93221100554477668899AABBCCDDEEFF0")
+	for _, f := range [][]byte{reuploaded, confirmed, left} {
+		if r := postDsyms(t, s, zipOf(t, "hello.sym", f)); r.status != http.StatusCreated {
+			t.Fatalf("upload: %s", r)
+		}
+	}
+	s.db(t).Exec(t.Context(), `UPDATE files SET date_used = now() - interval '2 days'`) //nolint:errcheck // checked below
+	if n := s.count(t, `SELECT count(*) FROM files WHERE date_used > now() - interval '1 day'`); n != 0 {
+		t.Fatalf("%d files still young after ageing them", n)
+	}
+	if r := postDsyms(t, s, zipOf(t, "hello.sym", reuploaded)); r.status != http.StatusCreated {
+		t.Fatalf("the upload again: %s", r)
+	}
+	if state, detail := assembleDif(t, s, "hello.sym", confirmed); state != "ok" {
+		t.Fatalf("difs/assemble of a stored file: %s %s, want ok", state, detail)
+	}
+	checksums := func() []string {
+		var got []string
+		rows, err := s.db(t).Query(t.Context(), `SELECT checksum FROM debug_files ORDER BY checksum`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c string
+			rows.Scan(&c)
+			got = append(got, c)
+		}
+		return got
+	}
+	waitFor(t, 20*time.Second, "the collector to expire the file left alone", func() bool {
+		return !slices.Contains(checksums(), sha1Hex(left))
+	})
+	want := []string{sha1Hex(reuploaded), sha1Hex(confirmed)}
+	slices.Sort(want)
+	if got := checksums(); !slices.Equal(got, want) {
+		t.Errorf("debug files after the collections: %v, want the two confirmed %v", got, want)
+	}
 }
