@@ -158,7 +158,7 @@ func TestReleaseJSONIsEncodingJSON(t *testing.T) {
 		// releaseOut: the bytes must be those of the page converted first.
 		var full store.Release
 		fill(reflect.ValueOf(&full).Elem(), "a<b>&c\u2028\"\\\n\xff")
-		full.Projects = append(full.Projects, store.ReleaseProject{ID: 9, Slug: "z", Name: "Z"})
+		full.Projects = append(full.Projects, store.ReleaseProject{ID: 9, Slug: "z", Name: "Z", Platform: "javascript"})
 		bare := store.Release{ID: 2, Version: "2.0", Data: json.RawMessage(`{}`)}
 		for _, page := range [][]store.Release{nil, {}, {bare}, {full, bare, full}, {bare, full, bare}} {
 			want := releaseList{} // a page is a list, even a nil one
@@ -303,7 +303,7 @@ func FuzzReleaseJSON(f *testing.F) {
 		at := time.Unix(0, nanos)
 		rel := store.Release{ID: n, Version: version, Ref: &ref, URL: &url, Data: json.RawMessage(data),
 			DateCreated: at, DateReleased: &at, Status: slug, DeployCount: int(-n), CommitCount: int(n >> 3),
-			Projects: []store.ReleaseProject{{ID: n, Slug: slug, Name: env}, {Slug: version, Name: url}}}
+			Projects: []store.ReleaseProject{{ID: n, Slug: slug, Name: env, Platform: ref}, {Slug: version, Name: url}}}
 		if withDeploy {
 			rel.LastDeploy = &store.Deploy{ID: n, Environment: env, Name: &slug, DateStarted: &at, DateFinished: at}
 			rel.LastCommit = &store.Commit{Key: ref, Message: &env, DateAdded: at,

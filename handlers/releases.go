@@ -38,9 +38,9 @@ type releaseOut struct {
 	Projects     []releaseProjectOut `json:"projects"`
 }
 
-// releaseProjectOut is a project a release is linked to. errata tracks
-// no events, sessions or platforms: no new groups, no health data, no
-// platform.
+// releaseProjectOut is a project a release is linked to, with its
+// platform (null when nobody set one). errata tracks no events or
+// sessions: no new groups, no health data, no platforms seen in events.
 type releaseProjectOut struct {
 	ID            int64    `json:"id"`
 	Slug          string   `json:"slug"`
@@ -149,6 +149,9 @@ func fillReleaseOut(rel store.Release, projects []releaseProjectOut, deploy *dep
 	}
 	for i, p := range rel.Projects {
 		projects[i] = releaseProjectOut{ID: p.ID, Slug: p.Slug, Name: p.Name, Platforms: noPlatforms}
+		if p.Platform != "" {
+			projects[i].Platform = &rel.Projects[i].Platform
+		}
 	}
 	return out
 }

@@ -683,3 +683,43 @@ func TestReleaseOwner(t *testing.T) {
 		}
 	})
 }
+
+// TestReleaseProjectsCarryTheirPlatform gives one of two projects a
+// platform: a release of both names it for that project, null for the
+// other, on the release, the list and the create answer alike.
+func TestReleaseProjectsCarryTheirPlatform(t *testing.T) {
+	a := newTestAPI(t)
+	a.user("owner@example.com")
+	a.org("acme", "owner@example.com")
+	a.project("acme", "api")
+	tok := a.token("owner@example.com")
+	a.do("POST", "/api/0/organizations/acme/projects/", tok, map[string]any{"name": "Web", "slug": "web", "platform": "javascript"}).
+		expect(t, http.StatusCreated, nil)
+	type project struct {
+		Slug     string  `json:"slug"`
+		Platform *string `json:"platform"`
+	}
+	check := func(what string, body []byte, list bool) {
+		t.Helper()
+		var rels []struct{ Projects []project }
+		if !list {
+			body = append(append([]byte("["), body...), ']')
+		}
+		if err := json.Unmarshal(body, &rels); err != nil || len(rels) != 1 {
+			t.Fatalf("%s: %s %v", what, body, err)
+		}
+		ps := rels[0].Projects
+		if len(ps) != 2 || ps[0].Slug != "api" || ps[0].Platform != nil || ps[1].Slug != "web" || ps[1].Platform == nil || *ps[1].Platform != "javascript" {
+			t.Errorf("%s: projects %s, want api without a platform and web with javascript", what, body)
+		}
+	}
+	res := a.do("POST", "/api/0/organizations/acme/releases/", tok, map[string]any{"version": "1.0", "projects": []string{"web", "api"}})
+	res.expect(t, http.StatusCreated, nil)
+	check("create", res.body, false)
+	res = a.do("GET", "/api/0/organizations/acme/releases/1.0/", tok, nil)
+	res.expect(t, http.StatusOK, nil)
+	check("get", res.body, false)
+	res = a.do("GET", "/api/0/organizations/acme/releases/", tok, nil)
+	res.expect(t, http.StatusOK, nil)
+	check("list", res.body, true)
+}

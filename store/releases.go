@@ -52,6 +52,8 @@ type ReleaseProject struct {
 	ID   int64
 	Slug string
 	Name string
+	// Platform is the project's platform, "" when nobody set one.
+	Platform string
 }
 
 // ReleaseInput is what a new release starts with. A nil Data is {}.
@@ -98,8 +100,8 @@ type ReleaseUpdate struct {
 }
 
 // releaseSelect reads whole releases in one statement: the columns of the
-// release r, its projects aggregated as three arrays ordered by slug (ids,
-// slugs, names: read from their binary form by readArray, several times
+// release r, its projects aggregated as four arrays ordered by slug (ids,
+// slugs, names, platforms: read from their binary form by readArray, several times
 // cheaper than encoding/json would decode a json_agg), and its deploy count and last deploy joined in (NULL columns without a
 // deploy; the environment's name is a subquery on the last deploy alone,
 // which the planner would otherwise hash-join once per release), and its
@@ -108,12 +110,13 @@ type ReleaseUpdate struct {
 // a page), and its owner, a JSON object too, for the few that have one. A query appends its joins and WHERE clause; releaseRow reads
 // the row (store/rowtext.go). A new field is a column here and a
 // destination in newReleaseRow, in the same place; the arrays' places are
-// the constants colProjectIDs, colProjectSlugs and colProjectNames, and
+// the constants colProjectIDs, colProjectSlugs, colProjectNames and
+// colProjectPlatforms, and
 // rawArray checks their names.
 const releaseSelect = `
 	SELECT r.id, r.version, r.ref, r.url, r.data, r.date_created,
 		r.date_released, r.date_started, r.status,
-		lp.ids, lp.slugs, lp.names,
+		lp.ids, lp.slugs, lp.names, lp.platforms,
 		coalesce(ld.deploy_count, 0), ld.id,
 		(SELECT e.name FROM environments e WHERE e.id = ld.environment_id), ld.name, ld.url,
 		ld.date_started, ld.date_finished, ld.date_created,
@@ -146,8 +149,11 @@ const releaseSelect = `
 		-- One sort for the three arrays: PostgreSQL aggregates the rows
 		-- of a sorted subquery in its order (an ORDER BY in each
 		-- aggregate sorted them three times: 5-10 % of the page).
-		SELECT array_agg(s.id) AS ids, array_agg(s.slug) AS slugs, array_agg(s.name) AS names
-		FROM (SELECT p.id, p.slug, p.name
+		-- A project without a platform is '' (a platform is never empty),
+		-- so that the array has no NULL to tell apart.
+		SELECT array_agg(s.id) AS ids, array_agg(s.slug) AS slugs, array_agg(s.name) AS names,
+			array_agg(coalesce(s.platform, '')) AS platforms
+		FROM (SELECT p.id, p.slug, p.name, p.platform
 			FROM release_projects rp JOIN projects p ON p.id = rp.project_id
 			WHERE rp.release_id = r.id
 			ORDER BY p.slug, p.id) s) lp`

@@ -121,6 +121,7 @@ type releaseRow struct {
 	dateCreated                             time.Time
 	dateReleased, dateStarted               timeCol
 	projectIDs, projectSlugs, projectNames  []textCol // see rawArray
+	projectPlatforms                        []textCol
 	deployCount                             int64
 	deployID                                pgtype.Int8
 	deployEnv, deployName, deployURL        textCol
@@ -147,6 +148,8 @@ const (
 	colProjectIDs   = 9
 	colProjectSlugs = 10
 	colProjectNames = 11
+	// colProjectPlatforms holds '' for a project without a platform.
+	colProjectPlatforms = 12
 )
 
 // newReleaseRow returns a releaseRow for a statement of about rows rows.
@@ -154,7 +157,7 @@ func newReleaseRow(rows int) *releaseRow {
 	row := &releaseRow{rows: rows, text: make([]byte, 0, 256), ends: make([]int, 0, 16)}
 	row.dest = []any{&row.id, &row.version, &row.ref, &row.url, &row.data, &row.dateCreated,
 		&row.dateReleased, &row.dateStarted, &row.status,
-		nil, nil, nil, // colProjectIDs, colProjectSlugs, colProjectNames
+		nil, nil, nil, nil, // colProjectIDs, colProjectSlugs, colProjectNames, colProjectPlatforms
 		&row.deployCount, &row.deployID, &row.deployEnv, &row.deployName, &row.deployURL,
 		&row.deployStarted, &row.deployFinished, &row.deployAt,
 		&row.commitCount, &row.lastCommit, &row.owner}
@@ -198,6 +201,9 @@ func (row *releaseRow) ScanRow(rows pgx.Rows) error {
 	if row.projectNames, err = rawArray(row.projectNames, rows, colProjectNames, "names", pgtype.TextOID, pgtype.VarcharOID); err != nil {
 		return err
 	}
+	if row.projectPlatforms, err = rawArray(row.projectPlatforms, rows, colProjectPlatforms, "platforms", pgtype.TextOID, pgtype.VarcharOID); err != nil {
+		return err
+	}
 	row.release = Release{}
 	r := &row.release
 	r.ID, r.DateCreated = row.id, row.dateCreated
@@ -208,9 +214,9 @@ func (row *releaseRow) ScanRow(rows pgx.Rows) error {
 	}
 
 	// Every text column of the row becomes one string, sliced.
-	ids, slugs, names := row.projectIDs, row.projectSlugs, row.projectNames
-	if len(slugs) != len(ids) || len(names) != len(ids) {
-		return fmt.Errorf("release %d: %d project ids, %d slugs, %d names", r.ID, len(ids), len(slugs), len(names))
+	ids, slugs, names, platforms := row.projectIDs, row.projectSlugs, row.projectNames, row.projectPlatforms
+	if len(slugs) != len(ids) || len(names) != len(ids) || len(platforms) != len(ids) {
+		return fmt.Errorf("release %d: %d project ids, %d slugs, %d names, %d platforms", r.ID, len(ids), len(slugs), len(names), len(platforms))
 	}
 	row.text, row.ends = row.text[:0], row.ends[:0]
 	for _, c := range []textCol{row.version, row.status, row.ref, row.url, row.deployEnv, row.deployName, row.deployURL} {
@@ -219,6 +225,7 @@ func (row *releaseRow) ScanRow(rows pgx.Rows) error {
 	for i := range ids {
 		row.addText(slugs[i])
 		row.addText(names[i])
+		row.addText(platforms[i])
 	}
 	s := row.strings()
 	r.Version, r.Status = s[0], s[1]
@@ -227,7 +234,7 @@ func (row *releaseRow) ScanRow(rows pgx.Rows) error {
 		if len(id) != 8 {
 			return fmt.Errorf("release %d: a project id of %d bytes", r.ID, len(id))
 		}
-		r.Projects[i] = ReleaseProject{ID: int64(binary.BigEndian.Uint64(id)), Slug: s[7+2*i], Name: s[8+2*i]}
+		r.Projects[i] = ReleaseProject{ID: int64(binary.BigEndian.Uint64(id)), Slug: s[7+3*i], Name: s[8+3*i], Platform: s[9+3*i]}
 	}
 
 	// The optional values share a box, when there is any.
