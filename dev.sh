@@ -118,6 +118,24 @@ install_test_tools() {
 			npm install --no-audit --no-fund --silent "@seriousme/openapi-schema-validator@$v" >/dev/null)
 	fi
 	export OPENAPI_VALIDATOR=$bin
+	# The resolution API's oracles: esbuild and terser minify a small app
+	# with source maps; npm source-map and @jridgewell/trace-mapping
+	# resolve its frames as errata must (SYMBOLS.md §10).
+	local pkg name
+	for pkg in esbuild@0.24.2 terser@5.36.0 source-map@0.7.4 @jridgewell/trace-mapping@0.3.25; do
+		name=${pkg%@*}
+		name=${name##*/}-${pkg##*@}
+		if [ ! -d "$tools/$name/node_modules/${pkg%@*}" ]; then
+			command -v npm >/dev/null 2>&1 || apt_install npm
+			log "installing $pkg from npm"
+			mkdir -p "$tools/$name"
+			(cd "$tools/$name" && npm install --no-audit --no-fund --silent "$pkg" >/dev/null)
+		fi
+	done
+	export ESBUILD=$tools/esbuild-0.24.2/node_modules/.bin/esbuild
+	export TERSER=$tools/terser-5.36.0/node_modules/.bin/terser
+	export NODE_SOURCE_MAP=$tools/source-map-0.7.4/node_modules/source-map
+	export NODE_TRACE_MAPPING=$tools/trace-mapping-0.3.25/node_modules/@jridgewell/trace-mapping
 	# Debian's own python3, whatever python3 comes first on PATH.
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3

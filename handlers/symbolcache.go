@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"container/list"
+	"sync"
+)
+
+// DefaultSymbolCacheBytes is the budget of the parsed-file cache when
+// SYMBOLICATE_CACHE_BYTES is not set.
+const DefaultSymbolCacheBytes = 256 << 20
+
+// SymbolCache keeps parsed files of the resolution routes (source maps,
+// the sourceMappingURL of minified files, ProGuard mappings) in memory,
+// keyed by what they are and the SHA-1 of the stored file, so that a
+// second request over the same file parses nothing. It holds at most its
+// budget of bytes, as each entry reports its size, and drops the least
+// recently used entries first. It is safe for concurrent use.
+type SymbolCache struct {
+	mu      sync.Mutex
+	budget  int64
+	used    int64
+	order   *list.List // front: most recently used
+	entries map[string]*list.Element
+}
+
+type symbolCacheEntry struct {
+	key   string
+	value any
+	size  int64
+}
+
+// NewSymbolCache returns a cache of at most budget bytes; 0 or less keeps
+// nothing.
+func NewSymbolCache(budget int64) *SymbolCache {
+	return &SymbolCache{budget: budget, order: list.New(), entries: map[string]*list.Element{}}
+}
+
+// get returns the value cached under key.
+func (c *SymbolCache) get(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*symbolCacheEntry).value, true
+}
+
+// put caches value of size bytes under key, unless it alone is over the
+// budget, dropping the least recently used entries to make room.
+func (c *SymbolCache) put(key string, value any, size int64) {
+	if size < 0 || size > c.budget {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.used -= e.Value.(*symbolCacheEntry).size
+		c.order.Remove(e)
+		delete(c.entries, key)
+	}
+	for c.used+size > c.budget {
+		last := c.order.Back()
+		old := last.Value.(*symbolCacheEntry)
+		c.order.Remove(last)
+		delete(c.entries, old.key)
+		c.used -= old.size
+	}
+	c.entries[key] = c.order.PushFront(&symbolCacheEntry{key: key, value: value, size: size})
+	c.used += size
+}
+
+// stats returns the entries and bytes held.
+func (c *SymbolCache) stats() (int, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries), c.used
+}
