@@ -14,11 +14,13 @@ const DefaultSymbolCacheBytes = 256 << 20
 // keyed by what they are and the SHA-1 of the stored file, so that a
 // second request over the same file parses nothing. It holds at most its
 // budget of bytes, as each entry reports its size, and drops the least
-// recently used entries first. It is safe for concurrent use.
+// recently used entries first. It is safe for concurrent use; a nil
+// *SymbolCache keeps nothing.
 type SymbolCache struct {
 	mu      sync.Mutex
 	budget  int64
 	used    int64
+	hits    int64
 	order   *list.List // front: most recently used
 	entries map[string]*list.Element
 }
@@ -37,6 +39,9 @@ func NewSymbolCache(budget int64) *SymbolCache {
 
 // get returns the value cached under key.
 func (c *SymbolCache) get(key string) (any, bool) {
+	if c == nil {
+		return nil, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
@@ -44,13 +49,14 @@ func (c *SymbolCache) get(key string) (any, bool) {
 		return nil, false
 	}
 	c.order.MoveToFront(e)
+	c.hits++
 	return e.Value.(*symbolCacheEntry).value, true
 }
 
 // put caches value of size bytes under key, unless it alone is over the
 // budget, dropping the least recently used entries to make room.
 func (c *SymbolCache) put(key string, value any, size int64) {
-	if size < 0 || size > c.budget {
+	if c == nil || size < 0 || size > c.budget {
 		return
 	}
 	c.mu.Lock()
@@ -71,9 +77,13 @@ func (c *SymbolCache) put(key string, value any, size int64) {
 	c.used += size
 }
 
-// stats returns the entries and bytes held.
-func (c *SymbolCache) stats() (int, int64) {
+// stats returns the entries and bytes held and how many lookups found
+// their entry.
+func (c *SymbolCache) stats() (entries int, bytes, hits int64) {
+	if c == nil {
+		return 0, 0, 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.entries), c.used
+	return len(c.entries), c.used, c.hits
 }

@@ -57,8 +57,8 @@ func (s *Store) ArtifactFileByURL(ctx context.Context, sc ProjectScope, bundleID
 		SELECT abf.url, abf.headers, abf.size, abf.sha1, ab.bundle_id, ab.organization_id, ab.file_id,
 			abf.member_start, abf.member_csize, abf.member_method`+artifactBundleJoins+`
 		JOIN artifact_bundle_files abf ON abf.artifact_bundle_id = ab.id
-		WHERE o.slug = $2 AND ab.bundle_id = $4 AND abf.url = ANY($5)
-		ORDER BY array_position($5, abf.url) LIMIT 1`,
+		WHERE o.slug = $2 AND ab.bundle_id = $4 AND abf.url = ANY($5::text[])
+		ORDER BY array_position($5::text[], abf.url) LIMIT 1`,
 		sc.UserID, sc.OrgSlug, sc.ProjectSlug, bundleID, urls).Scan(
 		&f.URL, &headers, &f.Size, &f.SHA1, &f.InBundle, &f.orgID, &f.fileID,
 		&f.member.start, &f.member.csize, &f.member.method)
@@ -78,8 +78,8 @@ func (s *Store) ReleaseFileByURL(ctx context.Context, sc ProjectScope, version s
 	err := s.pool.QueryRow(ctx, `
 		SELECT rf.name, rf.headers, rf.size, rf.sha1, r.organization_id, rf.file_id,
 			rf.member_start, rf.member_csize, rf.member_method`+releaseFileFrom+`
-		  AND $4 <> '' AND rf.dist IS NOT DISTINCT FROM $5 AND rf.name = ANY($6)
-		ORDER BY array_position($6, rf.name) LIMIT 1`,
+		  AND $4 <> '' AND rf.dist IS NOT DISTINCT FROM $5::text AND rf.name = ANY($6::text[])
+		ORDER BY array_position($6::text[], rf.name) LIMIT 1`,
 		sc.UserID, sc.OrgSlug, version, sc.ProjectSlug, dist, urls).Scan(
 		&f.URL, &headers, &f.Size, &f.SHA1, &f.orgID, &f.fileID,
 		&f.member.start, &f.member.csize, &f.member.method)
