@@ -81,7 +81,9 @@ apt_install() {
 # tells the tests where they are: sentry-cli 1.x, 2.x and 3.x from npm, an SMTP
 # server (Debian's python3-aiosmtpd), headless Chromium, the OpenAPI 3.1
 # validator that checks handlers/openapi.json (npm), promtool, which
-# checks the /metrics text, and versitygw, an S3-compatible server.
+# checks the /metrics text, versitygw, an S3-compatible server, and the
+# oracles of the resolution API: esbuild, terser, npm source-map and
+# @jridgewell/trace-mapping, a JDK and Debian's proguard-cli.
 install_test_tools() {
 	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v bin
 	for v in 2.58.6 3.8.0; do
@@ -136,6 +138,13 @@ install_test_tools() {
 	export TERSER=$tools/terser-5.36.0/node_modules/.bin/terser
 	export NODE_SOURCE_MAP=$tools/source-map-0.7.4/node_modules/source-map
 	export NODE_TRACE_MAPPING=$tools/trace-mapping-0.3.25/node_modules/@jridgewell/trace-mapping
+	# A JDK and Debian's ProGuard 6.2.2 (with its retrace) obfuscate a Java
+	# program for symbolicate-jvm/'s end-to-end test.
+	command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
+	command -v proguard >/dev/null 2>&1 || apt_install proguard-cli
+	PROGUARD=$(command -v proguard)
+	export PROGUARD
+	export PROGUARD_RETRACE=/usr/share/java/proguard-retrace.jar
 	# Debian's own python3, whatever python3 comes first on PATH.
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3

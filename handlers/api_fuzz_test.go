@@ -63,6 +63,7 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "POST", path: "/api/0/projects/acme/web/files/proguard-artifact-releases", contentType: "application/json"},
 	{method: "GET", path: "/api/0/projects/acme/web/files/proguard-artifact-releases?{}"},
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate-js/", contentType: "application/json"},
+	{method: "POST", path: "/api/0/projects/acme/web/symbolicate-jvm/", contentType: "application/json"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database

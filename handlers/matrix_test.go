@@ -772,6 +772,12 @@ func matrixEntries() map[string]matrixEntry {
 				"release":     "1.0.0",
 			}))
 		}},
+		"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-jvm/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusOK, jsonBody(map[string]any{
+				"stacktraces": []any{map[string]any{"frames": []any{map[string]any{"module": "a.b", "function": "c", "lineno": 1}}}},
+				"modules":     []any{map[string]any{"type": "proguard", "uuid": matrixDebugID}},
+			}))
+		}},
 
 		// Debug information files.
 		"POST /api/0/projects/{organization_slug}/{project_slug}/files/difs/assemble/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {

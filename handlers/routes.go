@@ -163,6 +163,7 @@ func routes(d Deps) []route {
 		// Resolution of stack traces through what the project stores
 		// (SYMBOLS.md §6–§7).
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-js/{$}", releaseReader, handleSymbolicateJS(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-jvm/{$}", releaseReader, handleSymbolicateJVM(d)},
 
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.
