@@ -246,6 +246,8 @@ func TestSymbolicateJVMEndToEnd(t *testing.T) {
 	uuid := proguardUUID(t, mapping)
 	cli.run(t, "proguard", "upload", mapping).expect(t, 0)
 	difOfType(t, s, "acme", uuid, "proguard")
+	// A mapping used by a resolution counts as used for retention.
+	s.db(t).Exec(t.Context(), `UPDATE files SET date_used = now() - interval '10 days'`)
 
 	var frames []map[string]any
 	for _, f := range obfuscated {
@@ -310,13 +312,6 @@ func TestSymbolicateJVMEndToEnd(t *testing.T) {
 				t.Errorf("errors %+v, want the unknown UUID missing", got.Errors)
 			}
 		})
-	}
-	// A mapping used by a resolution counts as used for retention.
-	s.db(t).Exec(t.Context(), `UPDATE files SET date_used = now() - interval '10 days'`)
-	status, _ := s.api(t, "POST", "/api/0/projects/acme/web/symbolicate-jvm/", map[string]any{
-		"stacktraces": []any{map[string]any{"frames": frames}}, "modules": []any{map[string]any{"uuid": uuid}}})
-	if status != http.StatusOK {
-		t.Fatalf("symbolicate-jvm: %d", status)
 	}
 	waitFor(t, 5*time.Second, "the mapping counted as used", func() bool {
 		return s.count(t, `SELECT count(*) FROM files WHERE date_used > now() - interval '1 hour'`) > 0

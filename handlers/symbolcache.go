@@ -2,7 +2,11 @@ package handlers
 
 import (
 	"container/list"
+	"context"
 	"sync"
+	"time"
+
+	"errata/store"
 )
 
 // DefaultSymbolCacheBytes is the budget of the parsed-file cache when
@@ -23,6 +27,7 @@ type SymbolCache struct {
 	hits    int64
 	order   *list.List // front: most recently used
 	entries map[string]*list.Element
+	touched map[int64]time.Time // stored files recently counted as used, by id
 }
 
 type symbolCacheEntry struct {
@@ -86,4 +91,29 @@ func (c *SymbolCache) stats() (entries int, bytes, hits int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries), c.used, c.hits
+}
+
+// touchEvery is how often a cached file is counted as used again; the
+// store itself records a use at most once an hour.
+const touchEvery = 10 * time.Minute
+
+// touch records that f, whose parsed content came from the cache, was
+// used (store.TouchSourceFile), at most once every touchEvery per file, so
+// that warm requests write nothing. A nil cache touches every time.
+func (c *SymbolCache) touch(ctx context.Context, st *store.Store, f store.SourceFile) {
+	if c != nil {
+		now := time.Now()
+		c.mu.Lock()
+		if c.touched == nil || len(c.touched) > 100_000 {
+			c.touched = map[int64]time.Time{}
+		}
+		last, ok := c.touched[f.FileID()]
+		if ok && now.Sub(last) < touchEvery {
+			c.mu.Unlock()
+			return
+		}
+		c.touched[f.FileID()] = now
+		c.mu.Unlock()
+	}
+	st.TouchSourceFile(ctx, f)
 }

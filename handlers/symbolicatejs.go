@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
+	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"errata/store"
 	"errata/worker/dif/sourcemap"
@@ -105,7 +109,7 @@ func handleSymbolicateJS(d Deps) apiFunc {
 			return err
 		}
 		var req jsRequest
-		if err := decodeJSON(w, r, &req); err != nil {
+		if err := decodeResolveBody(w, r, &req); err != nil {
 			return err
 		}
 		if err := checkJSRequest(&req); err != nil {
@@ -127,6 +131,45 @@ func handleSymbolicateJS(d Deps) apiFunc {
 	}
 }
 
+// decodeResolveBody is decodeJSON for the resolution routes, whose keys
+// are symbolicator's snake_case and whose bodies are read in one decoding:
+// the same limits and answers (413, 408, 400 for JSON that does not parse
+// or is not UTF-8, 422 for wrong types and NUL characters) without
+// decodeJSON's renaming of keys, which reads a 1 MiB body of frames five
+// times.
+func decodeResolveBody(w http.ResponseWriter, r *http.Request, dst any) error {
+	if r.ContentLength > maxBodyBytes {
+		return errTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return bodyError(err)
+	}
+	if n := jsonValues(body); n > maxJSONValues {
+		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
+	}
+	if !utf8.Valid(body) {
+		return errCannotParse
+	}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] != '{' {
+		if !json.Valid(body) {
+			return errCannotParse
+		}
+		return invalid(typeError, "Input should be an object", "body")
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			at := append([]any{"body"}, jsonPath(reflect.TypeOf(dst), te.Field)...)
+			return invalid(typeError, "Input should be a valid "+jsonKind(te.Type), at...)
+		}
+		return errCannotParse
+	}
+	if at, found := nulPath(reflect.ValueOf(dst)); found {
+		return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body"}, at...)...)
+	}
+	return nil
+}
+
 // checkJSRequest validates what the body says beyond its types.
 func checkJSRequest(req *jsRequest) error {
 	if len(req.Stacktraces) == 0 || string(req.Stacktraces) == "null" {
@@ -134,6 +177,9 @@ func checkJSRequest(req *jsRequest) error {
 	}
 	if err := json.Unmarshal(req.Stacktraces, &req.stacktraces); err != nil {
 		return invalid(typeError, "Expected a list of stack traces with frames", "body", "stacktraces")
+	}
+	if at, found := nulPath(reflect.ValueOf(&req.stacktraces)); found {
+		return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body", "stacktraces"}, at...)...)
 	}
 	n := 0
 	for _, st := range req.stacktraces {
@@ -429,7 +475,7 @@ func (rs *jsResolver) sourceMappingURL(f store.SourceFile) (string, string, erro
 	}
 	key := "sourceMappingURL:" + f.SHA1
 	if v, ok := rs.d.SymbolCache.get(key); ok {
-		rs.d.Store.TouchSourceFile(rs.r.Context(), f)
+		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
 		return v.(string), ref(v.(string)), nil
 	}
 	if f.Size > maxMinifiedBytes {
@@ -514,7 +560,7 @@ func (rs *jsResolver) parseInline(data []byte, fileURL, how string) (*jsFile, er
 func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 	key := "sourcemap:" + f.SHA1
 	if v, ok := rs.d.SymbolCache.get(key); ok {
-		rs.d.Store.TouchSourceFile(rs.r.Context(), f)
+		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
 		if m, ok := v.(*sourcemap.Map); ok {
 			return &jsFile{m: m, mapURL: f.URL, resolvedWith: how}, nil
 		}
@@ -619,4 +665,88 @@ func filenameOf(abs string) string {
 		return u.Path
 	}
 	return abs
+}
+
+// appendJSON writes the answer as encoding/json would, by hand: a
+// thousand frames through reflection cost more than resolving them.
+// raw_stacktraces is the request's own text, which decoding found valid.
+func (out *jsResponse) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"stacktraces":[`...)
+	for i, st := range out.Stacktraces {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"frames":[`...)
+		for j := range st.Frames {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = st.Frames[j].appendJSON(b)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"raw_stacktraces":`...)
+	if len(out.RawStacktraces) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, out.RawStacktraces...)
+	}
+	b = append(b, `,"errors":[`...)
+	for i, e := range out.Errors {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"abs_path":`...)
+		b = appendString(b, e.AbsPath)
+		b = append(b, `,"type":`...)
+		b = appendString(b, e.Type)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...), nil
+}
+
+func (f *jsFrameOut) appendJSON(b []byte) []byte {
+	b = append(b, `{"function":`...)
+	b = appendStringPtr(b, f.Function)
+	b = append(b, `,"filename":`...)
+	b = appendStringPtr(b, f.Filename)
+	b = append(b, `,"abs_path":`...)
+	b = appendStringPtr(b, f.AbsPath)
+	b = append(b, `,"lineno":`...)
+	b = appendIntPtr(b, f.Lineno)
+	b = append(b, `,"colno":`...)
+	b = appendIntPtr(b, f.Colno)
+	b = append(b, `,"pre_context":`...)
+	b = appendStrings(b, f.PreContext)
+	b = append(b, `,"context_line":`...)
+	b = appendStringPtr(b, f.ContextLine)
+	b = append(b, `,"post_context":`...)
+	b = appendStrings(b, f.PostContext)
+	b = append(b, `,"original_index":`...)
+	b = strconv.AppendInt(b, int64(f.OriginalIndex), 10)
+	b = append(b, `,"data":{"symbolicated":`...)
+	b = strconv.AppendBool(b, f.Data.Symbolicated)
+	b = append(b, `,"resolved_with":`...)
+	b = appendStringPtr(b, f.Data.ResolvedWith)
+	b = append(b, `,"sourcemap":`...)
+	b = appendStringPtr(b, f.Data.Sourcemap)
+	return append(b, "}}"...)
+}
+
+func appendIntPtr(b []byte, n *int64) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, *n, 10)
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
 }

@@ -79,7 +79,7 @@ func handleSymbolicateJVM(d Deps) apiFunc {
 			return err
 		}
 		var req jvmRequest
-		if err := decodeJSON(w, r, &req); err != nil {
+		if err := decodeResolveBody(w, r, &req); err != nil {
 			return err
 		}
 		uuids, err := checkJVMRequest(&req)
@@ -170,7 +170,7 @@ func loadProguard(r *http.Request, d Deps, sc store.ProjectScope, uuid string, r
 	}
 	key := "proguard:" + f.SHA1
 	if v, ok := d.SymbolCache.get(key); ok {
-		d.Store.TouchSourceFile(r.Context(), f)
+		d.SymbolCache.touch(r.Context(), d.Store, f)
 		if m, ok := v.(*proguard.Mapping); ok {
 			return m, "", nil
 		}

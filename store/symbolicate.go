@@ -140,3 +140,7 @@ func (s *Store) ProguardMapping(ctx context.Context, sc ProjectScope, uuid strin
 		sc.UserID, sc.OrgSlug, sc.ProjectSlug, uuid).Scan(&f.URL, &f.Size, &f.SHA1, &f.orgID, &f.fileID)
 	return f, wrap(err)
 }
+
+// FileID is the id of the stored file that holds f (a bundle for a
+// member), the file a use is recorded on.
+func (f SourceFile) FileID() int64 { return f.fileID }
