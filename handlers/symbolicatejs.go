@@ -164,8 +164,12 @@ func decodeResolveBody(w http.ResponseWriter, r *http.Request, dst any) error {
 		}
 		return errCannotParse
 	}
-	if at, found := nulPath(reflect.ValueOf(dst)); found {
-		return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body"}, at...)...)
+	// JSON can only write NUL as \u0000: a body without it has none, and
+	// the walk through what it decoded to is spared.
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		if at, found := nulPath(reflect.ValueOf(dst)); found {
+			return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body"}, at...)...)
+		}
 	}
 	return nil
 }
@@ -178,8 +182,10 @@ func checkJSRequest(req *jsRequest) error {
 	if err := json.Unmarshal(req.Stacktraces, &req.stacktraces); err != nil {
 		return invalid(typeError, "Expected a list of stack traces with frames", "body", "stacktraces")
 	}
-	if at, found := nulPath(reflect.ValueOf(&req.stacktraces)); found {
-		return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body", "stacktraces"}, at...)...)
+	if bytes.Contains(req.Stacktraces, []byte(`\u0000`)) {
+		if at, found := nulPath(reflect.ValueOf(&req.stacktraces)); found {
+			return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body", "stacktraces"}, at...)...)
+		}
 	}
 	n := 0
 	for _, st := range req.stacktraces {
@@ -219,6 +225,9 @@ type jsFile struct {
 	mapURL       string
 	resolvedWith string
 	errType      string
+	// sources memoizes the abs_path and filename of each source the
+	// map names, as resolved against mapURL.
+	sources map[string][2]string
 }
 
 // jsResolver resolves the frames of one request.
@@ -229,6 +238,8 @@ type jsResolver struct {
 	req   *jsRequest
 	files map[string]*jsFile
 	read  int64 // bytes of stored files read
+	// filenames memoizes filenameOf for the request's abs_path values.
+	filenames map[string]*string
 }
 
 // errResolveBudget stops a request that reads more than maxResolveBytes.
@@ -245,7 +256,7 @@ func (rs *jsResolver) resolve() (*jsResponse, error) {
 			o := jsFrameOut{Function: f.Function, AbsPath: f.AbsPath, Lineno: f.Lineno, Colno: f.Colno,
 				OriginalIndex: i, PreContext: []string{}, PostContext: []string{}}
 			if f.AbsPath != nil {
-				o.Filename = ptr(filenameOf(*f.AbsPath))
+				o.Filename = rs.filename(*f.AbsPath)
 			}
 			errType, err := rs.resolveFrame(f, &o, &names[i], withContext)
 			if err != nil {
@@ -279,6 +290,19 @@ func (rs *jsResolver) resolve() (*jsResponse, error) {
 	return out, nil
 }
 
+// filename returns the filename of a frame's abs_path, once per request.
+func (rs *jsResolver) filename(absPath string) *string {
+	if p, ok := rs.filenames[absPath]; ok {
+		return p
+	}
+	p := ptr(filenameOf(absPath))
+	if rs.filenames == nil {
+		rs.filenames = map[string]*string{}
+	}
+	rs.filenames[absPath] = p
+	return p
+}
+
 // resolveFrame fills o from the map of f's file; it returns the error type
 // of a frame it could not resolve, and sets *name to the map's name at f.
 func (rs *jsResolver) resolveFrame(f jsFrameIn, o *jsFrameOut, name **string, withContext bool) (string, error) {
@@ -307,9 +331,16 @@ func (rs *jsResolver) resolveFrame(f jsFrameIn, o *jsFrameOut, name **string, wi
 	if !ok {
 		return "invalid_location", nil
 	}
-	abs := joinSourceURL(file.mapURL, p.Source)
-	o.AbsPath = &abs
-	o.Filename = ptr(filenameOf(abs))
+	names, ok := file.sources[p.Source]
+	if !ok {
+		abs := joinSourceURL(file.mapURL, p.Source)
+		names = [2]string{abs, filenameOf(abs)}
+		if file.sources == nil {
+			file.sources = map[string][2]string{}
+		}
+		file.sources[p.Source] = names
+	}
+	o.AbsPath, o.Filename = &names[0], &names[1]
 	o.Lineno = ptr(int64(p.Line + 1))
 	o.Colno = ptr(int64(p.Column + 1))
 	o.Data.Symbolicated = true

@@ -203,6 +203,8 @@ func TestSymbolicateJSLimits(t *testing.T) {
 		{"frames of the wrong type", map[string]any{"stacktraces": []any{map[string]any{"frames": []any{map[string]any{"lineno": "1"}}}}}, http.StatusUnprocessableEntity},
 		{"a debug id that is not a UUID", map[string]any{"stacktraces": []any{}, "modules": []any{map[string]any{"debug_id": "x"}}}, http.StatusUnprocessableEntity},
 		{"an unknown frame order", map[string]any{"stacktraces": []any{}, "options": map[string]any{"frame_order": "up"}}, http.StatusUnprocessableEntity},
+		{"a NUL in a frame", map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL+"\x00", 1, 1, "f")}}}, "release": "1.0"}, http.StatusUnprocessableEntity},
+		{"a NUL in the release", map[string]any{"stacktraces": []any{}, "release": "1.0\x00"}, http.StatusUnprocessableEntity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, tc.body); r.status != tc.status {
