@@ -41,20 +41,27 @@ type jsRequest struct {
 	// Stacktraces is decoded into stacktraces after the body, and echoed
 	// as raw_stacktraces.
 	Stacktraces json.RawMessage `json:"stacktraces"`
-	stacktraces []struct {
-		Frames []jsFrameIn `json:"frames"`
-	}
-	Modules []struct {
-		Type     *string `json:"type"`
-		CodeFile *string `json:"code_file"`
-		DebugID  *string `json:"debug_id"`
-	} `json:"modules"`
-	Release *string `json:"release"`
-	Dist    *string `json:"dist"`
+	stacktraces []jsStacktraceIn
+	// decoded says stacktraces was filled with the body (decodeJSRequest's
+	// fast path).
+	decoded bool
+	Modules []jsModule `json:"modules"`
+	Release *string    `json:"release"`
+	Dist    *string    `json:"dist"`
 	Options struct {
 		ApplySourceContext *bool   `json:"apply_source_context"`
 		FrameOrder         *string `json:"frame_order"`
 	} `json:"options"`
+}
+
+type jsModule struct {
+	Type     *string `json:"type"`
+	CodeFile *string `json:"code_file"`
+	DebugID  *string `json:"debug_id"`
+}
+
+type jsStacktraceIn struct {
+	Frames []jsFrameIn `json:"frames"`
 }
 
 type jsFrameIn struct {
@@ -108,9 +115,16 @@ func handleSymbolicateJS(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		var req jsRequest
-		if err := decodeResolveBody(w, r, &req); err != nil {
+		body, err := readResolveBody(w, r)
+		if err != nil {
 			return err
+		}
+		var req jsRequest
+		if !decodeJSRequestFast(body, &req) {
+			req = jsRequest{}
+			if err := decodeResolveJSON(body, &req); err != nil {
+				return err
+			}
 		}
 		if err := checkJSRequest(&req); err != nil {
 			return err
@@ -138,19 +152,34 @@ func handleSymbolicateJS(d Deps) apiFunc {
 // decodeJSON's renaming of keys, which reads a 1 MiB body of frames five
 // times.
 func decodeResolveBody(w http.ResponseWriter, r *http.Request, dst any) error {
+	body, err := readResolveBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeResolveJSON(body, dst)
+}
+
+// readResolveBody reads a body within the limits of decodeJSON: 1 MiB,
+// 20,000 values, UTF-8.
+func readResolveBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
-		return errTooLarge
+		return nil, errTooLarge
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
-		return bodyError(err)
+		return nil, bodyError(err)
 	}
 	if n := jsonValues(body); n > maxJSONValues {
-		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
+		return nil, invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
 	}
 	if !utf8.Valid(body) {
-		return errCannotParse
+		return nil, errCannotParse
 	}
+	return body, nil
+}
+
+// decodeResolveJSON decodes a body readResolveBody read into dst.
+func decodeResolveJSON(body []byte, dst any) error {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] != '{' {
 		if !json.Valid(body) {
 			return errCannotParse
@@ -179,12 +208,16 @@ func checkJSRequest(req *jsRequest) error {
 	if len(req.Stacktraces) == 0 || string(req.Stacktraces) == "null" {
 		return invalid(missing, "Field required", "body", "stacktraces")
 	}
-	if err := json.Unmarshal(req.Stacktraces, &req.stacktraces); err != nil {
-		return invalid(typeError, "Expected a list of stack traces with frames", "body", "stacktraces")
-	}
-	if bytes.Contains(req.Stacktraces, []byte(`\u0000`)) {
-		if at, found := nulPath(reflect.ValueOf(&req.stacktraces)); found {
-			return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body", "stacktraces"}, at...)...)
+	// decodeJSRequestFast has read the frames already (strings without
+	// escapes, so without NUL).
+	if !req.decoded {
+		if err := json.Unmarshal(req.Stacktraces, &req.stacktraces); err != nil {
+			return invalid(typeError, "Expected a list of stack traces with frames", "body", "stacktraces")
+		}
+		if bytes.Contains(req.Stacktraces, []byte(`\u0000`)) {
+			if at, found := nulPath(reflect.ValueOf(&req.stacktraces)); found {
+				return invalid(valueErr, "Input should not contain NUL characters", append([]any{"body", "stacktraces"}, at...)...)
+			}
 		}
 	}
 	n := 0
