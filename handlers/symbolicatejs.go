@@ -261,6 +261,11 @@ type jsFile struct {
 	// sources memoizes the abs_path and filename of each source the
 	// map names, as resolved against mapURL.
 	sources map[string][2]string
+	// bundle is the artifact bundle of a map found by debug id, where
+	// original sources are looked for; "" for a release's map.
+	bundle string
+	// texts memoizes the stored original sources by abs_path.
+	texts map[string]*string
 }
 
 // jsResolver resolves the frames of one request.
@@ -381,12 +386,78 @@ func (rs *jsResolver) resolveFrame(f jsFrameIn, o *jsFrameOut, name **string, wi
 		*name = ptr(p.Name)
 	}
 	if withContext {
+		content := p.Content
 		if !p.HasContent {
-			return "missing_source_content", nil
+			text, err := rs.storedSource(file, names[0])
+			if err != nil {
+				return "", err
+			}
+			if text == nil {
+				return "missing_source_content", nil
+			}
+			content = *text
 		}
-		o.PreContext, o.ContextLine, o.PostContext = sourceContext(p.Content, p.Line)
+		o.PreContext, o.ContextLine, o.PostContext = sourceContext(content, p.Line)
 	}
 	return "", nil
+}
+
+// maxSourceBytes is the largest original source read for context.
+const maxSourceBytes = 8 << 20
+
+// storedSource returns the text of the original source abs, for a map
+// without sourcesContent: the file of that URL in the map's artifact
+// bundle, or among the release's files; nil when none is stored.
+func (rs *jsResolver) storedSource(file *jsFile, abs string) (*string, error) {
+	if text, ok := file.texts[abs]; ok {
+		return text, nil
+	}
+	text, err := rs.findSource(file, abs)
+	if err != nil {
+		return nil, err
+	}
+	if file.texts == nil {
+		file.texts = map[string]*string{}
+	}
+	file.texts[abs] = text
+	return text, nil
+}
+
+func (rs *jsResolver) findSource(file *jsFile, abs string) (*string, error) {
+	ctx := rs.r.Context()
+	urls := candidateURLs(stripQuery(abs))
+	var f store.SourceFile
+	var err error
+	switch {
+	case file.bundle != "":
+		f, err = rs.d.Store.ArtifactFileByURL(ctx, rs.sc, file.bundle, urls)
+	case rs.req.Release != nil && *rs.req.Release != "":
+		f, err = rs.d.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, urls)
+	default:
+		return nil, nil
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := "source:" + f.SHA1
+	if v, ok := rs.d.SymbolCache.get(key); ok {
+		rs.d.SymbolCache.touch(ctx, rs.d.Store, f)
+		text := v.(string)
+		return &text, nil
+	}
+	if f.Size > maxSourceBytes {
+		return nil, nil
+	}
+	data, err := rs.readFile(f, maxSourceBytes)
+	if err != nil {
+		return nil, err
+	}
+	text := string(data)
+	rs.d.SymbolCache.put(key, text, int64(len(text)+len(key)+64))
+	return &text, nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -626,7 +697,7 @@ func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 	if v, ok := rs.d.SymbolCache.get(key); ok {
 		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
 		if m, ok := v.(*sourcemap.Map); ok {
-			return &jsFile{m: m, mapURL: f.URL, resolvedWith: how}, nil
+			return &jsFile{m: m, mapURL: f.URL, resolvedWith: how, bundle: f.InBundle}, nil
 		}
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
@@ -643,7 +714,7 @@ func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
 	rs.d.SymbolCache.put(key, m, int64(m.Size()+len(key)))
-	return &jsFile{m: m, mapURL: f.URL, resolvedWith: how}, nil
+	return &jsFile{m: m, mapURL: f.URL, resolvedWith: how, bundle: f.InBundle}, nil
 }
 
 // readFile reads f within the request's budget of bytes.

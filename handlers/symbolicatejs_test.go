@@ -213,3 +213,59 @@ func TestSymbolicateJSLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestSymbolicateJSContextFromStoredSources reads the context of a map
+// without sourcesContent from the original source stored in the release;
+// a source that is not stored is missing_source_content.
+func TestSymbolicateJSContextFromStoredSources(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	contents := m["sourcesContent"].([]any)
+	delete(m, "sourcesContent")
+	bare, _ := json.Marshal(m)
+	upload := func(name string, data []byte) {
+		body, ct := multipartBody(t, [][2]string{{"name", name}}, []filePart{{"file", "f", data}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/2.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+	}
+	if r := f.do("POST", "/api/0/projects/acme/web/releases/", f.tok, map[string]any{"version": "2.0"}); r.status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", r.status, r.body)
+	}
+	js, _ := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js")
+	upload("~/static/app.min.js", js)
+	upload("~/static/app.min.js.map", bare)
+	upload("~/src/discount.js", []byte(contents[0].(string))) // sources[0] is ../src/discount.js
+	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{
+		jsFrame(appURL, 1, 449, "u"), // main.js: not stored
+		jsFrame(appURL, 1, 88, "s"),  // discount.js:10
+	}}}, "release": "2.0"}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	var got struct {
+		Stacktraces []struct {
+			Frames []struct {
+				PreContext  []string `json:"pre_context"`
+				ContextLine *string  `json:"context_line"`
+				PostContext []string `json:"post_context"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+		Errors []jsError `json:"errors"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil || r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	fr := got.Stacktraces[0].Frames[1]
+	want := []string{"  return rate;", "}", "", "function lookupRate(code) {", "  if (!(code in table)) {"}
+	if fr.ContextLine == nil || *fr.ContextLine != `    throw new Error("unknown discount code " + code);` ||
+		!cmp.Equal(fr.PreContext, want) || !cmp.Equal(fr.PostContext, []string{"  }", "  return table[code];", "}"}) {
+		t.Errorf("context %q / %v / %q", fr.PreContext, fr.ContextLine, fr.PostContext)
+	}
+	if diff := cmp.Diff([]jsError{{appURL, "missing_source_content"}}, got.Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
