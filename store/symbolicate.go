@@ -129,14 +129,9 @@ func (s *Store) TouchSourceFile(ctx context.Context, f SourceFile) {
 func (s *Store) ProguardMapping(ctx context.Context, sc ProjectScope, uuid string) (SourceFile, error) {
 	f := SourceFile{Headers: map[string]string{}}
 	err := s.pool.QueryRow(ctx, `
-		SELECT df.object_name, fl.size, fl.sha1, o.id, fl.id
-		FROM debug_files df
-		JOIN projects p ON p.id = df.project_id
-		JOIN organizations o ON o.id = p.organization_id
-		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-		JOIN files fl ON fl.id = df.file_id
-		WHERE o.slug = $2 AND p.slug = $3 AND df.debug_id = $4 AND df.file_format = 'proguard'
-		ORDER BY df.date_created DESC, df.id DESC LIMIT 1`,
+		SELECT d.object_name, f.size, f.sha1, o.id, f.id`+debugFileFrom+`
+		  AND d.debug_id = $4 AND d.file_format = 'proguard'
+		ORDER BY d.date_created DESC, d.id DESC LIMIT 1`,
 		sc.UserID, sc.OrgSlug, sc.ProjectSlug, uuid).Scan(&f.URL, &f.Size, &f.SHA1, &f.orgID, &f.fileID)
 	return f, wrap(err)
 }
