@@ -785,11 +785,16 @@ func joinSourceURL(base, ref string) string {
 }
 
 // filenameOf is the file name of a frame whose source is abs: its path
-// without scheme and host, and without webpack's prefix and leading ./.
+// without scheme and host, and without webpack's prefix, namespace and
+// leading ./.
 func filenameOf(abs string) string {
 	for _, p := range []string{"webpack-internal://", "webpack://"} {
 		if strings.HasPrefix(abs, p) {
 			s := strings.TrimPrefix(abs[len(p):], "/")
+			// webpack://namespace/./src/a.js: the namespace goes too.
+			if i := strings.Index(s, "/./"); i >= 0 && !strings.Contains(s[:i], "/") {
+				s = s[i+1:]
+			}
 			return strings.TrimPrefix(s, "./")
 		}
 	}

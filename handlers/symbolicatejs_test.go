@@ -269,3 +269,53 @@ func TestSymbolicateJSContextFromStoredSources(t *testing.T) {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
+
+// TestSourceURLs resolves sources against their map's URL and cleans the
+// file names of frames.
+func TestSourceURLs(t *testing.T) {
+	for _, tc := range []struct{ base, ref, abs, filename string }{
+		{"~/static/app.min.js.map", "../src/cart.js", "~/src/cart.js", "/src/cart.js"},
+		{"https://app.example/static/app.min.js.map", "../src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
+		{"https://app.example/static/app.min.js.map", "/src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
+		{"~/static/app.min.js.map", "webpack:///./src/cart.js", "webpack:///./src/cart.js", "src/cart.js"},
+		{"~/static/app.min.js.map", "webpack://shop/./src/cart.js", "webpack://shop/./src/cart.js", "src/cart.js"},
+		{"dist/app.min.js.map", "../src/cart.js", "src/cart.js", "src/cart.js"},
+	} {
+		abs := joinSourceURL(tc.base, tc.ref)
+		if abs != tc.abs || filenameOf(abs) != tc.filename {
+			t.Errorf("%s against %s: %s, %s; want %s, %s", tc.ref, tc.base, abs, filenameOf(abs), tc.abs, tc.filename)
+		}
+	}
+}
+
+// TestSymbolicateJSCalleeFirst names frames by their caller read in the
+// order asked for.
+func TestSymbolicateJSCalleeFirst(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	body := map[string]any{
+		"stacktraces": []any{map[string]any{"frames": []any{
+			jsFrame(appURL, 1, 88, "s"), jsFrame(appURL, 1, 50, "i"), jsFrame(appURL, 1, 272, "r.applyDiscount"),
+			jsFrame(appURL, 1, 378, "e"), jsFrame(appURL, 1, 449, "u"),
+		}}},
+		"release": "1.0",
+		"options": map[string]any{"frame_order": "callee_first", "apply_source_context": false},
+	}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	var got struct {
+		Stacktraces []struct {
+			Frames []struct {
+				Function string `json:"function"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil || r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var names []string
+	for _, fr := range got.Stacktraces[0].Frames {
+		names = append(names, fr.Function)
+	}
+	if diff := cmp.Diff([]string{"lookupRate", "discountFor", "r.applyDiscount", "checkout", "u"}, names); diff != "" {
+		t.Errorf("functions (-want +got):\n%s", diff)
+	}
+}
