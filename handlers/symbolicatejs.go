@@ -129,15 +129,19 @@ func handleSymbolicateJS(d Deps) apiFunc {
 		if err := checkJSRequest(&req); err != nil {
 			return err
 		}
-		// The project first: another organization's is 404 whatever the
-		// body holds.
-		if _, err := d.Store.Project(r.Context(), sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
-			return err
-		}
 		rs := &jsResolver{d: d, r: r, sc: sc, req: &req, files: map[string]*jsFile{}}
 		out, err := rs.resolve()
 		if err != nil {
 			return err
+		}
+		// Every lookup filters by membership: a request that found a
+		// stored file can see the project. One that found none asks, so
+		// that another organization's project is 404 whatever the body
+		// holds.
+		if !rs.visible {
+			if _, err := d.Store.Project(r.Context(), sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
+				return err
+			}
 		}
 		out.RawStacktraces = req.Stacktraces
 		writeJSON(w, r, d.Log, http.StatusOK, out)
@@ -278,6 +282,8 @@ type jsResolver struct {
 	read  int64 // bytes of stored files read
 	// filenames memoizes filenameOf for the request's abs_path values.
 	filenames map[string]*string
+	// visible is set once a lookup found a stored file of the project.
+	visible bool
 }
 
 // errResolveBudget stops a request that reads more than maxResolveBytes.
@@ -603,6 +609,7 @@ func urlOrAbs(stored, abs string) string {
 // else the sourceMappingURL comment of its last lines. No reference is the
 // error type missing_sourcemap.
 func (rs *jsResolver) sourceMappingURL(f store.SourceFile) (string, string, error) {
+	rs.visible = true
 	for k, v := range f.Headers {
 		if strings.EqualFold(k, "sourcemap") || strings.EqualFold(k, "x-sourcemap") {
 			return v, "", nil
@@ -693,6 +700,7 @@ func (rs *jsResolver) parseInline(data []byte, fileURL, how string) (*jsFile, er
 // loadMap returns the parsed map of stored file f, from the cache when it
 // was parsed before.
 func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
+	rs.visible = true
 	key := "sourcemap:" + f.SHA1
 	if v, ok := rs.d.SymbolCache.get(key); ok {
 		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
