@@ -77,11 +77,35 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
+# install_js_tools brings the resolution API's oracles from npm: esbuild and
+# terser minify an app with source maps; npm source-map and
+# @jridgewell/trace-mapping resolve its frames as errata must (SYMBOLS.md
+# §10), and trace-mapping is BenchmarkSymbolicateJS's peer.
+install_js_tools() {
+	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} pkg name
+	for pkg in esbuild@0.24.2 terser@5.36.0 source-map@0.7.4 @jridgewell/trace-mapping@0.3.25; do
+		name=${pkg%@*}
+		name=${name##*/}-${pkg##*@}
+		if [ ! -d "$tools/$name/node_modules/${pkg%@*}" ]; then
+			command -v npm >/dev/null 2>&1 || apt_install npm
+			log "installing $pkg from npm"
+			mkdir -p "$tools/$name"
+			(cd "$tools/$name" && npm install --no-audit --no-fund --silent "$pkg" >/dev/null)
+		fi
+	done
+	export ESBUILD=$tools/esbuild-0.24.2/node_modules/.bin/esbuild
+	export TERSER=$tools/terser-5.36.0/node_modules/.bin/terser
+	export NODE_SOURCE_MAP=$tools/source-map-0.7.4/node_modules/source-map
+	export NODE_TRACE_MAPPING=$tools/trace-mapping-0.3.25/node_modules/@jridgewell/trace-mapping
+}
+
 # install_test_tools brings the real peers the end-to-end tests drive and
 # tells the tests where they are: sentry-cli 1.x, 2.x and 3.x from npm, an SMTP
 # server (Debian's python3-aiosmtpd), headless Chromium, the OpenAPI 3.1
 # validator that checks handlers/openapi.json (npm), promtool, which
-# checks the /metrics text, and versitygw, an S3-compatible server.
+# checks the /metrics text, versitygw, an S3-compatible server, and the
+# oracles of the resolution API: esbuild, terser, npm source-map and
+# @jridgewell/trace-mapping, a JDK and Debian's proguard-cli.
 install_test_tools() {
 	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} v bin
 	for v in 2.58.6 3.8.0; do
@@ -118,6 +142,14 @@ install_test_tools() {
 			npm install --no-audit --no-fund --silent "@seriousme/openapi-schema-validator@$v" >/dev/null)
 	fi
 	export OPENAPI_VALIDATOR=$bin
+	install_js_tools
+	# A JDK and Debian's ProGuard 6.2.2 (with its retrace) obfuscate a Java
+	# program for symbolicate-jvm/'s end-to-end test.
+	command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
+	command -v proguard >/dev/null 2>&1 || apt_install proguard-cli
+	PROGUARD=$(command -v proguard)
+	export PROGUARD
+	export PROGUARD_RETRACE=/usr/share/java/proguard-retrace.jar
 	# Debian's own python3, whatever python3 comes first on PATH.
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3
@@ -184,6 +216,7 @@ install_bench_tools() {
 	PGBENCH=$bindir/pgbench
 	command -v sha1sum >/dev/null 2>&1 || apt_install coreutils
 	install_versitygw
+	install_js_tools
 	export WRK PGBENCH
 }
 

@@ -145,6 +145,8 @@ type config struct {
 	jobLease         time.Duration
 	http             httpTimeouts
 	assembleLimits   worker.AssembleLimits
+	// symbolCacheBytes bounds the parsed files the resolution routes keep.
+	symbolCacheBytes int64
 	// blobGrace keeps what nothing uses for a while before the collector
 	// removes it; fileRetention (0: off) expires files nobody used.
 	blobGrace       time.Duration
@@ -272,6 +274,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		{"MAX_BUNDLE_SIZE", "max-bundle-size", "largest artifact bundle in bytes", &c.assembleLimits.MaxBundleSize, worker.DefaultMaxBundleSize},
 		{"MAX_BUNDLE_MEMBERS", "max-bundle-members", "most members of an artifact bundle", &c.assembleLimits.MaxMembers, worker.DefaultMaxMembers},
 		{"MAX_BUNDLE_UNCOMPRESSED_SIZE", "max-bundle-uncompressed-size", "most bytes an artifact bundle uncompresses to", &c.assembleLimits.MaxUncompressedSize, worker.DefaultMaxUncompressedSize},
+		{"SYMBOLICATE_CACHE_BYTES", "symbolicate-cache-bytes", "most bytes of parsed source maps and mappings the resolution routes keep in memory", &c.symbolCacheBytes, handlers.DefaultSymbolCacheBytes},
 	} {
 		def := l.def
 		if v := getenv(l.env); v != "" {
@@ -558,6 +561,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			MaxBundleSize:  cfg.assembleLimits.MaxBundleSize,
 			Metrics:        metrics,
 			BodiesPerToken: cfg.bodiesPerToken,
+			SymbolCache:    handlers.NewSymbolCache(cfg.symbolCacheBytes),
 
 			UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		}),

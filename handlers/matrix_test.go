@@ -790,6 +790,19 @@ func matrixEntries() map[string]matrixEntry {
 			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },
 			queries: []string{"debug_id=" + matrixDebugID},
 		},
+		"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-js/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusOK, jsonBody(map[string]any{
+				"stacktraces": []any{map[string]any{"frames": []any{map[string]any{"abs_path": "https://app.example/app.min.js", "lineno": 1, "colno": 1}}}},
+				"modules":     []any{map[string]any{"type": "sourcemap", "code_file": "https://app.example/app.min.js", "debug_id": matrixDebugID}},
+				"release":     "1.0.0",
+			}))
+		}},
+		"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-jvm/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusOK, jsonBody(map[string]any{
+				"stacktraces": []any{map[string]any{"frames": []any{map[string]any{"module": "a.b", "function": "c", "lineno": 1}}}},
+				"modules":     []any{map[string]any{"type": "proguard", "uuid": matrixDebugID}},
+			}))
+		}},
 
 		// Debug information files.
 		"POST /api/0/projects/{organization_slug}/{project_slug}/files/difs/assemble/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {

@@ -174,6 +174,11 @@ func routes(d Deps) []route {
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases", releaseReader, handleProguardReleases(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}", releaseReader, handleProguardReleases(d)},
 
+		// Resolution of stack traces through what the project stores
+		// (SYMBOLS.md §6–§7).
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-js/{$}", releaseReader, handleSymbolicateJS(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-jvm/{$}", releaseReader, handleSymbolicateJVM(d)},
+
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.
 		{"GET /api/0/openapi.json", open, handleOpenAPI()},

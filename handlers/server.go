@@ -45,6 +45,9 @@ type Deps struct {
 	// has in flight; more answer 503 with Retry-After. 0 is
 	// defaultBodiesPerToken.
 	BodiesPerToken int
+	// SymbolCache keeps the files the resolution routes parsed; nil is a
+	// cache of DefaultSymbolCacheBytes of New's own.
+	SymbolCache *SymbolCache
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -55,6 +58,9 @@ type apiFunc func(w http.ResponseWriter, r *http.Request) error
 func New(d Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.SymbolCache == nil {
+		d.SymbolCache = NewSymbolCache(DefaultSymbolCacheBytes)
 	}
 	if d.RecoverySeeds == nil {
 		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)

@@ -1,0 +1,119 @@
+package handlers
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"time"
+
+	"errata/store"
+)
+
+// DefaultSymbolCacheBytes is the budget of the parsed-file cache when
+// SYMBOLICATE_CACHE_BYTES is not set.
+const DefaultSymbolCacheBytes = 256 << 20
+
+// SymbolCache keeps parsed files of the resolution routes (source maps,
+// the sourceMappingURL of minified files, ProGuard mappings) in memory,
+// keyed by what they are and the SHA-1 of the stored file, so that a
+// second request over the same file parses nothing. It holds at most its
+// budget of bytes, as each entry reports its size, and drops the least
+// recently used entries first. It is safe for concurrent use; a nil
+// *SymbolCache keeps nothing.
+type SymbolCache struct {
+	mu      sync.Mutex
+	budget  int64
+	used    int64
+	hits    int64
+	order   *list.List // front: most recently used
+	entries map[string]*list.Element
+	touched map[int64]time.Time // stored files recently counted as used, by id
+}
+
+type symbolCacheEntry struct {
+	key   string
+	value any
+	size  int64
+}
+
+// NewSymbolCache returns a cache of at most budget bytes; 0 or less keeps
+// nothing.
+func NewSymbolCache(budget int64) *SymbolCache {
+	return &SymbolCache{budget: budget, order: list.New(), entries: map[string]*list.Element{}}
+}
+
+// get returns the value cached under key.
+func (c *SymbolCache) get(key string) (any, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e)
+	c.hits++
+	return e.Value.(*symbolCacheEntry).value, true
+}
+
+// put caches value of size bytes under key, unless it alone is over the
+// budget, dropping the least recently used entries to make room.
+func (c *SymbolCache) put(key string, value any, size int64) {
+	if c == nil || size < 0 || size > c.budget {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.used -= e.Value.(*symbolCacheEntry).size
+		c.order.Remove(e)
+		delete(c.entries, key)
+	}
+	for c.used+size > c.budget {
+		last := c.order.Back()
+		old := last.Value.(*symbolCacheEntry)
+		c.order.Remove(last)
+		delete(c.entries, old.key)
+		c.used -= old.size
+	}
+	c.entries[key] = c.order.PushFront(&symbolCacheEntry{key: key, value: value, size: size})
+	c.used += size
+}
+
+// stats returns the entries and bytes held and how many lookups found
+// their entry.
+func (c *SymbolCache) stats() (entries int, bytes, hits int64) {
+	if c == nil {
+		return 0, 0, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries), c.used, c.hits
+}
+
+// touchEvery is how often a cached file is counted as used again; the
+// store itself records a use at most once an hour.
+const touchEvery = 10 * time.Minute
+
+// touch records that f, whose parsed content came from the cache, was
+// used (store.TouchSourceFile), at most once every touchEvery per file, so
+// that warm requests write nothing. A nil cache touches every time.
+func (c *SymbolCache) touch(ctx context.Context, st *store.Store, f store.SourceFile) {
+	if c != nil {
+		now := time.Now()
+		c.mu.Lock()
+		if c.touched == nil || len(c.touched) > 100_000 {
+			c.touched = map[int64]time.Time{}
+		}
+		last, ok := c.touched[f.FileID()]
+		if ok && now.Sub(last) < touchEvery {
+			c.mu.Unlock()
+			return
+		}
+		c.touched[f.FileID()] = now
+		c.mu.Unlock()
+	}
+	st.TouchSourceFile(ctx, f)
+}

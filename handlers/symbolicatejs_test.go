@@ -1,0 +1,321 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"errata/authn"
+	"errata/store/storetest"
+)
+
+// symbolicateJSFixture serves errata with a parsed-file cache, and a
+// release 1.0 of acme/web holding the esbuild build of the sourcemap
+// package's testdata as ~/static/app.min.js and its map.
+type symbolicateJSFixture struct {
+	*testAPI
+	cache *SymbolCache
+	tok   string
+}
+
+func newSymbolicateJSFixture(t *testing.T) symbolicateJSFixture {
+	t.Helper()
+	st, db := storetest.NewWithURL(t)
+	cache := NewSymbolCache(1 << 20)
+	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: discardLog(), Now: time.Now,
+		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now), SymbolCache: cache}
+	srv := httptest.NewServer(serve(d, routes(d)))
+	t.Cleanup(srv.Close)
+	a := &testAPI{t: t, st: st, db: db, srv: srv, lg: d.Log}
+	a.user("dev@acme.io")
+	a.org("acme", "dev@acme.io")
+	a.project("acme", "web")
+	tok := a.token("dev@acme.io", "project:read", "project:releases")
+	if r := a.do("POST", "/api/0/projects/acme/web/releases/", tok, map[string]any{"version": "1.0"}); r.status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", r.status, r.body)
+	}
+	for _, name := range []string{"app.min.js", "app.min.js.map"} {
+		data, err := os.ReadFile("../worker/dif/sourcemap/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, ct := multipartBody(t, [][2]string{{"name", "~/static/" + name}}, []filePart{{"file", name, data}})
+		if r := a.doMultipart("POST", "/api/0/projects/acme/web/releases/1.0/files/", tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+	}
+	return symbolicateJSFixture{testAPI: a, cache: cache, tok: tok}
+}
+
+func discardLog() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+// jsFrame is a frame of a request.
+func jsFrame(absPath string, line, col int, function string) map[string]any {
+	return map[string]any{"abs_path": absPath, "lineno": line, "colno": col, "function": function}
+}
+
+const appURL = "https://app.example/static/app.min.js"
+
+// TestSymbolicateJSResolvesReleaseFiles resolves the frames node printed
+// for the minified app (testdata of worker/dif/sourcemap), caller first,
+// and frames that cannot be resolved, each with its error type.
+func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	body := map[string]any{
+		"stacktraces": []any{map[string]any{"frames": []any{
+			jsFrame(appURL, 1, 449, "u"),
+			jsFrame(appURL+"?v=2#top", 1, 378, "e"),
+			jsFrame(appURL, 1, 272, "r.applyDiscount"),
+			jsFrame(appURL, 1, 50, "i"),
+			jsFrame(appURL, 1, 88, "s"),
+			jsFrame("https://app.example/static/other.js", 1, 1, "x"),
+			jsFrame(appURL, 9, 1, "y"),
+			map[string]any{"abs_path": appURL, "lineno": 1},
+			map[string]any{"lineno": 1, "colno": 1},
+		}}},
+		"release": "1.0",
+		"options": map[string]any{"apply_source_context": false},
+	}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var got struct {
+		Stacktraces []struct {
+			Frames []struct {
+				Function *string `json:"function"`
+				Filename *string `json:"filename"`
+				AbsPath  *string `json:"abs_path"`
+				Lineno   *int    `json:"lineno"`
+				Colno    *int    `json:"colno"`
+				Data     struct {
+					Symbolicated bool    `json:"symbolicated"`
+					ResolvedWith *string `json:"resolved_with"`
+				} `json:"data"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+		Errors []jsError `json:"errors"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, fr := range got.Stacktraces[0].Frames {
+		s := func(p *string) string {
+			if p == nil {
+				return "-"
+			}
+			return *p
+		}
+		n := func(p *int) string {
+			if p == nil {
+				return "-"
+			}
+			return fmt.Sprint(*p)
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %s:%s:%s %v %s", s(fr.Function), s(fr.Filename), s(fr.AbsPath), n(fr.Lineno), n(fr.Colno), fr.Data.Symbolicated, s(fr.Data.ResolvedWith)))
+	}
+	// The unminified app printed main.js:11:17 in main, main.js:5:15 in
+	// checkout, cart.js:17:18 in Cart.applyDiscount, discount.js:4:16 in
+	// discountFor and discount.js:10:11 in lookupRate.
+	want := []string{
+		"u /src/main.js ~/src/main.js:11:17 true release",
+		"checkout /src/main.js ~/src/main.js:5:15 true release",
+		"r.applyDiscount /src/cart.js ~/src/cart.js:17:18 true release",
+		"discountFor /src/discount.js ~/src/discount.js:4:16 true release",
+		"lookupRate /src/discount.js ~/src/discount.js:10:11 true release",
+		"x /static/other.js https://app.example/static/other.js:1:1 false -",
+		"y /static/app.min.js https://app.example/static/app.min.js:9:1 false release",
+		"- /static/app.min.js https://app.example/static/app.min.js:1:- false -",
+		"- - -:1:1 false -",
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("frames (-want +got):\n%s", diff)
+	}
+	wantErrors := []jsError{
+		{"https://app.example/static/other.js", "missing_source"},
+		{appURL, "invalid_location"},
+		{appURL, "no_column"},
+		{"", "invalid_abs_path"},
+	}
+	if diff := cmp.Diff(wantErrors, got.Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestSymbolicateJSParsesOnce asks twice over the same files: the second
+// request finds the map and the script's sourceMappingURL in the cache,
+// and each request counts the stored files as used.
+func TestSymbolicateJSParsesOnce(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL, 1, 88, "s")}}}, "release": "1.0"}
+	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
+	first := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	entries, used, hits := f.cache.stats()
+	if first.status != http.StatusOK || entries != 2 || used <= 0 || hits != 0 {
+		t.Fatalf("first request: %d %s; cache %d entries %d bytes %d hits", first.status, first.body, entries, used, hits)
+	}
+	if n := f.count(`SELECT count(*) FROM files WHERE date_used < now() - interval '1 day'`); n != 0 {
+		t.Errorf("%d files not counted as used by the first request", n)
+	}
+	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
+	second := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	if entries2, _, hits := f.cache.stats(); entries2 != entries || hits != 2 {
+		t.Errorf("second request: cache %d entries %d hits, want %d and 2", entries2, hits, entries)
+	}
+	if string(second.body) != string(first.body) {
+		t.Errorf("second answer %s, first %s", second.body, first.body)
+	}
+	if n := f.count(`SELECT count(*) FROM files WHERE date_used < now() - interval '1 day'`); n != 0 {
+		t.Errorf("%d files not counted as used by the cached request", n)
+	}
+}
+
+// TestSymbolicateJSLimits takes 1,000 frames a request and refuses what is
+// over the body limit or malformed with the contract's 4xx.
+func TestSymbolicateJSLimits(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	var frames []any
+	for i := 0; i < 1000; i++ {
+		frames = append(frames, jsFrame(appURL, 1, 1+i%500, "f"))
+	}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok,
+		map[string]any{"stacktraces": []any{map[string]any{"frames": frames}}, "release": "1.0"})
+	if r.status != http.StatusOK {
+		t.Fatalf("1,000 frames: %d %s", r.status, r.body)
+	}
+	for _, tc := range []struct {
+		name   string
+		body   any
+		status int
+	}{
+		{"over 1 MiB", map[string]any{"stacktraces": []any{}, "pad": strings.Repeat("x", 1<<20)}, http.StatusRequestEntityTooLarge},
+		{"no stacktraces", map[string]any{"release": "1.0"}, http.StatusUnprocessableEntity},
+		{"frames of the wrong type", map[string]any{"stacktraces": []any{map[string]any{"frames": []any{map[string]any{"lineno": "1"}}}}}, http.StatusUnprocessableEntity},
+		{"a debug id that is not a UUID", map[string]any{"stacktraces": []any{}, "modules": []any{map[string]any{"debug_id": "x"}}}, http.StatusUnprocessableEntity},
+		{"an unknown frame order", map[string]any{"stacktraces": []any{}, "options": map[string]any{"frame_order": "up"}}, http.StatusUnprocessableEntity},
+		{"a NUL in a frame", map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL+"\x00", 1, 1, "f")}}}, "release": "1.0"}, http.StatusUnprocessableEntity},
+		{"a NUL in the release", map[string]any{"stacktraces": []any{}, "release": "1.0\x00"}, http.StatusUnprocessableEntity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, tc.body); r.status != tc.status {
+				t.Errorf("%d %s, want %d", r.status, r.body, tc.status)
+			}
+		})
+	}
+}
+
+// TestSymbolicateJSContextFromStoredSources reads the context of a map
+// without sourcesContent from the original source stored in the release;
+// a source that is not stored is missing_source_content.
+func TestSymbolicateJSContextFromStoredSources(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	contents := m["sourcesContent"].([]any)
+	delete(m, "sourcesContent")
+	bare, _ := json.Marshal(m)
+	upload := func(name string, data []byte) {
+		body, ct := multipartBody(t, [][2]string{{"name", name}}, []filePart{{"file", "f", data}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/2.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+	}
+	if r := f.do("POST", "/api/0/projects/acme/web/releases/", f.tok, map[string]any{"version": "2.0"}); r.status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", r.status, r.body)
+	}
+	js, _ := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js")
+	upload("~/static/app.min.js", js)
+	upload("~/static/app.min.js.map", bare)
+	upload("~/src/discount.js", []byte(contents[0].(string))) // sources[0] is ../src/discount.js
+	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{
+		jsFrame(appURL, 1, 449, "u"), // main.js: not stored
+		jsFrame(appURL, 1, 88, "s"),  // discount.js:10
+	}}}, "release": "2.0"}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	var got struct {
+		Stacktraces []struct {
+			Frames []struct {
+				PreContext  []string `json:"pre_context"`
+				ContextLine *string  `json:"context_line"`
+				PostContext []string `json:"post_context"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+		Errors []jsError `json:"errors"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil || r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	fr := got.Stacktraces[0].Frames[1]
+	want := []string{"  return rate;", "}", "", "function lookupRate(code) {", "  if (!(code in table)) {"}
+	if fr.ContextLine == nil || *fr.ContextLine != `    throw new Error("unknown discount code " + code);` ||
+		!cmp.Equal(fr.PreContext, want) || !cmp.Equal(fr.PostContext, []string{"  }", "  return table[code];", "}"}) {
+		t.Errorf("context %q / %v / %q", fr.PreContext, fr.ContextLine, fr.PostContext)
+	}
+	if diff := cmp.Diff([]jsError{{appURL, "missing_source_content"}}, got.Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestSourceURLs resolves sources against their map's URL and cleans the
+// file names of frames.
+func TestSourceURLs(t *testing.T) {
+	for _, tc := range []struct{ base, ref, abs, filename string }{
+		{"~/static/app.min.js.map", "../src/cart.js", "~/src/cart.js", "/src/cart.js"},
+		{"https://app.example/static/app.min.js.map", "../src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
+		{"https://app.example/static/app.min.js.map", "/src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
+		{"~/static/app.min.js.map", "webpack:///./src/cart.js", "webpack:///./src/cart.js", "src/cart.js"},
+		{"~/static/app.min.js.map", "webpack://shop/./src/cart.js", "webpack://shop/./src/cart.js", "src/cart.js"},
+		{"dist/app.min.js.map", "../src/cart.js", "src/cart.js", "src/cart.js"},
+	} {
+		abs := joinSourceURL(tc.base, tc.ref)
+		if abs != tc.abs || filenameOf(abs) != tc.filename {
+			t.Errorf("%s against %s: %s, %s; want %s, %s", tc.ref, tc.base, abs, filenameOf(abs), tc.abs, tc.filename)
+		}
+	}
+}
+
+// TestSymbolicateJSCalleeFirst names frames by their caller read in the
+// order asked for.
+func TestSymbolicateJSCalleeFirst(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	body := map[string]any{
+		"stacktraces": []any{map[string]any{"frames": []any{
+			jsFrame(appURL, 1, 88, "s"), jsFrame(appURL, 1, 50, "i"), jsFrame(appURL, 1, 272, "r.applyDiscount"),
+			jsFrame(appURL, 1, 378, "e"), jsFrame(appURL, 1, 449, "u"),
+		}}},
+		"release": "1.0",
+		"options": map[string]any{"frame_order": "callee_first", "apply_source_context": false},
+	}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	var got struct {
+		Stacktraces []struct {
+			Frames []struct {
+				Function string `json:"function"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil || r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var names []string
+	for _, fr := range got.Stacktraces[0].Frames {
+		names = append(names, fr.Function)
+	}
+	if diff := cmp.Diff([]string{"lookupRate", "discountFor", "r.applyDiscount", "checkout", "u"}, names); diff != "" {
+		t.Errorf("functions (-want +got):\n%s", diff)
+	}
+}

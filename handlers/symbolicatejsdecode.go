@@ -1,0 +1,274 @@
+package handlers
+
+import (
+	"strconv"
+	"strings"
+)
+
+// decodeJSRequestFast reads the common symbolicate-js body in one pass:
+// the keys of jsRequest spelled exactly, strings without escapes, whole
+// numbers, and frames whose other keys hold such scalars. It reports false
+// for anything else (then nothing it filled counts, and encoding/json reads
+// the body with its answers for every fault); when it reports true, req is
+// what encoding/json and checkJSRequest's decoding would have made of the
+// body (FuzzDecodeJSRequestFast holds it to that). body is valid UTF-8.
+func decodeJSRequestFast(body []byte, req *jsRequest) bool {
+	p := fastJSON{b: body}
+	ok := p.object(func(key string) bool {
+		switch key {
+		case "stacktraces":
+			p.ws()
+			start := p.i
+			req.stacktraces = []jsStacktraceIn{}
+			if !p.array(func() bool {
+				var st jsStacktraceIn
+				ok := p.object(func(key string) bool {
+					if key != "frames" {
+						return false
+					}
+					st.Frames = []jsFrameIn{}
+					return p.array(func() bool {
+						var f jsFrameIn
+						if !p.object(func(key string) bool { return p.frameField(key, &f) }) {
+							return false
+						}
+						st.Frames = append(st.Frames, f)
+						return true
+					})
+				})
+				req.stacktraces = append(req.stacktraces, st)
+				return ok
+			}) {
+				return false
+			}
+			req.Stacktraces = body[start:p.i]
+			return true
+		case "modules":
+			req.Modules = []jsModule{}
+			return p.array(func() bool {
+				var m jsModule
+				ok := p.object(func(key string) bool {
+					switch key {
+					case "type":
+						return p.stringOrNull(&m.Type)
+					case "code_file":
+						return p.stringOrNull(&m.CodeFile)
+					case "debug_id":
+						return p.stringOrNull(&m.DebugID)
+					}
+					return false
+				})
+				req.Modules = append(req.Modules, m)
+				return ok
+			})
+		case "release":
+			return p.stringOrNull(&req.Release)
+		case "dist":
+			return p.stringOrNull(&req.Dist)
+		case "options":
+			return p.object(func(key string) bool {
+				switch key {
+				case "apply_source_context":
+					v, ok := p.boolean()
+					req.Options.ApplySourceContext = &v
+					return ok
+				case "frame_order":
+					return p.stringOrNull(&req.Options.FrameOrder)
+				}
+				return false
+			})
+		}
+		return false
+	})
+	p.ws()
+	if !ok || p.i != len(body) || req.Stacktraces == nil {
+		return false
+	}
+	req.decoded = true
+	return true
+}
+
+// frameFields are the keys of jsFrameIn. encoding/json also takes them in
+// any case: another spelling of one is not read here.
+var frameFields = []string{"abs_path", "lineno", "colno", "function"}
+
+// frameField reads the value of key into f.
+func (p *fastJSON) frameField(key string, f *jsFrameIn) bool {
+	switch key {
+	case "abs_path":
+		return p.stringOrNull(&f.AbsPath)
+	case "function":
+		return p.stringOrNull(&f.Function)
+	case "lineno":
+		return p.intOrNull(&f.Lineno)
+	case "colno":
+		return p.intOrNull(&f.Colno)
+	}
+	for _, k := range frameFields {
+		if strings.EqualFold(k, key) {
+			return false
+		}
+	}
+	return p.scalar()
+}
+
+// fastJSON reads a subset of JSON from b at i.
+type fastJSON struct {
+	b []byte
+	i int
+}
+
+func (p *fastJSON) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// lit consumes c after white space.
+func (p *fastJSON) lit(c byte) bool {
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// object reads an object, calling field for each key with the reader
+// before its value.
+func (p *fastJSON) object(field func(key string) bool) bool {
+	if !p.lit('{') {
+		return false
+	}
+	if p.lit('}') {
+		return true
+	}
+	for {
+		key, ok := p.str()
+		if !ok || !p.lit(':') || !field(key) {
+			return false
+		}
+		if p.lit(',') {
+			continue
+		}
+		return p.lit('}')
+	}
+}
+
+// array reads an array, calling elem before each element.
+func (p *fastJSON) array(elem func() bool) bool {
+	if !p.lit('[') {
+		return false
+	}
+	if p.lit(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if p.lit(',') {
+			continue
+		}
+		return p.lit(']')
+	}
+}
+
+// str reads a string without escapes or control characters.
+func (p *fastJSON) str() (string, bool) {
+	if !p.lit('"') {
+		return "", false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			s := string(p.b[start:p.i])
+			p.i++
+			return s, true
+		case c == '\\' || c < 0x20:
+			return "", false
+		}
+		p.i++
+	}
+	return "", false
+}
+
+// null consumes null.
+func (p *fastJSON) null() bool {
+	p.ws()
+	if strings.HasPrefix(string(p.b[p.i:min(p.i+4, len(p.b))]), "null") {
+		p.i += 4
+		return true
+	}
+	return false
+}
+
+func (p *fastJSON) stringOrNull(dst **string) bool {
+	if p.null() {
+		*dst = nil
+		return true
+	}
+	s, ok := p.str()
+	*dst = &s
+	return ok
+}
+
+// intOrNull reads null or a whole number of at most 18 digits.
+func (p *fastJSON) intOrNull(dst **int64) bool {
+	if p.null() {
+		*dst = nil
+		return true
+	}
+	p.ws()
+	start := p.i
+	if p.i < len(p.b) && p.b[p.i] == '-' {
+		p.i++
+	}
+	digits := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	n := p.i - digits
+	if n == 0 || n > 18 || n > 1 && p.b[digits] == '0' {
+		return false
+	}
+	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		return false
+	}
+	v, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
+	*dst = &v
+	return err == nil
+}
+
+func (p *fastJSON) boolean() (bool, bool) {
+	p.ws()
+	rest := string(p.b[p.i:min(p.i+5, len(p.b))])
+	switch {
+	case strings.HasPrefix(rest, "true"):
+		p.i += 4
+		return true, true
+	case strings.HasPrefix(rest, "false"):
+		p.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// scalar skips a string, a whole number, true, false or null.
+func (p *fastJSON) scalar() bool {
+	if _, ok := p.boolean(); ok {
+		return true
+	}
+	var n *int64
+	if p.intOrNull(&n) {
+		return true
+	}
+	_, ok := p.str()
+	return ok
+}

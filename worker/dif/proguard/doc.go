@@ -1,0 +1,17 @@
+// Package proguard reads ProGuard and R8 mapping files (-printmapping) and
+// remaps obfuscated classes, methods and line numbers to the original
+// ones, inlined methods included: one obfuscated frame whose line falls in
+// an inlining range becomes the chain of original frames, innermost first,
+// as ProGuard's own retrace prints it.
+//
+// It owns parsing only: it imports nothing of errata, never touches the
+// store or the network, and returns plain values.
+//
+// Budget: Parse reads a mapping of at most MaxSize bytes held in memory by
+// the caller and keeps it: every name is a substring of it. Per class it
+// takes one map entry, per method line one 40-byte record; a record needs
+// a line of at least 8 bytes, so the parsed mapping takes at most about 10
+// times the size of its input whatever the numbers in it say. Line numbers
+// beyond 2^31 make a line unreadable; lines it cannot read are skipped
+// (a damaged line costs only its own frames), as symbolicator does.
+package proguard

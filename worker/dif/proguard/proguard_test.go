@@ -1,0 +1,160 @@
+package proguard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var traceLine = regexp.MustCompile(`^\s+at (.+)\.([^.(]+)\(([^:)]+):(\d+)\)$`)
+
+// readTrace reads the frames of a stack trace Java printed.
+func readTrace(t *testing.T, path string) (string, []Frame) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var frames []Frame
+	for _, l := range lines[1:] {
+		m := traceLine.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("%s: cannot read %q", path, l)
+		}
+		n, _ := strconv.Atoi(m[4])
+		frames = append(frames, Frame{Class: m[1], Method: m[2], File: m[3], Line: n})
+	}
+	exception, _, _ := strings.Cut(lines[0], ":")
+	return exception, frames
+}
+
+// TestRemapEqualsRetrace remaps the trace of a program obfuscated by
+// Debian's ProGuard 6.2.2 (testdata: javac --release 8 -g, proguard
+// -printmapping with inlining) and compares with what ProGuard's retrace
+// printed, which is the trace of the program before obfuscation.
+func TestRemapEqualsRetrace(t *testing.T) {
+	data, err := os.ReadFile("testdata/mapping.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obfException, obfuscated := readTrace(t, "testdata/obfuscated-trace.txt")
+	wantException, want := readTrace(t, "testdata/retrace.txt")
+	var got []Frame
+	for _, f := range obfuscated {
+		frames, ok := m.Remap(f)
+		if !ok {
+			frames = []Frame{f}
+		}
+		got = append(got, frames...)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("remapped trace (-retrace +errata):\n%s", diff)
+	}
+	if c, ok := m.Class(obfException); !ok || c != wantException {
+		t.Errorf("exception %s: %q %v, want %q", obfException, c, ok, wantException)
+	}
+}
+
+// TestRemapR8 reads R8's format: sourceFile metadata, inlined frames
+// from other classes, methods without line ranges.
+func TestRemapR8(t *testing.T) {
+	const mapping = `# compiler: R8
+# compiler_version: 8.1.56
+com.shop.Cart -> a.a:
+# {"id":"sourceFile","fileName":"Cart.kt"}
+    java.util.List items -> a
+    1:4:int total():12:15 -> a
+    5:5:int com.shop.Rates.rate(java.lang.String):30:30 -> b
+    5:5:int applyDiscount(java.lang.String):42 -> b
+    6:8:int applyDiscount(java.lang.String):43:45 -> b
+    void clear() -> c
+com.shop.Rates -> a.b:
+# {"id":"sourceFile","fileName":"Rates.kt"}
+    1:1:void <init>():3:3 -> <init>
+`
+	m, err := Parse([]byte(mapping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in   Frame
+		want []Frame
+	}{
+		{Frame{"a.a", "a", "SourceFile", 3}, []Frame{{"com.shop.Cart", "total", "Cart.kt", 14}}},
+		{Frame{"a.a", "b", "SourceFile", 5}, []Frame{{"com.shop.Rates", "rate", "Rates.kt", 30}, {"com.shop.Cart", "applyDiscount", "Cart.kt", 42}}},
+		{Frame{"a.a", "b", "SourceFile", 7}, []Frame{{"com.shop.Cart", "applyDiscount", "Cart.kt", 44}}},
+		{Frame{"a.a", "c", "SourceFile", 0}, []Frame{{"com.shop.Cart", "clear", "Cart.kt", 0}}},
+		{Frame{"a.a", "z", "SourceFile", 9}, []Frame{{"com.shop.Cart", "z", "Cart.kt", 9}}},
+	} {
+		got, ok := m.Remap(tc.in)
+		if diff := cmp.Diff(tc.want, got); !ok || diff != "" {
+			t.Errorf("Remap(%v) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	if _, ok := m.Remap(Frame{Class: "x.y", Method: "a"}); ok {
+		t.Error("a class absent from the mapping was remapped")
+	}
+}
+
+// TestHugeNumbersAllocateLittle parses a small mapping whose line numbers
+// are huge: what Parse allocates depends on the mapping's size only.
+func TestHugeNumbersAllocateLittle(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a.B -> c:\n")
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "    2147483640:2147483647:void m%d():99999999999999:4294967295 -> a\n", i)
+		fmt.Fprintf(&b, "    1:2147483647:void n%d():1:2147483647 -> b\n", i)
+	}
+	data := []byte(b.String())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m, err := Parse(data)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(16*len(data)+64<<10) {
+		t.Errorf("Parse of %d bytes allocated %d bytes", len(data), n)
+	}
+	if got, ok := m.Remap(Frame{Class: "c", Method: "b", Line: 2147483646}); !ok || len(got) != 200 || got[0].Line != 2147483646 {
+		t.Errorf("Remap at a huge line: %v %v", len(got), ok)
+	}
+}
+
+// FuzzProguardMapping parses arbitrary mappings and remaps a frame in
+// them: never a panic, and the parsed size stays within the budget.
+func FuzzProguardMapping(f *testing.F) {
+	data, err := os.ReadFile("testdata/mapping.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data, "com.shop.a", "a", 1014)
+	f.Add([]byte("a.B -> c:\n# {\"id\":\"sourceFile\",\"fileName\":\"B.kt\"}\n    1:2:void d():3:4 -> e\n    1:2:void x.Y.f():7 -> e\n"), "c", "e", 2)
+	f.Fuzz(func(t *testing.T, data []byte, class, method string, line int) {
+		m, err := Parse(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if m.Size() > 16*len(data)+1<<10 {
+			t.Fatalf("%d bytes of mapping take %d", len(data), m.Size())
+		}
+		m.Remap(Frame{Class: class, Method: method, Line: line})
+		m.Class(class)
+	})
+}

@@ -1,0 +1,2 @@
+var c={SAVE10:.1,SAVE20:.2};function i(t){return s(t)}function s(t){if(!(t in c))throw new Error("unknown discount code "+t);return c[t]}var r=class{constructor(t){this.items=t}total(){let t=0;for(let n of this.items)t+=n.price*n.quantity;return t}applyDiscount(t){let n=i(t);return this.total()*(1-n)}};function e(t){return new r([{price:10,quantity:2},{price:5,quantity:1}]).applyDiscount(t)}function u(){try{console.log(e("SAVE10")),console.log(e("BOGUS"))}catch(t){console.log(t.stack)}}u();
+//# sourceMappingURL=app.terser.js.map
