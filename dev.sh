@@ -122,6 +122,12 @@ install_test_tools() {
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3
 	command -v chromium >/dev/null 2>&1 || apt_install chromium
+	# The debuginfod clients and the ELF tools of the symbol route tests.
+	command -v debuginfod-find >/dev/null 2>&1 || apt_install debuginfod elfutils
+	command -v gdb >/dev/null 2>&1 || apt_install gdb
+	command -v objcopy >/dev/null 2>&1 || apt_install binutils
+	command -v gcc >/dev/null 2>&1 || apt_install gcc
+	command -v llvm-symbolizer >/dev/null 2>&1 || apt_install llvm
 	CHROMIUM=$(command -v chromium)
 	export CHROMIUM
 	# promtool is taken out of Debian's prometheus package, which is not

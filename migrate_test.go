@@ -361,3 +361,45 @@ func upgraded(t *testing.T, db string) *errataServer {
 	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "project:releases")
 	return s
 }
+
+// TestMigrateFromTheFifthSchemaReadsSectionTables upgrades a database made
+// by the main of schema version 5 before debug files kept their section
+// tables (testdata/schema_v5.sql), holding an ELF executable: errata
+// migrate reads its section table from the stored file, once, and the
+// debuginfod section route then serves a section of it byte for byte.
+func TestMigrateFromTheFifthSchemaReadsSectionTables(t *testing.T) {
+	elf, err := os.ReadFile("worker/dif/testdata/tiny.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const buildID = "1b0744b61e51db55ac271ee28d84d991a2cfc6fa"
+	sum := sha1.Sum(elf)
+	db := oldDatabase(t, "testdata/schema_v5.sql", fmt.Sprintf(`
+		INSERT INTO blobs (sha1, size) VALUES ('%[1]s', %[2]d);
+		INSERT INTO blob_data (key, data) VALUES ('%[1]s', decode('%[3]s', 'hex'));
+		INSERT INTO blob_owners (organization_id, sha1) VALUES (1, '%[1]s');
+		INSERT INTO files (id, organization_id, size, sha1) VALUES (1, 1, %[2]d, '%[1]s');
+		INSERT INTO file_blobs (file_id, position, organization_id, sha1, start) VALUES (1, 0, 1, '%[1]s', 0);
+		INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data)
+			VALUES (1, 1, '%[1]s', 'b644071b-511e-55db-ac27-1ee28d84d991', '%[4]s', 'tiny', 'x86_64', 'elf',
+				'{"type": "exe", "features": ["symtab"]}')`,
+		hex.EncodeToString(sum[:]), len(elf), hex.EncodeToString(elf), buildID))
+
+	s := upgraded(t, db)
+	if n := s.count(t, `SELECT count(*) FROM debug_files WHERE sections IS NULL`); n != 0 {
+		t.Fatalf("%d debug files without a section table after the upgrade, want 0", n)
+	}
+	// .comment is PROGBITS at 0x10e, 0x27 bytes (readelf -S tiny.elf).
+	want := elf[0x10e : 0x10e+0x27]
+	req, _ := http.NewRequest("GET", s.url+"/debuginfod/acme/buildid/"+buildID+"/section/.comment", nil)
+	req.SetBasicAuth("gdb", s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+		t.Errorf("section .comment after the upgrade: %d %q, want 200 %q", resp.StatusCode, got, want)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"errata/store"
+	"errata/worker"
 	"errata/worker/dif"
 )
 
@@ -508,13 +509,7 @@ func readDsymMember(tmp *os.File, off int64, zf *zip.File, budget *int64) (*stor
 	if err != nil {
 		return nil, 0, err
 	}
-	recs := make([]store.DebugFileObject, len(objs))
-	for i, o := range objs {
-		recs[i] = store.DebugFileObject{
-			DebugID: o.DebugID, CodeID: o.CodeID, ObjectName: store.ObjectNameOf(zf.Name, o.Kind),
-			CPUName: o.Arch, FileFormat: o.Kind, Type: o.Type, Features: o.Features,
-		}
-	}
+	recs := worker.DebugFileObjects(objs, zf.Name, content, n)
 	return &store.DebugUpload{Content: content, Objects: recs}, n, nil
 }
 

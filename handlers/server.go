@@ -70,9 +70,23 @@ func serve(d Deps, rts []route) http.Handler {
 		mux.Handle(rt.pattern, adapt(d, rt, bodies))
 	}
 	if d.Metrics != nil {
-		d.Metrics.track(rts)
+		tracked := slices.Clone(rts)
+		for _, p := range symbolPatterns {
+			tracked = append(tracked, route{pattern: p})
+		}
+		d.Metrics.track(tracked)
 	}
-	return logRequests(d.Log, d.Metrics, mux)
+	// The symbol routes go before the mux, which would redirect the
+	// paths debuggers send (SYMBOLS.md §3).
+	symbols := symbolHandler{d: d}
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isSymbolPath(r.URL.Path) {
+			symbols.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return logRequests(d.Log, d.Metrics, root)
 }
 
 // adapt wraps a route's handler with its access rule, the bound on bodies

@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ELFSection is one entry of the section table of an ELF debug file, as
+// the symbol routes serve it: its raw bytes are Size bytes at Offset
+// (none for SHT_NOBITS). Damaged is a section whose name or bytes are not
+// in the file: it is known, never served.
+type ELFSection struct {
+	Name    string
+	Type    uint32
+	Flags   uint64
+	Offset  uint64
+	Size    uint64
+	Damaged bool
+}
+
+// SectionTable is the section table read of an ELF debug file when it was
+// assembled. Beyond is set when the table could not be read within the
+// readers' budget: the file is served whole, never by section.
+type SectionTable struct {
+	Beyond   bool
+	Sections []ELFSection
+}
+
+// MarshalJSON writes t compactly: false when Beyond, else one array
+// [name, type, flags, offset, size, damaged] per section.
+func (t SectionTable) MarshalJSON() ([]byte, error) {
+	if t.Beyond {
+		return []byte("false"), nil
+	}
+	rows := make([][]any, len(t.Sections))
+	for i, s := range t.Sections {
+		damaged := 0
+		if s.Damaged {
+			damaged = 1
+		}
+		rows[i] = []any{s.Name, s.Type, s.Flags, s.Offset, s.Size, damaged}
+	}
+	return json.Marshal(rows)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *SectionTable) UnmarshalJSON(b []byte) error {
+	if string(b) == "false" {
+		*t = SectionTable{Beyond: true}
+		return nil
+	}
+	var raw [][]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	t.Beyond, t.Sections = false, make([]ELFSection, 0, len(raw))
+	for _, r := range raw {
+		if len(r) != 6 {
+			return errors.New("store: a section row without its six fields")
+		}
+		var s ELFSection
+		var damaged int
+		for i, v := range []any{&s.Name, &s.Type, &s.Flags, &s.Offset, &s.Size, &damaged} {
+			if err := json.Unmarshal(r[i], v); err != nil {
+				return fmt.Errorf("store: section row: %w", err)
+			}
+		}
+		s.Damaged = damaged != 0
+		t.Sections = append(t.Sections, s)
+	}
+	return nil
+}
+
+// SymbolFile is a debug file that a symbol route serves: its record, the
+// stored file behind it and, for an ELF file, its section table (nil when
+// not read).
+type SymbolFile struct {
+	DebugFile
+	OrganizationID int64
+	FileID         int64
+	SHA1           string
+	Sections       *SectionTable
+}
+
+// SymbolOrganization returns the id of the organization orgSlug when the
+// user userID is a member; else ErrNotFound.
+func (s *Store) SymbolOrganization(ctx context.Context, userID int64, orgSlug string) (int64, error) {
+	return orgIDForMember(ctx, s.pool, userID, orgSlug)
+}
+
+// SymbolQuery selects the debug files of an organization that a symbol
+// route asks for; zero fields select all. The newest matching file wins.
+type SymbolQuery struct {
+	Formats []string // file formats
+	CodeID  string   // lowercase hex
+	// CodeIDs is a set of code ids, any of which matches (an ELF build id
+	// and its zero-padded form).
+	CodeIDs []string
+	DebugID string // in Sentry's form; matched with any age when AnyAge
+	AnyAge  bool
+	// ObjectName is matched case-insensitively.
+	ObjectName string
+	Types      []string // data->>'type'
+	Feature    string   // a feature the file must have
+}
+
+// FindSymbolFile returns the newest debug file of organization orgID that
+// q selects, ErrNotFound when none.
+func (s *Store) FindSymbolFile(ctx context.Context, orgID int64, q SymbolQuery) (SymbolFile, error) {
+	where := []string{"p.organization_id = $1"}
+	args := []any{orgID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if len(q.Formats) > 0 {
+		where = append(where, "d.file_format = ANY("+arg(q.Formats)+"::text[])")
+	}
+	if q.CodeID != "" {
+		where = append(where, "d.code_id = "+arg(q.CodeID))
+	}
+	if len(q.CodeIDs) > 0 {
+		where = append(where, "d.code_id = ANY("+arg(q.CodeIDs)+"::text[])")
+	}
+	if q.DebugID != "" {
+		if q.AnyAge {
+			where = append(where, "left(d.debug_id, 36) = left("+arg(q.DebugID)+", 36)")
+		} else {
+			where = append(where, "d.debug_id = "+arg(q.DebugID))
+		}
+	}
+	if q.ObjectName != "" {
+		where = append(where, "lower(d.object_name) = lower("+arg(q.ObjectName)+")")
+	}
+	if len(q.Types) > 0 {
+		where = append(where, "d.data->>'type' = ANY("+arg(q.Types)+"::text[])")
+	}
+	if q.Feature != "" {
+		where = append(where, "d.data->'features' ? "+arg(q.Feature))
+	}
+	var f SymbolFile
+	var sections []byte
+	d, err := scanDebugFile(s.pool.QueryRow(ctx, `
+		SELECT `+debugFileCols+`, p.organization_id, d.file_id, f.sha1, d.sections
+		FROM debug_files d JOIN files f ON f.id = d.file_id JOIN projects p ON p.id = d.project_id
+		WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY d.date_created DESC, d.id DESC LIMIT 1`, args...),
+		&f.OrganizationID, &f.FileID, &f.SHA1, &sections)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return f, fmt.Errorf("symbol file: %w", ErrNotFound)
+	}
+	if err != nil {
+		return f, wrap(err)
+	}
+	f.DebugFile = d
+	if sections != nil && string(sections) != "null" {
+		var t SectionTable
+		if err := json.Unmarshal(sections, &t); err != nil {
+			return f, fmt.Errorf("debug file %d sections: %w", d.ID, err)
+		}
+		f.Sections = &t
+	}
+	return f, nil
+}
+
+// OpenSymbolFile returns a reader of the file behind f and records that
+// it was used (at most once an hour), as a download does: a file that a
+// debugger fetches every day never expires.
+func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (*FileReader, error) {
+	fr, err := s.OpenFile(ctx, f.OrganizationID, f.FileID)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	s.touchFile(ctx, f.FileID)
+	return fr, nil
+}
+
+// sectionBackfillBatch is how many debug files BackfillSections reads
+// before it writes what it read.
+const sectionBackfillBatch = 50
+
+// BackfillSections reads the section table of every ELF debug file stored
+// without one (stored before the column existed), with read, and stores
+// it: a table that read cannot give within its budget is stored as
+// beyond it, so that every file is read once. It works in batches, each
+// written as it is read, so that an interrupted run resumes where it
+// stopped. It returns how many files it read.
+func (s *Store) BackfillSections(ctx context.Context, read func(r io.ReaderAt, size int64) SectionTable) (int, error) {
+	total := 0
+	after := int64(0)
+	for {
+		rows, err := s.pool.Query(ctx, `
+			SELECT d.id, d.file_id, f.organization_id FROM debug_files d JOIN files f ON f.id = d.file_id
+			WHERE d.file_format = 'elf' AND d.sections IS NULL AND d.id > $1
+			ORDER BY d.id LIMIT $2`, after, sectionBackfillBatch)
+		if err != nil {
+			return total, wrap(err)
+		}
+		type todo struct{ id, file, org int64 }
+		var batch []todo
+		for rows.Next() {
+			var t todo
+			if err := rows.Scan(&t.id, &t.file, &t.org); err != nil {
+				rows.Close()
+				return total, wrap(err)
+			}
+			batch = append(batch, t)
+		}
+		if rows.Close(); rows.Err() != nil {
+			return total, wrap(rows.Err())
+		}
+		if len(batch) == 0 {
+			return total, nil
+		}
+		ids := make([]int64, 0, len(batch))
+		tables := make([]string, 0, len(batch))
+		for _, t := range batch {
+			after = t.id
+			fr, err := s.OpenFile(ctx, t.org, t.file)
+			if err != nil {
+				return total, wrap(err)
+			}
+			body, err := json.Marshal(read(fr, fr.Size()))
+			if err != nil {
+				return total, err
+			}
+			ids, tables = append(ids, t.id), append(tables, string(body))
+		}
+		if _, err := s.pool.Exec(ctx, `
+			UPDATE debug_files d SET sections = x.t::jsonb
+			FROM unnest($1::bigint[], $2::text[]) AS x (id, t)
+			WHERE d.id = x.id AND d.sections IS NULL`, ids, tables); err != nil {
+			return total, wrap(err)
+		}
+		total += len(batch)
+	}
+}
