@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needTools fails the test (never skips it) when one of the tools is
+// missing: ./dev.sh test installs them.
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed: run the tests with ./dev.sh test, which installs it", tool)
+		}
+	}
+}
+
+// run runs a command and returns its standard output, failing the test
+// when it fails.
+func runTool(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// symbolFixture is a C program built by the test: unstripped, stripped,
+// its debug companion, and its source files.
+type symbolFixture struct {
+	dir                        string
+	unstripped, stripped, dbg  string
+	buildID                    string
+	mainC, utilH               string // absolute source paths, as DWARF names them
+	gz, gzStripped, gzDebug    string // a -gz=zlib build
+	gzBuildID                  string
+	utilInlineLine, answerLine int
+}
+
+// buildSymbolFixture compiles a C program with an inline function, in a
+// source directory whose path holds a space and a "+", with -g (and a
+// -gz=zlib variant), and splits each into a stripped executable and a
+// debug companion as distributions do (objcopy --only-keep-debug, strip,
+// --add-gnu-debuglink).
+func buildSymbolFixture(t *testing.T) symbolFixture {
+	t.Helper()
+	f := symbolFixture{dir: t.TempDir()}
+	src := filepath.Join(f.dir, "src dir", "a+b")
+	if err := os.MkdirAll(filepath.Join(src, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.utilH = filepath.Join(src, "util.h")
+	f.mainC = filepath.Join(src, "main.c")
+	util := "static inline __attribute__((always_inline)) int twice(int x)\n{\n\tvolatile int k = 2; return x * k; /* inline */\n}\n"
+	main := "#include \"sub/../util.h\"\n#include <stdlib.h>\n\n__attribute__((noinline)) int answer(int x)\n{\n" +
+		"\tint y = twice(x);\n\tif (y == 42)\n\t\tabort();\n\treturn y;\n}\n\nint main(int argc, char **argv)\n{\n" +
+		"\t(void)argv;\n\treturn answer(argc + 20);\n}\n"
+	f.utilInlineLine, f.answerLine = 3, 8
+	if err := os.WriteFile(f.utilH, []byte(util), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.mainC, []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := func(name string, flags ...string) (unstripped, stripped, dbg, id string) {
+		out := filepath.Join(f.dir, "build", name)
+		os.MkdirAll(filepath.Dir(out), 0o755)
+		args := append([]string{"-g", "-O1", "-Wl,--build-id"}, flags...)
+		// Compiled from the source directory, so that DWARF names the
+		// paths relative to a compilation directory with a space and a +.
+		cmd := exec.Command("gcc", append(args, "-o", out, "main.c")...)
+		cmd.Dir = src
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, b)
+		}
+		dbg = out + ".debug"
+		stripped = filepath.Join(f.dir, "dist", name)
+		os.MkdirAll(filepath.Dir(stripped), 0o755)
+		runTool(t, nil, "objcopy", "--only-keep-debug", out, dbg)
+		runTool(t, nil, "strip", "--strip-all", "-o", stripped, out)
+		runTool(t, nil, "objcopy", "--add-gnu-debuglink="+dbg, stripped)
+		return out, stripped, dbg, elfBuildID(t, out)
+	}
+	f.unstripped, f.stripped, f.dbg, f.buildID = build("crash")
+	f.gz, f.gzStripped, f.gzDebug, f.gzBuildID = build("crashgz", "-gz=zlib")
+	return f
+}
+
+// elfBuildID reads the GNU build id of the ELF file at path, as readelf
+// prints it.
+func elfBuildID(t *testing.T, path string) string {
+	t.Helper()
+	out := runTool(t, nil, "readelf", "-n", path)
+	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no build id in %s:\n%s", path, out)
+	}
+	return m[1]
+}
+
+// debuginfodEnv is the environment of a debuginfod client pointed at org
+// of errata s with token in the URL (libcurl sends it as Basic), with a
+// cache of its own.
+func debuginfodEnv(t *testing.T, s *errataServer, org, token string) []string {
+	return []string{
+		"DEBUGINFOD_URLS=" + strings.Replace(s.url, "://", "://gdb:"+token+"@", 1) + "/debuginfod/" + org,
+		"DEBUGINFOD_CACHE_PATH=" + t.TempDir(),
+		"DEBUGINFOD_TIMEOUT=30",
+		"DEBUGINFOD_PROGRESS=0",
+	}
+}
+
+// sameFile fails the test unless the files at a and b are byte for byte
+// equal (cmp).
+func sameFile(t *testing.T, what, a, b string) {
+	t.Helper()
+	if out, err := exec.Command("cmp", a, b).CombinedOutput(); err != nil {
+		t.Errorf("%s: %s differs from %s: %v %s", what, a, b, err, out)
+	}
+}
+
+// TestSymbolRoutesWithRealClients uploads a program's stripped executable,
+// its debug companion and its sources with the real sentry-cli, then
+// fetches them back through errata's debuginfod routes with elfutils'
+// debuginfod-find (compared byte for byte with cmp, and sections with
+// objcopy --dump-section), debugs the stripped program with gdb (the same
+// backtrace and source lines as the unstripped one), symbolizes with
+// llvm-symbolizer, and reads symbol server keys in upper and lower case
+// with Basic and Bearer credentials.
+func TestSymbolRoutesWithRealClients(t *testing.T) {
+	needTools(t, "gcc", "objcopy", "strip", "readelf", "cmp", "debuginfod-find", "gdb", "llvm-symbolizer")
+	fx := buildSymbolFixture(t)
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
+	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
+	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	cli := newSentryCLI(t, "SENTRY_CLI_2", s, "acme").in(t.TempDir())
+	for _, p := range []string{fx.stripped, fx.dbg, fx.gzStripped, fx.gzDebug} {
+		cli.run(t, "debug-files", "upload", "--include-sources", p).expect(t, 0)
+	}
+	env := debuginfodEnv(t, s, "acme", s.token)
+
+	t.Run("debuginfod-find debuginfo, executable, source, section", func(t *testing.T) {
+		for _, c := range []struct{ id, dbg, exe string }{{fx.buildID, fx.dbg, fx.stripped}, {fx.gzBuildID, fx.gzDebug, fx.gzStripped}} {
+			got := strings.TrimSpace(runTool(t, env, "debuginfod-find", "debuginfo", c.id))
+			sameFile(t, "debuginfo", got, c.dbg)
+			got = strings.TrimSpace(runTool(t, env, "debuginfod-find", "executable", c.id))
+			sameFile(t, "executable", got, c.exe)
+			for _, src := range []string{fx.mainC, fx.utilH} {
+				got = strings.TrimSpace(runTool(t, env, "debuginfod-find", "source", c.id, src))
+				sameFile(t, "source", got, src)
+			}
+			// The path as gdb asks for it, with its dot segments.
+			odd := filepath.Dir(fx.utilH) + "/sub/../util.h"
+			got = strings.TrimSpace(runTool(t, env, "debuginfod-find", "source", c.id, odd))
+			sameFile(t, "source with ..", got, fx.utilH)
+			for _, sec := range []string{".debug_info", ".debug_line", ".debug_str", ".text"} {
+				want := filepath.Join(t.TempDir(), "section")
+				from := c.dbg
+				if sec == ".text" {
+					from = c.exe // NOBITS in the companion
+				}
+				runTool(t, nil, "objcopy", "--dump-section", sec+"="+want, from, filepath.Join(t.TempDir(), "out"))
+				got = strings.TrimSpace(runTool(t, env, "debuginfod-find", "section", c.id, sec))
+				sameFile(t, "section "+sec, got, want)
+			}
+		}
+		// The -gz=zlib build's .debug_info stays compressed.
+		gz, err := elf.Open(fx.gzDebug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gz.Close()
+		if s := gz.Section(".debug_info"); s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
+			t.Errorf("the -gz=zlib build's .debug_info is not compressed: %+v", s)
+		}
+	})
+
+	t.Run("gdb on the stripped program shows what it shows on the unstripped one", func(t *testing.T) {
+		// A breakpoint in the inline function (its file named through
+		// sub/..), then the abort's backtrace, the source around answer
+		// and main's source file.
+		script := []string{"-batch", "-nx", "-iex", "set debuginfod enabled on", "-ex", "break util.h:3", "-ex", "run",
+			"-ex", "bt", "-ex", "list", "-ex", "continue", "-ex", "bt", "-ex", "list answer", "-ex", "up 5", "-ex", "info source"}
+		clean := func(out string) string {
+			var keep []string
+			for _, l := range strings.Split(out, "\n") {
+				l = regexp.MustCompile(`0x[0-9a-f]+`).ReplaceAllString(l, "ADDR")
+				l = strings.ReplaceAll(l, fx.unstripped, "PROGRAM")
+				l = strings.ReplaceAll(l, fx.stripped, "PROGRAM")
+				// Where gdb found the source: its disk, or errata's
+				// answer in the client's cache.
+				if strings.HasPrefix(l, "Located in ") {
+					continue
+				}
+				if strings.HasPrefix(l, "Download") || strings.Contains(l, "debuginfod") || strings.HasPrefix(l, "[") ||
+					strings.HasPrefix(l, "Using host libthread") || strings.Contains(l, "process ") {
+					continue
+				}
+				keep = append(keep, l)
+			}
+			return strings.Join(keep, "\n")
+		}
+		want := clean(runTool(t, []string{"DEBUGINFOD_URLS="}, "gdb", append(script, fx.unstripped)...))
+		// gdb must read the sources from errata too: they are moved away.
+		srcDir := filepath.Dir(fx.mainC)
+		if err := os.Rename(srcDir, srcDir+".away"); err != nil {
+			t.Fatal(err)
+		}
+		got := clean(runTool(t, env, "gdb", append(script, fx.stripped)...))
+		if err := os.Rename(srcDir+".away", srcDir); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("gdb through errata:\n%s", got)
+		if !strings.Contains(want, "#0  twice (x=21) at sub/../util.h:3\n#1  answer (x=21) at main.c:6") || !strings.Contains(want, "main.c:8") ||
+			!strings.Contains(want, "3\t\tvolatile int k = 2; return x * k; /* inline */") || !strings.Contains(want, "8\t\t\tabort();") {
+			t.Fatalf("gdb on the unstripped program shows no source lines:\n%q", want)
+		}
+		if got != want {
+			t.Errorf("gdb on the stripped program through errata:\n%s\nwant, as on the unstripped one:\n%s", got, want)
+		}
+		// Without errata, gdb knows nothing of the stripped program.
+		if alone := clean(runTool(t, []string{"DEBUGINFOD_URLS="}, "gdb", append(script, fx.stripped)...)); alone == want {
+			t.Errorf("gdb shows the source lines of the stripped program without errata: the test proves nothing")
+		}
+	})
+
+	t.Run("llvm-symbolizer resolves through errata", func(t *testing.T) {
+		addr := strings.Fields(runTool(t, nil, "nm", fx.unstripped))
+		var answer string
+		for i := 0; i+2 < len(addr); i++ {
+			if addr[i+2] == "answer" {
+				answer = "0x" + strings.TrimLeft(addr[i], "0")
+			}
+		}
+		if answer == "" {
+			t.Fatal("no symbol answer in the unstripped program")
+		}
+		want := runTool(t, nil, "llvm-symbolizer", "--obj="+fx.unstripped, answer)
+		got := runTool(t, env, "llvm-symbolizer", "--obj="+fx.stripped, answer)
+		t.Logf("llvm-symbolizer through errata: %q", got)
+		if !strings.Contains(want, "answer") || got != want {
+			t.Errorf("llvm-symbolizer on the stripped program: %q, want %q", got, want)
+		}
+		if alone := runTool(t, []string{"DEBUGINFOD_URLS="}, "llvm-symbolizer", "--obj="+fx.stripped, answer); alone == want {
+			t.Errorf("llvm-symbolizer resolves the stripped program without errata: the test proves nothing")
+		}
+	})
+
+	t.Run("Basic and Bearer credentials, and a wrong token", func(t *testing.T) {
+		path := "/debuginfod/acme/buildid/" + fx.buildID + "/executable"
+		want, _ := os.ReadFile(fx.stripped)
+		for _, auth := range []func(*http.Request){
+			func(r *http.Request) { r.SetBasicAuth("anyone", s.token) },
+			func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+s.token) },
+		} {
+			status, body, _ := symbolGet(t, s, path, auth)
+			if status != http.StatusOK || !bytes.Equal(body, want) {
+				t.Errorf("GET %s: %d, %d bytes, want 200 and %d", path, status, len(body), len(want))
+			}
+		}
+		status, _, h := symbolGet(t, s, path, func(r *http.Request) { r.SetBasicAuth("x", "sntrys_wrong") })
+		if status != http.StatusUnauthorized || h.Get("WWW-Authenticate") != `Basic realm="errata"` {
+			t.Errorf("a wrong token: %d %v, want 401 with WWW-Authenticate", status, h)
+		}
+		bad := debuginfodEnv(t, s, "acme", "wrongtoken")
+		cmd := exec.Command("debuginfod-find", "executable", fx.buildID)
+		cmd.Env = append(os.Environ(), bad...)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("debuginfod-find with a wrong token succeeded: %s", out)
+		}
+	})
+
+	t.Run("symbol server keys in upper and lower case", func(t *testing.T) {
+		exe, _ := os.ReadFile(fx.stripped)
+		dbg, _ := os.ReadFile(fx.dbg)
+		bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+s.token) }
+		for _, c := range []struct {
+			path string
+			want []byte
+		}{
+			{"crash/elf-buildid-" + fx.buildID + "/crash", exe},
+			{"_.debug/elf-buildid-sym-" + fx.buildID + "/_.debug", dbg},
+		} {
+			for _, p := range []string{c.path, strings.ToUpper(c.path)} {
+				status, body, _ := symbolGet(t, s, "/symbols/acme/"+p, bearer)
+				if status != http.StatusOK || !bytes.Equal(body, c.want) {
+					t.Errorf("GET /symbols/acme/%s: %d, %d bytes, want 200 and %d", p, status, len(body), len(c.want))
+				}
+			}
+		}
+	})
+}
+
+// symbolGet sends GET path to s with the credentials auth sets and returns
+// the answer.
+func symbolGet(t *testing.T, s *errataServer, path string, auth func(*http.Request)) (int, []byte, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest("GET", s.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth(req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body, resp.Header
+}
