@@ -296,7 +296,16 @@ func handleDebugFiles(d Deps) apiFunc {
 			}
 			f.Formats = append(f.Formats, v)
 		}
+		// Both ids: the files of the debug id, else those of the code id
+		// (Sentry's fallback, which finds a PE whose PDB age changed).
+		byCode := f
+		if f.DebugID != "" && f.CodeID != "" {
+			f.CodeID, byCode.DebugID = "", ""
+		}
 		files, info, err := d.Store.DebugFiles(r.Context(), sc, f, page)
+		if err == nil && len(files) == 0 && byCode.CodeID != "" && byCode.DebugID == "" && f.DebugID != "" {
+			files, info, err = d.Store.DebugFiles(r.Context(), sc, byCode, page)
+		}
 		if err != nil {
 			return err
 		}

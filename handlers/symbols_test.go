@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
@@ -266,3 +267,33 @@ func TestSymbolPathParsers(t *testing.T) {
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// TestDebugFilesFallBackToTheCodeID holds files/dsyms/?debug_id=&code_id=
+// to Sentry's lookup (SYMBOLS.md §5): the files of the debug id, else
+// those of the code id.
+func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
+	f := newSymbolFixture(t)
+	list := func(q string) []string {
+		t.Helper()
+		r := f.do("GET", "/api/0/projects/acme/web/files/dsyms/?"+q, f.token, nil)
+		var out []struct{ ObjectName string }
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil {
+			t.Fatalf("GET files/dsyms/?%s: %d %s", q, r.status, r.body)
+		}
+		var names []string
+		for _, d := range out {
+			names = append(names, d.ObjectName)
+		}
+		return names
+	}
+	const other = "00000000-0000-0000-0000-000000000001"
+	if got := list("debug_id=" + other + "&code_id=" + tinyBuildID); len(got) != 1 || got[0] != "tiny.elf" {
+		t.Errorf("an unknown debug id and the code id: %v, want tiny.elf by its code id", got)
+	}
+	if got := list("debug_id=b644071b-511e-55db-ac27-1ee28d84d991&code_id=00ff"); len(got) != 1 || got[0] != "tiny.elf" {
+		t.Errorf("the debug id and another code id: %v, want tiny.elf by its debug id", got)
+	}
+	if got := list("debug_id=" + other + "&code_id=00ff"); len(got) != 0 {
+		t.Errorf("neither: %v, want none", got)
+	}
+}

@@ -241,3 +241,101 @@ func (s *Store) BackfillSections(ctx context.Context, read func(r io.ReaderAt, s
 		total += len(batch)
 	}
 }
+
+// LookupQuery is what symbolicator asks artifact-lookup/ for (SYMBOLS.md
+// §5): the files of any of DebugIDs, and, when Release is set, the
+// release's files and the files of its bundles (of Dist: nil is none)
+// whose URL contains one of URLs, in any case (Sentry's substring match).
+type LookupQuery struct {
+	DebugIDs []string // lowercase hyphenated UUIDs
+	Release  string
+	Dist     *string
+	URLs     []string
+}
+
+// LookupFile is a file artifact-lookup/ answers: a file of an artifact
+// bundle (BundleID set) or a release file (ReleaseFileID set), and how it
+// was found ("debug-id" or "release").
+type LookupFile struct {
+	ArtifactBundleFile
+	ReleaseFileID int64
+	ResolvedWith  string
+}
+
+// Lookup answers q for the project sc names: the files found by debug id
+// first, newest first, then those found by release and URL, at most limit
+// in all, each once.
+func (s *Store) Lookup(ctx context.Context, sc ProjectScope, q LookupQuery, limit int) ([]LookupFile, error) {
+	if _, _, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
+		return nil, err
+	}
+	var out []LookupFile
+	seen := map[int64]bool{}
+	collect := func(resolved string, query string, args ...any) error {
+		rows, err := s.pool.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f LookupFile
+			var isRelease bool
+			if f.ArtifactBundleFile, err = scanArtifactBundleFile(rows, &isRelease); err != nil {
+				return err
+			}
+			if isRelease {
+				f.ReleaseFileID, f.ID = f.ID, 0
+			}
+			key := f.ID
+			if isRelease {
+				key = -f.ReleaseFileID
+			}
+			if seen[key] || len(out) >= limit {
+				continue
+			}
+			seen[key] = true
+			f.ResolvedWith = resolved
+			out = append(out, f)
+		}
+		return rows.Err()
+	}
+	if len(q.DebugIDs) > 0 {
+		if err := collect("debug-id", `
+			SELECT `+artifactBundleFileCols+`, false`+artifactBundleJoins+`
+			JOIN artifact_bundle_files abf ON abf.artifact_bundle_id = ab.id
+			WHERE o.slug = $2 AND abf.debug_id = ANY($4::uuid[])
+			ORDER BY ab.date_created DESC, abf.id DESC LIMIT $5`,
+			sc.UserID, sc.OrgSlug, sc.ProjectSlug, q.DebugIDs, limit); err != nil {
+			return nil, wrap(err)
+		}
+	}
+	if q.Release == "" || len(q.URLs) == 0 || len(out) >= limit {
+		return out, nil
+	}
+	// The bundles of the release and dist, then its release files.
+	if err := collect("release", `
+		SELECT `+artifactBundleFileCols+`, false`+artifactBundleJoins+`
+		JOIN artifact_bundle_files abf ON abf.artifact_bundle_id = ab.id
+		WHERE o.slug = $2 AND ab.release = $4 AND ab.dist IS NOT DISTINCT FROM $5
+		  AND EXISTS (SELECT 1 FROM unnest($6::text[]) u WHERE strpos(lower(abf.url), lower(u)) > 0)
+		ORDER BY ab.date_created DESC, abf.id DESC LIMIT $7`,
+		sc.UserID, sc.OrgSlug, sc.ProjectSlug, q.Release, q.Dist, q.URLs, limit); err != nil {
+		return nil, wrap(err)
+	}
+	if err := collect("release", `
+		SELECT rf.id, '', rf.name, rf.name, 'release_file', NULL::text, rf.headers, COALESCE(rf.size, f.size), COALESCE(rf.sha1, f.sha1), true
+		FROM release_files rf
+		JOIN files f ON f.id = rf.file_id
+		JOIN releases r ON r.id = rf.release_id
+		JOIN organizations o ON o.id = r.organization_id
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		WHERE o.slug = $2 AND r.version = $4 AND rf.dist IS NOT DISTINCT FROM $5
+		  AND EXISTS (SELECT 1 FROM release_projects rp JOIN projects p ON p.id = rp.project_id
+			WHERE rp.release_id = r.id AND p.slug = $3)
+		  AND EXISTS (SELECT 1 FROM unnest($6::text[]) u WHERE strpos(lower(rf.name), lower(u)) > 0)
+		ORDER BY rf.date_created DESC, rf.id DESC LIMIT $7`,
+		sc.UserID, sc.OrgSlug, sc.ProjectSlug, q.Release, q.Dist, q.URLs, limit); err != nil {
+		return nil, wrap(err)
+	}
+	return out, nil
+}
