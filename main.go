@@ -567,6 +567,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			MaxBundleSize:  cfg.assembleLimits.MaxBundleSize,
 			Metrics:        metrics,
 			BodiesPerToken: cfg.bodiesPerToken,
+			Version:        buildVersion(),
 
 			UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		}),
@@ -702,5 +703,8 @@ func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, 
 	fmt.Fprintf(stdout, "errata is serving on %s (organization %q, project %q, user %s)\n", base, org, project, email)
 	fmt.Fprintf(stdout, "token: %s\n", token)
 	fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/api/0/\n", token, base)
+	// gdb, valgrind, debuginfod-find and llvm-symbolizer read this
+	// variable; libcurl sends the token of the URL as Basic.
+	fmt.Fprintf(stdout, "debuginfod: export DEBUGINFOD_URLS=%s\n", strings.Replace(base, "://", "://errata:"+token+"@", 1)+"/debuginfod/"+org)
 	return nil
 }

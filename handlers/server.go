@@ -45,6 +45,8 @@ type Deps struct {
 	// has in flight; more answer 503 with Retry-After. 0 is
 	// defaultBodiesPerToken.
 	BodiesPerToken int
+	// Version is the build's version, which GET / names.
+	Version string
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -71,7 +73,7 @@ func serve(d Deps, rts []route) http.Handler {
 	}
 	if d.Metrics != nil {
 		tracked := slices.Clone(rts)
-		for _, p := range symbolPatterns {
+		for _, p := range append(symbolPatterns, patHome) {
 			tracked = append(tracked, route{pattern: p})
 		}
 		d.Metrics.track(tracked)
@@ -82,6 +84,11 @@ func serve(d Deps, rts []route) http.Handler {
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isSymbolPath(r.URL.Path) {
 			symbols.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			r.Pattern = patHome
+			serveHome(w, r, d)
 			return
 		}
 		mux.ServeHTTP(w, r)

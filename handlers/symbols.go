@@ -630,3 +630,33 @@ func serveBytes(w http.ResponseWriter, r *http.Request, name string, f store.Sym
 	http.ServeContent(w, r, "", f.DateCreated, bytes.NewReader(src))
 	return nil
 }
+
+// patHome is the pattern of GET /, served before the mux as the symbol
+// routes are (it is no API route: a short page for a person).
+const patHome = "GET /{$}"
+
+// serveHome serves GET /: a short text page naming the version, the API
+// root, the OpenAPI document and the two symbol bases, for a person who
+// opens the server's address.
+func serveHome(w http.ResponseWriter, r *http.Request, d Deps) {
+	base := publicBase(r, d.PublicURL)
+	version := d.Version
+	if version == "" {
+		version = "unknown"
+	}
+	body := "errata " + version + "\n\n" +
+		"API root:          " + base + "/api/0/\n" +
+		"OpenAPI document:  " + base + "/api/0/openapi.json\n" +
+		"debuginfod:        " + base + "/debuginfod/{organization_slug}/  (DEBUGINFOD_URLS=" +
+		strings.Replace(base, "://", "://errata:TOKEN@", 1) + "/debuginfod/{organization_slug})\n" +
+		"symbol server:     " + base + "/symbols/{organization_slug}/  (srv*C:\\symbols*" + base + "/symbols/{organization_slug})\n\n" +
+		"Every route but this page and the probes needs a token: Authorization: Bearer TOKEN.\n"
+	hd := w.Header()
+	hd.Set("Content-Type", "text/plain; charset=utf-8")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		io.WriteString(w, body) //nolint:errcheck // the client went away
+	}
+}

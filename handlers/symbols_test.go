@@ -297,3 +297,26 @@ func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
 		t.Errorf("neither: %v, want none", got)
 	}
 }
+
+// TestHomePage holds GET / to a short page that names the version, the
+// API root, the OpenAPI document and the symbol bases, where it was a JSON
+// 404.
+func TestHomePage(t *testing.T) {
+	a := newTestAPI(t)
+	r := a.do("GET", "/", "", nil)
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("GET /: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	for _, want := range []string{"errata ", a.srv.URL + "/api/0/\n", a.srv.URL + "/api/0/openapi.json",
+		a.srv.URL + "/debuginfod/{organization_slug}/", a.srv.URL + "/symbols/{organization_slug}/"} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("GET / does not name %q:\n%s", want, r.body)
+		}
+	}
+	if r := a.do("HEAD", "/", "", nil); r.status != http.StatusOK || len(r.body) != 0 {
+		t.Errorf("HEAD /: %d, %d bytes", r.status, len(r.body))
+	}
+	if r := a.do("GET", "/nothing", "", nil); r.status != http.StatusNotFound || !strings.Contains(string(r.body), `"detail"`) {
+		t.Errorf("GET /nothing: %d %s, want the JSON 404", r.status, r.body)
+	}
+}
