@@ -128,6 +128,10 @@ install_test_tools() {
 	command -v objcopy >/dev/null 2>&1 || apt_install binutils
 	command -v gcc >/dev/null 2>&1 || apt_install gcc
 	command -v llvm-symbolizer >/dev/null 2>&1 || apt_install llvm
+	# A PE with its PDB and a Mach-O with its dSYM, built on Linux.
+	command -v clang-14 >/dev/null 2>&1 || apt_install clang-14
+	command -v lld-link-14 >/dev/null 2>&1 || apt_install lld-14
+	command -v dsymutil-14 >/dev/null 2>&1 || apt_install llvm-14
 	CHROMIUM=$(command -v chromium)
 	export CHROMIUM
 	# promtool is taken out of Debian's prometheus package, which is not

@@ -329,3 +329,88 @@ func symbolGet(t *testing.T, s *errataServer, path string, auth func(*http.Reque
 	}
 	return resp.StatusCode, body, resp.Header
 }
+
+// checkedIDs are the debug id and code id sentry-cli debug-files check
+// reads from path.
+func checkedIDs(t *testing.T, c sentryCLI, path string) (debugID, codeID string) {
+	t.Helper()
+	out := c.run(t, "debug-files", "check", path)
+	out.expect(t, 0)
+	if m := regexp.MustCompile(`Debug ID: ([0-9a-f-]+)`).FindStringSubmatch(out.stdout); m != nil {
+		debugID = m[1]
+	}
+	if m := regexp.MustCompile(`Code ID: +([0-9a-f]+)`).FindStringSubmatch(out.stdout); m != nil {
+		codeID = m[1]
+	}
+	if debugID == "" {
+		t.Fatalf("debug-files check %s printed no debug id:\n%s", path, out.stdout)
+	}
+	return debugID, codeID
+}
+
+// TestSymbolServerWithRealFiles builds a PE with its PDB (clang-14,
+// lld-link-14) and a Mach-O with its dSYM (clang-14, ld64.lld-14,
+// dsymutil-14), uploads them with sentry-cli and reads each back by its
+// symbol server key (SYMBOLS.md §4), in upper and lower case, as WinDbg
+// and SSQP clients ask.
+func TestSymbolServerWithRealFiles(t *testing.T) {
+	needTools(t, "clang-14", "lld-link-14", "ld64.lld-14", "dsymutil-14")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "crash.c")
+	if err := os.WriteFile(src, []byte("static int twice(int x) { return x * 2; }\nint main(void) { return twice(21) - 42; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := func(name string) string { return filepath.Join(dir, name) }
+	runTool(t, nil, "clang-14", "--target=x86_64-pc-windows-msvc", "-g", "-gcodeview", "-c", src, "-o", at("crash.obj"))
+	runTool(t, nil, "lld-link-14", "/debug", "/out:"+at("crash.exe"), "/pdb:"+at("crash.pdb"), "/entry:main",
+		"/subsystem:console", "/nodefaultlib", at("crash.obj"))
+	runTool(t, nil, "clang-14", "--target=x86_64-apple-macos11", "-g", "-c", src, "-o", at("crash.o"))
+	runTool(t, nil, "ld64.lld-14", "-arch", "x86_64", "-platform_version", "macos", "11.0", "11.0", "-e", "_main",
+		"-o", at("crashmac"), at("crash.o"))
+	runTool(t, nil, "dsymutil-14", at("crashmac"), "-o", at("crashmac.dSYM"))
+	dwarf := at("crashmac.dSYM/Contents/Resources/DWARF/crashmac")
+
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
+	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
+	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	cli := newSentryCLI(t, "SENTRY_CLI_2", s, "acme").in(t.TempDir())
+	// The dSYM before the executable: a debug file supersedes an older
+	// one of its debug id whose features it covers, as in Sentry, and
+	// the dSYM's (symtab, debug, unwind) cover the executable's.
+	for _, p := range []string{at("crash.exe"), at("crash.pdb"), dwarf, at("crashmac")} {
+		cli.run(t, "debug-files", "upload", p).expect(t, 0)
+	}
+	pdbID, _ := checkedIDs(t, cli, at("crash.pdb"))
+	_, peCode := checkedIDs(t, cli, at("crash.exe"))
+	macID, _ := checkedIDs(t, cli, at("crashmac"))
+	// The PDB key: the GUID's 32 hex digits, then the age in hex.
+	guid, age, _ := strings.Cut(strings.ReplaceAll(pdbID[:36], "-", "")+pdbID[36:], "-")
+	pdbKey := strings.ToUpper(guid + strings.TrimPrefix(age, "-"))
+	if len(pdbID) == 36 {
+		pdbKey = strings.ToUpper(guid) + "0"
+	}
+	uuid := strings.ReplaceAll(macID, "-", "")
+	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+s.token) }
+	for _, c := range []struct{ key, file string }{
+		{"crash.pdb/" + pdbKey + "/crash.pdb", at("crash.pdb")},
+		{"crash.exe/" + strings.ToUpper(peCode) + "/crash.exe", at("crash.exe")},
+		{"crashmac/mach-uuid-" + uuid + "/crashmac", at("crashmac")},
+		{"_.dwarf/mach-uuid-sym-" + uuid + "/_.dwarf", dwarf},
+	} {
+		want, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{c.key, strings.ToUpper(c.key), strings.ToLower(c.key)} {
+			status, body, _ := symbolGet(t, s, "/symbols/acme/"+k, bearer)
+			if status != http.StatusOK || !bytes.Equal(body, want) {
+				t.Errorf("GET /symbols/acme/%s: %d, %d bytes, want 200 and the %d bytes of %s", k, status, len(body), len(want), c.file)
+			}
+		}
+	}
+	// The compressed variant WinDbg tries first is 404.
+	if status, _, _ := symbolGet(t, s, "/symbols/acme/crash.pdb/"+pdbKey+"/crash.pd_", bearer); status != http.StatusNotFound {
+		t.Errorf("GET crash.pd_: %d, want 404", status)
+	}
+}
