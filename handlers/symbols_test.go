@@ -1,14 +1,17 @@
 package handlers
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +29,37 @@ const tinyBuildID = "1b0744b61e51db55ac271ee28d84d991a2cfc6fa"
 type symbolFixture struct {
 	*testAPI
 	token, intruder, noScope string
-	elf, sym                 []byte
+	elf, sym, bundle         []byte
+}
+
+// tinySource is the one source of the fixture's source bundle.
+const tinySource = "int main(void) { return 0; }\n"
+
+// sourceBundle is a source bundle as sentry-cli writes it (SYSB, a
+// version, then a zip with manifest.json) for tiny.elf's build id, with
+// the sources srcs (manifest path to content).
+func sourceBundle(t *testing.T, srcs map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	buf.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(&buf)
+	files := map[string]any{}
+	for p, content := range srcs {
+		name := "files/_" + p
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, content)
+		files[name] = map[string]any{"type": "source", "path": p}
+	}
+	w, _ := zw.Create("manifest.json")
+	json.NewEncoder(w).Encode(map[string]any{"debug_id": "b644071b-511e-55db-ac27-1ee28d84d991",
+		"code_id": tinyBuildID, "object_name": "tiny", "arch": "x86_64", "files": files})
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 const tinySym = "MODULE Linux x86_64 B644071B1E51DB55AC271EE28D84D9910 tiny\nPUBLIC 1000 0 _start\n"
@@ -49,11 +82,12 @@ func newSymbolFixture(t *testing.T) *symbolFixture {
 		t.Fatal(err)
 	}
 	f.sym = []byte(tinySym)
+	f.bundle = sourceBundle(t, map[string]string{"/src dir/a+b/main.c": tinySource})
 	var uploads []store.DebugUpload
 	for _, u := range []struct {
 		name string
 		body []byte
-	}{{"tiny.elf", f.elf}, {"tiny.sym", f.sym}} {
+	}{{"tiny.elf", f.elf}, {"tiny.sym", f.sym}, {"tiny.src.zip", f.bundle}} {
 		objs, err := dif.ReadUpload(bytes.NewReader(u.body), int64(len(u.body)), u.name, "")
 		if err != nil {
 			t.Fatal(err)
@@ -273,7 +307,7 @@ func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) 
 // those of the code id.
 func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
 	f := newSymbolFixture(t)
-	list := func(q string) []string {
+	list := func(q string) string {
 		t.Helper()
 		r := f.do("GET", "/api/0/projects/acme/web/files/dsyms/?"+q, f.token, nil)
 		var out []struct{ ObjectName string }
@@ -284,16 +318,18 @@ func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
 		for _, d := range out {
 			names = append(names, d.ObjectName)
 		}
-		return names
+		slices.Sort(names)
+		return strings.Join(names, " ")
 	}
 	const other = "00000000-0000-0000-0000-000000000001"
-	if got := list("debug_id=" + other + "&code_id=" + tinyBuildID); len(got) != 1 || got[0] != "tiny.elf" {
-		t.Errorf("an unknown debug id and the code id: %v, want tiny.elf by its code id", got)
+	// tiny.elf and its source bundle have both ids.
+	if got := list("debug_id=" + other + "&code_id=" + tinyBuildID); got != "tiny.elf tiny.src.zip" {
+		t.Errorf("an unknown debug id and the code id: %v, want tiny.elf and its bundle by their code id", got)
 	}
-	if got := list("debug_id=b644071b-511e-55db-ac27-1ee28d84d991&code_id=00ff"); len(got) != 1 || got[0] != "tiny.elf" {
-		t.Errorf("the debug id and another code id: %v, want tiny.elf by its debug id", got)
+	if got := list("debug_id=b644071b-511e-55db-ac27-1ee28d84d991&code_id=00ff"); got != "tiny.elf tiny.src.zip" {
+		t.Errorf("the debug id and another code id: %v, want tiny.elf and its bundle by their debug id", got)
 	}
-	if got := list("debug_id=" + other + "&code_id=00ff"); len(got) != 0 {
+	if got := list("debug_id=" + other + "&code_id=00ff"); got != "" {
 		t.Errorf("neither: %v, want none", got)
 	}
 }
@@ -318,5 +354,68 @@ func TestHomePage(t *testing.T) {
 	}
 	if r := a.do("GET", "/nothing", "", nil); r.status != http.StatusNotFound || !strings.Contains(string(r.body), `"detail"`) {
 		t.Errorf("GET /nothing: %d %s, want the JSON 404", r.status, r.body)
+	}
+}
+
+// TestSymbolRoutesMatrix is the isolation and scope matrix of the symbol
+// routes, which routes.go does not list (they are dispatched before the
+// mux): every route, for every caller. No credential or a bad one is 401;
+// a token without a reading scope 403; a member of another organization,
+// with every scope, 404 (never 401 or 403, which would tell that the
+// organization exists); each reading scope of the victim 200.
+func TestSymbolRoutesMatrix(t *testing.T) {
+	f := newSymbolFixture(t)
+	// tiny.elf made a debug file with DWARF, for the debuginfo route.
+	f.exec(`UPDATE debug_files SET data = jsonb_set(data, '{features}', '["debug", "symtab"]') WHERE file_format = 'elf'`)
+	scoped := map[string]string{}
+	for _, sc := range symbolScopes {
+		scoped[sc] = f.token
+		if sc != "project:read" {
+			scoped[sc] = f.testAPI.token("victim@example.com", sc)
+		}
+	}
+	id := tinyBuildID
+	routes := map[string]string{
+		patDebuginfo:  "/debuginfod/acme/buildid/" + id + "/debuginfo",
+		patExecutable: "/debuginfod/acme/buildid/" + id + "/executable",
+		patSource:     "/debuginfod/acme/buildid/" + id + "/source/src%20dir/a+b/sub/../main.c",
+		patSection:    "/debuginfod/acme/buildid/" + id + "/section/.comment",
+		patSymbols:    "/symbols/acme/tiny.elf/elf-buildid-" + id + "/tiny.elf",
+	}
+	for _, p := range symbolPatterns {
+		if _, ok := routes[p]; !ok && p != patDebuginfod {
+			t.Errorf("the matrix has no request of %s", p)
+		}
+	}
+	for pattern, path := range routes {
+		for _, c := range []struct {
+			caller string
+			h      map[string]string
+			status int
+		}{
+			{"no credential", nil, 401},
+			{"a bad token", bearer("sntryu_0000"), 401},
+			{"a bad Basic password", map[string]string{"Authorization": "Basic " + b64("x:sntryu_0000")}, 401},
+			{"org:read only", bearer(f.noScope), 403},
+			{"another organization's member", bearer(f.intruder), 404},
+			{"another organization's member with Basic", map[string]string{"Authorization": "Basic " + b64("x:"+f.intruder)}, 404},
+		} {
+			if r := f.get("GET", path, c.h); r.status != c.status {
+				t.Errorf("%s, %s: %d, want %d", pattern, c.caller, r.status, c.status)
+			}
+		}
+		for sc, tok := range scoped {
+			if r := f.get("GET", path, bearer(tok)); r.status != 200 || len(r.body) == 0 {
+				t.Errorf("%s, the victim with %s: %d, want 200", pattern, sc, r.status)
+			}
+		}
+	}
+	if r := f.get("GET", routes[patSource], bearer(f.token)); string(r.body) != tinySource ||
+		r.header.Get("X-Debuginfod-File") != "/src dir/a+b/main.c" {
+		t.Errorf("source: %q, X-Debuginfod-File %q", r.body, r.header.Get("X-Debuginfod-File"))
+	}
+	// The source bundle by its symbol server key too.
+	if r := f.get("GET", "/symbols/acme/tiny.pdb/B644071B511E55DBAC271EE28D84D9910/tiny.src.zip", bearer(f.token)); r.status != 200 || !bytes.Equal(r.body, f.bundle) {
+		t.Errorf("source bundle by key: %d", r.status)
 	}
 }
