@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"debug/elf"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -182,14 +182,42 @@ func TestSymbolRoutesWithRealClients(t *testing.T) {
 				sameFile(t, "section "+sec, got, want)
 			}
 		}
-		// The -gz=zlib build's .debug_info stays compressed.
-		gz, err := elf.Open(fx.gzDebug)
-		if err != nil {
+		// The -gz=zlib build's .debug_info is compressed (flag C), and
+		// was served so, byte for byte, above.
+		if !regexp.MustCompile(`\.debug_info +PROGBITS +\S+ +\S+ +\S+ +\S+ +\S*C`).MatchString(runTool(t, nil, "readelf", "-S", "-W", fx.gzDebug)) {
+			t.Errorf("the -gz=zlib build's .debug_info is not compressed")
+		}
+	})
+
+	t.Run("a federating elfutils debuginfod in front of errata serves the same files", func(t *testing.T) {
+		port := freePort(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, "debuginfod", "-p", fmt.Sprint(port), "-d", filepath.Join(t.TempDir(), "db.sqlite"))
+		// Its upstream is errata, with the token; it caches in a folder
+		// of its own.
+		cmd.Env = append(os.Environ(), env...)
+		var logs bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		defer gz.Close()
-		if s := gz.Section(".debug_info"); s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
-			t.Errorf("the -gz=zlib build's .debug_info is not compressed: %+v", s)
+		t.Cleanup(func() { cancel(); cmd.Wait() })
+		front := []string{fmt.Sprintf("DEBUGINFOD_URLS=http://127.0.0.1:%d", port), "DEBUGINFOD_CACHE_PATH=" + t.TempDir()}
+		waitFor(t, 10*time.Second, "the federating debuginfod", func() bool {
+			res, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+			if err == nil {
+				res.Body.Close()
+			}
+			return err == nil
+		})
+		got := strings.TrimSpace(runTool(t, front, "debuginfod-find", "debuginfo", fx.buildID))
+		sameFile(t, "debuginfo through the federating server", got, fx.dbg)
+		got = strings.TrimSpace(runTool(t, front, "debuginfod-find", "executable", fx.buildID))
+		sameFile(t, "executable through the federating server", got, fx.stripped)
+		got = strings.TrimSpace(runTool(t, front, "debuginfod-find", "source", fx.buildID, fx.mainC))
+		sameFile(t, "source through the federating server", got, fx.mainC)
+		if t.Failed() {
+			t.Logf("debuginfod's log:\n%s", logs.String())
 		}
 	})
 
