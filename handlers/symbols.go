@@ -346,11 +346,7 @@ func (h symbolHandler) serve(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		org, err := h.d.Store.SymbolOrganization(r.Context(), c.UserID, k.org)
-		if err != nil {
-			return err
-		}
-		f, err := h.d.Store.FindSymbolFile(r.Context(), org, k.query)
+		f, err := h.d.Store.FindSymbolFile(r.Context(), c.UserID, k.org, k.query)
 		if err != nil {
 			return err
 		}
@@ -361,19 +357,16 @@ func (h symbolHandler) serve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	r.Pattern = map[string]string{"debuginfo": patDebuginfo, "executable": patExecutable, "source": patSource, "section": patSection}[q.kind]
-	org, err := h.d.Store.SymbolOrganization(r.Context(), c.UserID, q.org)
-	if err != nil {
-		return err
-	}
+	org := symbolOrg{userID: c.UserID, slug: q.org}
 	switch q.kind {
 	case "debuginfo":
-		f, err := h.d.Store.FindSymbolFile(r.Context(), org, debuginfoQuery(q.buildID))
+		f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, debuginfoQuery(q.buildID))
 		if err != nil {
 			return err
 		}
 		return h.serveFile(w, r, f, f.ObjectName, 0, f.Size, "")
 	case "executable":
-		f, err := h.d.Store.FindSymbolFile(r.Context(), org, executableQuery(q.buildID))
+		f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, executableQuery(q.buildID))
 		if err != nil {
 			return err
 		}
@@ -382,6 +375,12 @@ func (h symbolHandler) serve(w http.ResponseWriter, r *http.Request) error {
 		return h.serveSection(w, r, org, q)
 	}
 	return h.serveSource(w, r, org, q)
+}
+
+// symbolOrg is the organization a symbol request names, and its caller.
+type symbolOrg struct {
+	userID int64
+	slug   string
 }
 
 func debuginfoQuery(id string) store.SymbolQuery {
@@ -432,10 +431,10 @@ func (h symbolHandler) authenticate(r *http.Request) (authn.Caller, error) {
 // id, else of its executable when the section is missing there or has no
 // bytes (SHT_NOBITS). A file whose section table was beyond the budget is
 // 503, so that the client fetches the whole file; a damaged section 404.
-func (h symbolHandler) serveSection(w http.ResponseWriter, r *http.Request, org int64, q debuginfodRequest) error {
+func (h symbolHandler) serveSection(w http.ResponseWriter, r *http.Request, org symbolOrg, q debuginfodRequest) error {
 	found := false
 	for _, sq := range []store.SymbolQuery{debuginfoQuery(q.buildID), executableQuery(q.buildID)} {
-		f, err := h.d.Store.FindSymbolFile(r.Context(), org, sq)
+		f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, sq)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -475,18 +474,15 @@ const (
 
 // serveSource serves the source q.arg from the source bundle of q's build
 // id (by code id, else by the debug id derived from it).
-func (h symbolHandler) serveSource(w http.ResponseWriter, r *http.Request, org int64, q debuginfodRequest) error {
-	f, err := h.d.Store.FindSymbolFile(r.Context(), org, store.SymbolQuery{Formats: []string{"sourcebundle"}, CodeID: q.buildID})
+func (h symbolHandler) serveSource(w http.ResponseWriter, r *http.Request, org symbolOrg, q debuginfodRequest) error {
+	f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, store.SymbolQuery{Formats: []string{"sourcebundle"}, CodeID: q.buildID})
 	if errors.Is(err, store.ErrNotFound) {
-		f, err = h.d.Store.FindSymbolFile(r.Context(), org, store.SymbolQuery{Formats: []string{"sourcebundle"}, DebugID: debugIDOfBuildID(q.buildID)})
+		f, err = h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, store.SymbolQuery{Formats: []string{"sourcebundle"}, DebugID: debugIDOfBuildID(q.buildID)})
 	}
 	if err != nil {
 		return err
 	}
-	fr, err := h.d.Store.OpenSymbolFile(r.Context(), f)
-	if err != nil {
-		return err
-	}
+	fr := h.d.Store.OpenSymbolFile(r.Context(), f)
 	var start int64
 	head := make([]byte, 8)
 	if _, err := fr.ReadAt(head, 0); err == nil && bytes.HasPrefix(head, []byte("SYSB")) {
@@ -600,10 +596,7 @@ func (h symbolHandler) serveFile(w http.ResponseWriter, r *http.Request, f store
 	if maxSizeExceeded(r, size) {
 		return &symbolError{http.StatusNotAcceptable, "The file is larger than X-DEBUGINFOD-MAXSIZE"}
 	}
-	fr, err := h.d.Store.OpenSymbolFile(r.Context(), f)
-	if err != nil {
-		return err
-	}
+	fr := h.d.Store.OpenSymbolFile(r.Context(), f)
 	if off < 0 || off > fr.Size() || size > fr.Size()-off {
 		return &symbolError{http.StatusNotFound, "The section's header points outside the file"}
 	}

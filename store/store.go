@@ -41,6 +41,8 @@ type Store struct {
 	orgJobLimit int
 	// turns orders the job writes of each organization in this process.
 	turns orgTurns
+	// touches spares the symbol routes a statement per request.
+	touches touchMemo
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -78,20 +80,15 @@ func (t *SectionTable) UnmarshalJSON(b []byte) error {
 }
 
 // SymbolFile is a debug file that a symbol route serves: its record, the
-// stored file behind it and, for an ELF file, its section table (nil when
-// not read).
+// stored file behind it (with its blob index, read in the same query) and,
+// for an ELF file, its section table (nil when not read).
 type SymbolFile struct {
 	DebugFile
 	OrganizationID int64
 	FileID         int64
 	SHA1           string
 	Sections       *SectionTable
-}
-
-// SymbolOrganization returns the id of the organization orgSlug when the
-// user userID is a member; else ErrNotFound.
-func (s *Store) SymbolOrganization(ctx context.Context, userID int64, orgSlug string) (int64, error) {
-	return orgIDForMember(ctx, s.pool, userID, orgSlug)
+	blobs          []fileBlob
 }
 
 // SymbolQuery selects the debug files of an organization that a symbol
@@ -102,19 +99,21 @@ type SymbolQuery struct {
 	// CodeIDs is a set of code ids, any of which matches (an ELF build id
 	// and its zero-padded form).
 	CodeIDs []string
-	DebugID string // in Sentry's form; matched with any age when AnyAge
-	AnyAge  bool
+	DebugID string // in Sentry's form
 	// ObjectName is matched case-insensitively.
 	ObjectName string
 	Types      []string // data->>'type'
 	Feature    string   // a feature the file must have
 }
 
-// FindSymbolFile returns the newest debug file of organization orgID that
-// q selects, ErrNotFound when none.
-func (s *Store) FindSymbolFile(ctx context.Context, orgID int64, q SymbolQuery) (SymbolFile, error) {
-	where := []string{"p.organization_id = $1"}
-	args := []any{orgID}
+// FindSymbolFile returns the newest debug file of the organization
+// orgSlug that q selects, when the user userID is a member of it; else
+// ErrNotFound (whether the organization, the membership or the file is
+// missing: a symbol route answers all three alike). It is one statement,
+// which also reads the file's blob index for OpenSymbolFile.
+func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string, q SymbolQuery) (SymbolFile, error) {
+	where := []string{"true"}
+	args := []any{userID, orgSlug}
 	arg := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
@@ -129,11 +128,7 @@ func (s *Store) FindSymbolFile(ctx context.Context, orgID int64, q SymbolQuery) 
 		where = append(where, "d.code_id = ANY("+arg(q.CodeIDs)+"::text[])")
 	}
 	if q.DebugID != "" {
-		if q.AnyAge {
-			where = append(where, "left(d.debug_id, 36) = left("+arg(q.DebugID)+", 36)")
-		} else {
-			where = append(where, "d.debug_id = "+arg(q.DebugID))
-		}
+		where = append(where, "d.debug_id = "+arg(q.DebugID))
 	}
 	if q.ObjectName != "" {
 		where = append(where, "lower(d.object_name) = lower("+arg(q.ObjectName)+")")
@@ -146,19 +141,34 @@ func (s *Store) FindSymbolFile(ctx context.Context, orgID int64, q SymbolQuery) 
 	}
 	var f SymbolFile
 	var sections []byte
+	var sums []string
+	var starts, sizes []int64
 	d, err := scanDebugFile(s.pool.QueryRow(ctx, `
-		SELECT `+debugFileCols+`, p.organization_id, d.file_id, f.sha1, d.sections
-		FROM debug_files d JOIN files f ON f.id = d.file_id JOIN projects p ON p.id = d.project_id
-		WHERE `+strings.Join(where, " AND ")+`
+		SELECT `+debugFileCols+`, o.id, d.file_id, f.sha1, d.sections,
+			ARRAY(SELECT fb.sha1 FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
+			ARRAY(SELECT fb.start FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
+			ARRAY(SELECT b.size FROM file_blobs fb JOIN blobs b ON b.sha1 = fb.sha1 WHERE fb.file_id = d.file_id ORDER BY fb.position)
+		FROM organizations o
+		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
+		JOIN projects p ON p.organization_id = o.id
+		JOIN debug_files d ON d.project_id = p.id
+		JOIN files f ON f.id = d.file_id
+		WHERE o.slug = $2 AND `+strings.Join(where, " AND ")+`
 		ORDER BY d.date_created DESC, d.id DESC LIMIT 1`, args...),
-		&f.OrganizationID, &f.FileID, &f.SHA1, &sections)
+		&f.OrganizationID, &f.FileID, &f.SHA1, &sections, &sums, &starts, &sizes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return f, fmt.Errorf("symbol file: %w", ErrNotFound)
 	}
 	if err != nil {
 		return f, wrap(err)
 	}
+	if len(starts) != len(sums) || len(sizes) != len(sums) {
+		return f, fmt.Errorf("file %d: a blob of its index is missing: %w", d.ID, ErrNotFound)
+	}
 	f.DebugFile = d
+	for i := range sums {
+		f.blobs = append(f.blobs, fileBlob{sha1: sums[i], start: starts[i], size: sizes[i]})
+	}
 	if sections != nil && string(sections) != "null" {
 		var t SectionTable
 		if err := json.Unmarshal(sections, &t); err != nil {
@@ -169,16 +179,41 @@ func (s *Store) FindSymbolFile(ctx context.Context, orgID int64, q SymbolQuery) 
 	return f, nil
 }
 
-// OpenSymbolFile returns a reader of the file behind f and records that
-// it was used (at most once an hour), as a download does: a file that a
-// debugger fetches every day never expires.
-func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (*FileReader, error) {
-	fr, err := s.OpenFile(ctx, f.OrganizationID, f.FileID)
-	if err != nil {
-		return nil, wrap(err)
+// OpenSymbolFile returns a reader of the file behind f, from the blob
+// index FindSymbolFile read (no query), and records that it was used, as
+// a download does, so that a file a debugger fetches every day never
+// expires. The record is written at most once an hour per file, and this
+// process skips even the statement for a file it recorded in that hour.
+func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) *FileReader {
+	if s.touches.due(f.FileID, time.Now()) {
+		s.touchFile(ctx, f.FileID)
 	}
-	s.touchFile(ctx, f.FileID)
-	return fr, nil
+	return &FileReader{s: s, ctx: ctx, file: File{ID: f.FileID, Size: f.Size, SHA1: f.SHA1}, blobs: f.blobs}
+}
+
+// touchMemo remembers when this process last recorded the use of a file.
+type touchMemo struct {
+	mu   sync.Mutex
+	last map[int64]time.Time
+}
+
+// touchMemoSize bounds the files a touchMemo remembers; past it, it
+// forgets them all (a statement each costs only a round trip).
+const touchMemoSize = 100_000
+
+// due reports whether the use of file id at now should be recorded: not
+// recorded by this process within the last hour.
+func (m *touchMemo) due(id int64, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.last[id]; ok && now.Sub(t) < time.Hour {
+		return false
+	}
+	if m.last == nil || len(m.last) >= touchMemoSize {
+		m.last = map[int64]time.Time{}
+	}
+	m.last[id] = now
+	return true
 }
 
 // sectionBackfillBatch is how many debug files BackfillSections reads
