@@ -304,6 +304,15 @@ func TestSymbolRoutesWithRealClients(t *testing.T) {
 				t.Errorf("GET %s: %d, %d bytes, want 200 and %d", path, status, len(body), len(want))
 			}
 		}
+		// A range, as symbolicator starts with, of a file served from
+		// errata's cache after the requests above.
+		status, body, _ := symbolGet(t, s, path, func(r *http.Request) {
+			r.SetBasicAuth("anyone", s.token)
+			r.Header.Set("Range", "bytes=1-3")
+		})
+		if status != http.StatusPartialContent || string(body) != "ELF" {
+			t.Errorf("GET %s with a range: %d %q, want 206 ELF", path, status, body)
+		}
 		status, _, h := symbolGet(t, s, path, func(r *http.Request) { r.SetBasicAuth("x", "sntrys_wrong") })
 		if status != http.StatusUnauthorized || h.Get("WWW-Authenticate") != `Basic realm="errata"` {
 			t.Errorf("a wrong token: %d %v, want 401 with WWW-Authenticate", status, h)

@@ -482,7 +482,10 @@ func (h symbolHandler) serveSource(w http.ResponseWriter, r *http.Request, org s
 	if err != nil {
 		return err
 	}
-	fr := h.d.Store.OpenSymbolFile(r.Context(), f)
+	fr, err := h.d.Store.OpenSymbolFile(r.Context(), f)
+	if err != nil {
+		return err
+	}
 	var start int64
 	head := make([]byte, 8)
 	if _, err := fr.ReadAt(head, 0); err == nil && bytes.HasPrefix(head, []byte("SYSB")) {
@@ -596,7 +599,10 @@ func (h symbolHandler) serveFile(w http.ResponseWriter, r *http.Request, f store
 	if maxSizeExceeded(r, size) {
 		return &symbolError{http.StatusNotAcceptable, "The file is larger than X-DEBUGINFOD-MAXSIZE"}
 	}
-	fr := h.d.Store.OpenSymbolFile(r.Context(), f)
+	fr, err := h.d.Store.OpenSymbolFile(r.Context(), f)
+	if err != nil {
+		return err
+	}
 	if off < 0 || off > fr.Size() || size > fr.Size()-off {
 		return &symbolError{http.StatusNotFound, "The section's header points outside the file"}
 	}

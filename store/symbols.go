@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,16 +180,36 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 	return f, nil
 }
 
-// OpenSymbolFile returns a reader of the file behind f, from the blob
-// index FindSymbolFile read (no query), and records that it was used, as
-// a download does, so that a file a debugger fetches every day never
-// expires. The record is written at most once an hour per file, and this
-// process skips even the statement for a file it recorded in that hour.
-func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) *FileReader {
+// SymbolReader reads the content of a symbol file.
+type SymbolReader interface {
+	io.ReaderAt
+	Size() int64
+}
+
+// OpenSymbolFile returns a reader of the file behind f, and records that
+// it was used, as a download does, so that a file a debugger fetches every
+// day never expires (at most once an hour per file; this process skips
+// even the statement for a file it recorded in that hour). A file small
+// enough for the cache is read whole once and then served from memory;
+// a larger one is read from its blobs, with the blob index FindSymbolFile
+// read (no query). A blob store that cannot be read is ErrUnavailable.
+func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader, error) {
 	if s.touches.due(f.FileID, time.Now()) {
 		s.touchFile(ctx, f.FileID)
 	}
-	return &FileReader{s: s, ctx: ctx, file: File{ID: f.FileID, Size: f.Size, SHA1: f.SHA1}, blobs: f.blobs}
+	fr := &FileReader{s: s, ctx: ctx, file: File{ID: f.FileID, Size: f.Size, SHA1: f.SHA1}, blobs: f.blobs}
+	if !s.symbols.fits(f.Size) {
+		return fr, nil
+	}
+	if data := s.symbols.get(f.SHA1); data != nil {
+		return bytes.NewReader(data), nil
+	}
+	data := make([]byte, f.Size)
+	if _, err := fr.ReadAt(data, 0); err != nil {
+		return nil, fmt.Errorf("file %d: %w: %w", f.FileID, ErrUnavailable, err)
+	}
+	s.symbols.put(f.SHA1, data)
+	return bytes.NewReader(data), nil
 }
 
 // touchMemo remembers when this process last recorded the use of a file.
