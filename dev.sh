@@ -193,6 +193,10 @@ install_bench_tools() {
 	fi
 	PGBENCH=$bindir/pgbench
 	command -v sha1sum >/dev/null 2>&1 || apt_install coreutils
+	# BenchmarkDebuginfod's reference server and fixture.
+	command -v debuginfod >/dev/null 2>&1 || apt_install debuginfod
+	command -v gcc >/dev/null 2>&1 || apt_install gcc
+	command -v objcopy >/dev/null 2>&1 || apt_install binutils
 	install_versitygw
 	export WRK PGBENCH
 }
