@@ -111,14 +111,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := st.Migrate(ctx, schema); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
-		// The section tables of the ELF files stored before errata read
-		// them at assembly: read now, in batches, resumably.
-		n, err := st.BackfillSections(ctx, worker.SectionTable)
+		// What the symbol routes need of the debug files stored before
+		// errata read it at assembly (ELF section tables, source bundle
+		// indexes): read now, in batches, resumably.
+		n, err := st.BackfillSymbolMetadata(ctx, worker.SectionTable, worker.SourceIndex)
 		if err != nil {
-			return fmt.Errorf("migrate: reading the section tables of stored ELF files: %w", err)
+			return fmt.Errorf("migrate: reading the stored debug files for the symbol routes: %w", err)
 		}
 		if n > 0 {
-			fmt.Fprintln(stdout, "read the section tables of", n, "stored ELF files")
+			fmt.Fprintln(stdout, "read", n, "stored debug files for the symbol routes")
 		}
 		fmt.Fprintln(stdout, "migrated to schema version", store.SchemaVersion)
 		return nil

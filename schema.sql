@@ -530,6 +530,10 @@ CREATE INDEX IF NOT EXISTS commits_repository_page_idx
 -- the column, which errata migrate reads, or another format). And the
 -- lookup by code id (a build id) across an organization's projects.
 ALTER TABLE debug_files ADD COLUMN IF NOT EXISTS sections jsonb;
+-- Likewise the sources of a source bundle, by canonical path: where each
+-- lies in the bundle, [offset, compressed size, size, method, CRC-32]
+-- (false: beyond the budget; NULL: not read).
+ALTER TABLE debug_files ADD COLUMN IF NOT EXISTS sources jsonb;
 CREATE INDEX IF NOT EXISTS debug_files_code_id_idx ON debug_files (code_id) WHERE code_id IS NOT NULL;
 
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed

@@ -1,17 +1,16 @@
 package handlers
 
 import (
-	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
 
@@ -139,7 +138,7 @@ func canonicalSourcePath(p string) (string, error) {
 	if strings.Trim(p, "/") == "" {
 		return "", &symbolError{http.StatusBadRequest, "The source path is empty"}
 	}
-	return path.Clean("/" + p), nil
+	return dif.CanonicalSourcePath(p), nil
 }
 
 // symbolKey is a parsed symbol server path: the query that selects the
@@ -464,91 +463,59 @@ func (h symbolHandler) serveSection(w http.ResponseWriter, r *http.Request, org 
 	return &symbolError{http.StatusNotFound, "No such section"}
 }
 
-// Bounds of a source request: a bundle's members, its manifest and the
-// source served (held in memory to serve ranges).
-const (
-	maxSourceBundleMembers = 100_000
-	maxSourceManifest      = 16 << 20
-	maxSourceFile          = 64 << 20
-)
+// maxSourceFile bounds a deflated source, which is inflated in memory to
+// serve ranges of it.
+const maxSourceFile = 64 << 20
 
 // serveSource serves the source q.arg from the source bundle of q's build
-// id (by code id, else by the debug id derived from it).
+// id (by code id, else by the debug id derived from it) that holds it,
+// where the index read at assembly says it lies: a stored member is
+// served as a part of the bundle, a deflated one inflated (and checked
+// against its CRC-32).
 func (h symbolHandler) serveSource(w http.ResponseWriter, r *http.Request, org symbolOrg, q debuginfodRequest) error {
-	f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, store.SymbolQuery{Formats: []string{"sourcebundle"}, CodeID: q.buildID})
+	f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug,
+		store.SymbolQuery{Formats: []string{"sourcebundle"}, CodeID: q.buildID, SourcePath: q.arg})
 	if errors.Is(err, store.ErrNotFound) {
-		f, err = h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, store.SymbolQuery{Formats: []string{"sourcebundle"}, DebugID: debugIDOfBuildID(q.buildID)})
+		f, err = h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug,
+			store.SymbolQuery{Formats: []string{"sourcebundle"}, DebugID: debugIDOfBuildID(q.buildID), SourcePath: q.arg})
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return &symbolError{http.StatusNotFound, "No such source"}
 	}
 	if err != nil {
 		return err
+	}
+	m := f.Source
+	if m == nil || m.Size <= 0 {
+		return symNotFound
+	}
+	if m.Method == 0 && m.CSize == m.Size {
+		return h.serveFile(w, r, f, q.arg, m.Offset, m.Size, fmt.Sprintf(":%d", m.Offset))
+	}
+	if m.Method != 8 || m.Size > maxSourceFile {
+		return &symbolError{http.StatusNotFound, "The source cannot be served from its bundle"}
+	}
+	if maxSizeExceeded(r, m.Size) {
+		return &symbolError{http.StatusNotAcceptable, "The file is larger than X-DEBUGINFOD-MAXSIZE"}
 	}
 	fr, err := h.d.Store.OpenSymbolFile(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	var start int64
-	head := make([]byte, 8)
-	if _, err := fr.ReadAt(head, 0); err == nil && bytes.HasPrefix(head, []byte("SYSB")) {
-		start = 8
+	if m.Offset < 0 || m.CSize < 0 || m.Offset > fr.Size() || m.CSize > fr.Size()-m.Offset {
+		return &symbolError{http.StatusNotFound, "The source is not where its bundle says"}
 	}
-	zr := io.NewSectionReader(fr, start, f.Size-start)
-	if err := dif.CheckZipDirectory(zr, zr.Size(), maxSourceBundleMembers); err != nil {
-		return &symbolError{http.StatusNotFound, "The source bundle cannot be read"}
+	zr := flate.NewReader(io.NewSectionReader(fr, m.Offset, m.CSize))
+	defer zr.Close()
+	src, err := io.ReadAll(io.LimitReader(zr, m.Size+1))
+	var corrupt flate.CorruptInputError
+	switch {
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &corrupt):
+		return fmt.Errorf("reading file %d: %w: %w", f.FileID, store.ErrUnavailable, err)
+	case err != nil || int64(len(src)) != m.Size || crc32.ChecksumIEEE(src) != m.CRC:
+		return &symbolError{http.StatusNotFound, "The source in the bundle is damaged"}
 	}
-	z, err := zip.NewReader(zr, zr.Size())
-	if err != nil {
-		return &symbolError{http.StatusNotFound, "The source bundle cannot be read"}
-	}
-	var manifest struct {
-		Files map[string]struct {
-			Type string `json:"type"`
-			Path string `json:"path"`
-		} `json:"files"`
-	}
-	byName := make(map[string]*zip.File, len(z.File))
-	for _, zf := range z.File {
-		byName[zf.Name] = zf
-	}
-	mf := byName["manifest.json"]
-	if mf == nil {
-		return &symbolError{http.StatusNotFound, "The source bundle has no manifest"}
-	}
-	body, err := readZipMember(mf, maxSourceManifest)
-	if err != nil || json.Unmarshal(body, &manifest) != nil {
-		return &symbolError{http.StatusNotFound, "The source bundle's manifest cannot be read"}
-	}
-	for member, info := range manifest.Files {
-		if info.Path == "" || path.Clean("/"+strings.TrimLeft(strings.ReplaceAll(info.Path, `\`, "/"), "/")) != q.arg {
-			continue
-		}
-		zf := byName[member]
-		if zf == nil {
-			continue
-		}
-		src, err := readZipMember(zf, maxSourceFile)
-		if err != nil {
-			return &symbolError{http.StatusNotFound, "The source cannot be read from its bundle"}
-		}
-		return serveBytes(w, r, info.Path, f, src)
-	}
-	return &symbolError{http.StatusNotFound, "No such source in the bundle"}
-}
-
-// readZipMember reads zf whole, when it inflates to at most max bytes.
-func readZipMember(zf *zip.File, max int64) ([]byte, error) {
-	if zf.UncompressedSize64 > uint64(max) {
-		return nil, fmt.Errorf("a member of %d bytes", zf.UncompressedSize64)
-	}
-	rc, err := zf.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, max+1))
-	if err == nil && int64(len(b)) > max {
-		err = errors.New("a member larger than its record says")
-	}
-	return b, err
+	return serveBytes(w, r, q.arg, f, src)
 }
 
 // maxSizeExceeded reports whether r's X-DEBUGINFOD-MAXSIZE is less than

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -32,8 +33,12 @@ type symbolFixture struct {
 	elf, sym, bundle         []byte
 }
 
-// tinySource is the one source of the fixture's source bundle.
-const tinySource = "int main(void) { return 0; }\n"
+// tinySource and tinyHeader are the sources of the fixture's source
+// bundle, deflated and stored.
+const (
+	tinySource = "int main(void) { return 0; }\n"
+	tinyHeader = "static inline int twice(int x) { return 2 * x; }\n"
+)
 
 // sourceBundle is a source bundle as sentry-cli writes it (SYSB, a
 // version, then a zip with manifest.json) for tiny.elf's build id, with
@@ -46,7 +51,12 @@ func sourceBundle(t *testing.T, srcs map[string]string) []byte {
 	files := map[string]any{}
 	for p, content := range srcs {
 		name := "files/_" + p
-		w, err := zw.Create(name)
+		// .h files stored, the others deflated, as zip writers choose.
+		method := zip.Deflate
+		if strings.HasSuffix(p, ".h") {
+			method = zip.Store
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +92,7 @@ func newSymbolFixture(t *testing.T) *symbolFixture {
 		t.Fatal(err)
 	}
 	f.sym = []byte(tinySym)
-	f.bundle = sourceBundle(t, map[string]string{"/src dir/a+b/main.c": tinySource})
+	f.bundle = sourceBundle(t, map[string]string{"/src dir/a+b/main.c": tinySource, "/src dir/a+b/util.h": tinyHeader})
 	var uploads []store.DebugUpload
 	for _, u := range []struct {
 		name string
@@ -176,6 +186,28 @@ func TestDebuginfodRoutes(t *testing.T) {
 	h["X-DEBUGINFOD-MAXSIZE"] = "1000"
 	if r := f.get("GET", exe, h); r.status != http.StatusOK {
 		t.Errorf("GET executable with X-DEBUGINFOD-MAXSIZE 1000: %d, want 200", r.status)
+	}
+
+	// Sources, deflated and stored in the bundle, with ranges.
+	src := "/debuginfod/acme/buildid/" + tinyBuildID + "/source/src%20dir//a+b/./util.h"
+	if r := f.get("GET", src, bearer(f.token)); r.status != http.StatusOK || string(r.body) != tinyHeader ||
+		r.header.Get("Content-Length") != fmt.Sprint(len(tinyHeader)) {
+		t.Errorf("GET a stored source: %d %q", r.status, r.body)
+	}
+	h = bearer(f.token)
+	h["Range"] = "bytes=7-12"
+	if r := f.get("GET", src, h); r.status != http.StatusPartialContent || string(r.body) != tinyHeader[7:13] {
+		t.Errorf("GET a range of a stored source: %d %q", r.status, r.body)
+	}
+	if r := f.get("GET", strings.Replace(src, "util.h", "main.c", 1), h); r.status != http.StatusPartialContent || string(r.body) != tinySource[7:13] {
+		t.Errorf("GET a range of a deflated source: %d %q", r.status, r.body)
+	}
+	if r := f.get("HEAD", strings.Replace(src, "util.h", "main.c", 1), bearer(f.token)); r.status != http.StatusOK || len(r.body) != 0 ||
+		r.header.Get("Content-Length") != fmt.Sprint(len(tinySource)) {
+		t.Errorf("HEAD a deflated source: %d %v", r.status, r.header)
+	}
+	if r := f.get("GET", strings.Replace(src, "util.h", "other.h", 1), bearer(f.token)); r.status != http.StatusNotFound {
+		t.Errorf("GET a source the bundle does not hold: %d", r.status)
 	}
 
 	comment := "/debuginfod/acme/buildid/" + tinyBuildID + "/section/.comment"

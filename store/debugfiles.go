@@ -204,6 +204,9 @@ type DebugFileObject struct {
 	// Sections is the section table of an ELF object, read when it was
 	// assembled; nil for other formats.
 	Sections *SectionTable
+	// Sources is the index of a source bundle's sources; nil for other
+	// formats.
+	Sources *SourceIndex
 }
 
 // difRequeueAfter is how long an assembly that ended in error keeps its
@@ -580,14 +583,21 @@ func saveDebugFileRows(ctx context.Context, tx pgx.Tx, projectID int64, f File, 
 				return err
 			}
 		}
+		var sources []byte
+		if o.Sources != nil {
+			if sources, err = json.Marshal(o.Sources); err != nil {
+				return err
+			}
+		}
 		var id int64
 		err = tx.QueryRow(ctx, `
-			INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data, sections)
-			SELECT $1, $2, f.sha1, $3, $4, $5, $6, $7, $8, $9 FROM files f WHERE f.id = $2
+			INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data, sections, sources)
+			SELECT $1, $2, f.sha1, $3, $4, $5, $6, $7, $8, $9, $10 FROM files f WHERE f.id = $2
 			ON CONFLICT (project_id, checksum, debug_id) DO UPDATE SET debug_id = EXCLUDED.debug_id,
-				sections = COALESCE(debug_files.sections, EXCLUDED.sections)
+				sections = COALESCE(debug_files.sections, EXCLUDED.sections),
+				sources = COALESCE(debug_files.sources, EXCLUDED.sources)
 			RETURNING id`,
-			projectID, f.ID, o.DebugID, codeID, o.ObjectName, o.CPUName, o.FileFormat, body, sections).Scan(&id)
+			projectID, f.ID, o.DebugID, codeID, o.ObjectName, o.CPUName, o.FileFormat, body, sections, sources).Scan(&id)
 		if err != nil {
 			return err
 		}

@@ -80,6 +80,45 @@ func (t *SectionTable) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// SourceMember is where one source lies in a source bundle: CSize bytes
+// at Offset of the bundle file, compressed with Method (0 stored, 8
+// deflated), Size bytes once inflated, with the CRC-32 of those.
+type SourceMember struct {
+	Offset, CSize, Size int64
+	Method              uint16
+	CRC                 uint32
+}
+
+// SourceIndex is the index of a source bundle's sources, by canonical
+// path, read when it was assembled. Beyond is set when it could not be
+// read within the readers' budget: its sources are not served.
+type SourceIndex struct {
+	Beyond  bool
+	Members map[string]SourceMember
+}
+
+// MarshalJSON writes x as false when Beyond, else as an object of
+// [offset, compressed size, size, method, CRC-32] by path.
+func (x SourceIndex) MarshalJSON() ([]byte, error) {
+	if x.Beyond {
+		return []byte("false"), nil
+	}
+	out := make(map[string][5]int64, len(x.Members))
+	for p, m := range x.Members {
+		out[p] = m.row()
+	}
+	return json.Marshal(out)
+}
+
+func (m SourceMember) row() [5]int64 {
+	return [5]int64{m.Offset, m.CSize, m.Size, int64(m.Method), int64(m.CRC)}
+}
+
+// sourceMemberOf reads a row that row writes.
+func sourceMemberOf(r [5]int64) SourceMember {
+	return SourceMember{Offset: r[0], CSize: r[1], Size: r[2], Method: uint16(r[3]), CRC: uint32(r[4])}
+}
+
 // SymbolFile is a debug file that a symbol route serves: its record, the
 // stored file behind it (with its blob index, read in the same query) and,
 // for an ELF file, its section table (nil when not read).
@@ -89,7 +128,9 @@ type SymbolFile struct {
 	FileID         int64
 	SHA1           string
 	Sections       *SectionTable
-	blobs          []fileBlob
+	// Source is the source that SymbolQuery.SourcePath asked for.
+	Source *SourceMember
+	blobs  []fileBlob
 }
 
 // SymbolQuery selects the debug files of an organization that a symbol
@@ -105,6 +146,9 @@ type SymbolQuery struct {
 	ObjectName string
 	Types      []string // data->>'type'
 	Feature    string   // a feature the file must have
+	// SourcePath selects source bundles that hold this source (a
+	// canonical path), and reads where it lies.
+	SourcePath string
 }
 
 // FindSymbolFile returns the newest debug file of the organization
@@ -114,7 +158,7 @@ type SymbolQuery struct {
 // which also reads the file's blob index for OpenSymbolFile.
 func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string, q SymbolQuery) (SymbolFile, error) {
 	where := []string{"true"}
-	args := []any{userID, orgSlug}
+	args := []any{userID, orgSlug, q.SourcePath}
 	arg := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
@@ -140,12 +184,17 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 	if q.Feature != "" {
 		where = append(where, "d.data->'features' ? "+arg(q.Feature))
 	}
+	if q.SourcePath != "" {
+		where = append(where, "jsonb_typeof(d.sources) = 'object' AND d.sources ? $3::text")
+	}
 	var f SymbolFile
+	var source *[5]int64
 	var sections []byte
 	var sums []string
 	var starts, sizes []int64
 	d, err := scanDebugFile(s.pool.QueryRow(ctx, `
 		SELECT `+debugFileCols+`, o.id, d.file_id, f.sha1, d.sections,
+			CASE WHEN jsonb_typeof(d.sources) = 'object' THEN d.sources -> $3::text END,
 			ARRAY(SELECT fb.sha1 FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
 			ARRAY(SELECT fb.start FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
 			ARRAY(SELECT b.size FROM file_blobs fb JOIN blobs b ON b.sha1 = fb.sha1 WHERE fb.file_id = d.file_id ORDER BY fb.position)
@@ -156,7 +205,7 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 		JOIN files f ON f.id = d.file_id
 		WHERE o.slug = $2 AND `+strings.Join(where, " AND ")+`
 		ORDER BY d.date_created DESC, d.id DESC LIMIT 1`, args...),
-		&f.OrganizationID, &f.FileID, &f.SHA1, &sections, &sums, &starts, &sizes)
+		&f.OrganizationID, &f.FileID, &f.SHA1, &sections, &source, &sums, &starts, &sizes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return f, fmt.Errorf("symbol file: %w", ErrNotFound)
 	}
@@ -167,6 +216,10 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 		return f, fmt.Errorf("file %d: a blob of its index is missing: %w", d.ID, ErrNotFound)
 	}
 	f.DebugFile = d
+	if source != nil {
+		m := sourceMemberOf(*source)
+		f.Source = &m
+	}
 	for i := range sums {
 		f.blobs = append(f.blobs, fileBlob{sha1: sums[i], start: starts[i], size: sizes[i]})
 	}
@@ -237,24 +290,39 @@ func (m *touchMemo) due(id int64, now time.Time) bool {
 	return true
 }
 
-// sectionBackfillBatch is how many debug files BackfillSections reads
+// sectionBackfillBatch is how many debug files BackfillSymbolMetadata reads
 // before it writes what it read.
 const sectionBackfillBatch = 50
 
-// BackfillSections reads the section table of every ELF debug file stored
-// without one (stored before the column existed), with read, and stores
-// it: a table that read cannot give within its budget is stored as
-// beyond it, so that every file is read once. It works in batches, each
-// written as it is read, so that an interrupted run resumes where it
-// stopped. It returns how many files it read.
-func (s *Store) BackfillSections(ctx context.Context, read func(r io.ReaderAt, size int64) SectionTable) (int, error) {
+// BackfillSymbolMetadata reads what the symbol routes need of every
+// debug file stored without it (stored before errata read it at
+// assembly): the section table of each ELF file, with sections, and the
+// source index of each source bundle, with sources; and stores it. What
+// cannot be read within the readers' budget is stored as beyond it, so
+// that every file is read once. It works in batches, each written as it is
+// read, so that an interrupted run resumes where it stopped. It returns
+// how many files it read.
+func (s *Store) BackfillSymbolMetadata(ctx context.Context,
+	sections func(r io.ReaderAt, size int64) SectionTable,
+	sources func(r io.ReaderAt, size int64) SourceIndex) (int, error) {
+	n, err := s.backfill(ctx, "elf", "sections", func(r io.ReaderAt, size int64) any { return sections(r, size) })
+	if err != nil {
+		return n, err
+	}
+	m, err := s.backfill(ctx, "sourcebundle", "sources", func(r io.ReaderAt, size int64) any { return sources(r, size) })
+	return n + m, err
+}
+
+// backfill stores read's answer, as JSON, in column of every debug file of
+// format where it is NULL, in batches of sectionBackfillBatch.
+func (s *Store) backfill(ctx context.Context, format, column string, read func(r io.ReaderAt, size int64) any) (int, error) {
 	total := 0
 	after := int64(0)
 	for {
 		rows, err := s.pool.Query(ctx, `
 			SELECT d.id, d.file_id, f.organization_id FROM debug_files d JOIN files f ON f.id = d.file_id
-			WHERE d.file_format = 'elf' AND d.sections IS NULL AND d.id > $1
-			ORDER BY d.id LIMIT $2`, after, sectionBackfillBatch)
+			WHERE d.file_format = $1 AND d.`+column+` IS NULL AND d.id > $2
+			ORDER BY d.id LIMIT $3`, format, after, sectionBackfillBatch)
 		if err != nil {
 			return total, wrap(err)
 		}
@@ -275,7 +343,7 @@ func (s *Store) BackfillSections(ctx context.Context, read func(r io.ReaderAt, s
 			return total, nil
 		}
 		ids := make([]int64, 0, len(batch))
-		tables := make([]string, 0, len(batch))
+		values := make([]string, 0, len(batch))
 		for _, t := range batch {
 			after = t.id
 			fr, err := s.OpenFile(ctx, t.org, t.file)
@@ -286,12 +354,12 @@ func (s *Store) BackfillSections(ctx context.Context, read func(r io.ReaderAt, s
 			if err != nil {
 				return total, err
 			}
-			ids, tables = append(ids, t.id), append(tables, string(body))
+			ids, values = append(ids, t.id), append(values, string(body))
 		}
 		if _, err := s.pool.Exec(ctx, `
-			UPDATE debug_files d SET sections = x.t::jsonb
-			FROM unnest($1::bigint[], $2::text[]) AS x (id, t)
-			WHERE d.id = x.id AND d.sections IS NULL`, ids, tables); err != nil {
+			UPDATE debug_files d SET `+column+` = x.v::jsonb
+			FROM unnest($1::bigint[], $2::text[]) AS x (id, v)
+			WHERE d.id = x.id AND d.`+column+` IS NULL`, ids, values); err != nil {
 			return total, wrap(err)
 		}
 		total += len(batch)
