@@ -125,6 +125,7 @@ install_test_tools() {
 	# The debuginfod clients and the ELF tools of the symbol route tests.
 	command -v debuginfod-find >/dev/null 2>&1 || apt_install debuginfod elfutils
 	command -v gdb >/dev/null 2>&1 || apt_install gdb
+	command -v valgrind >/dev/null 2>&1 || apt_install valgrind
 	command -v objcopy >/dev/null 2>&1 || apt_install binutils
 	command -v gcc >/dev/null 2>&1 || apt_install gcc
 	command -v llvm-symbolizer >/dev/null 2>&1 || apt_install llvm

@@ -145,7 +145,7 @@ func sameFile(t *testing.T, what, a, b string) {
 // llvm-symbolizer, and reads symbol server keys in upper and lower case
 // with Basic and Bearer credentials.
 func TestSymbolRoutesWithRealClients(t *testing.T) {
-	needTools(t, "gcc", "objcopy", "strip", "readelf", "cmp", "debuginfod-find", "gdb", "llvm-symbolizer")
+	needTools(t, "gcc", "objcopy", "strip", "readelf", "cmp", "debuginfod-find", "debuginfod", "gdb", "valgrind", "llvm-symbolizer")
 	fx := buildSymbolFixture(t)
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
@@ -267,6 +267,31 @@ func TestSymbolRoutesWithRealClients(t *testing.T) {
 		// Without errata, gdb knows nothing of the stripped program.
 		if alone := clean(runTool(t, []string{"DEBUGINFOD_URLS="}, "gdb", append(script, fx.stripped)...)); alone == want {
 			t.Errorf("gdb shows the source lines of the stripped program without errata: the test proves nothing")
+		}
+	})
+
+	t.Run("valgrind names the stripped program's frames through errata", func(t *testing.T) {
+		frames := func(env []string, prog string) string {
+			cmd := exec.Command("valgrind", prog)
+			cmd.Env = append(os.Environ(), env...)
+			out, _ := cmd.CombinedOutput() // the program aborts
+			var keep []string
+			for _, l := range strings.Split(string(out), "\n") {
+				if m := regexp.MustCompile(`^==\d+== +((?:at|by) 0x[0-9A-F]+: .*)`).FindStringSubmatch(l); m != nil {
+					keep = append(keep, strings.ReplaceAll(m[1], prog, "PROGRAM"))
+				}
+			}
+			return strings.Join(keep, "\n")
+		}
+		want := frames([]string{"DEBUGINFOD_URLS="}, fx.unstripped)
+		if !strings.Contains(want, ": answer (main.c:8)") || !strings.Contains(want, ": main (main.c:15)") {
+			t.Fatalf("valgrind on the unstripped program:\n%s", want)
+		}
+		if got := frames(env, fx.stripped); got != want {
+			t.Errorf("valgrind on the stripped program through errata:\n%s\nwant, as on the unstripped one:\n%s", got, want)
+		}
+		if alone := frames([]string{"DEBUGINFOD_URLS="}, fx.stripped); alone == want {
+			t.Errorf("valgrind names the stripped program's frames without errata: the test proves nothing")
 		}
 	})
 
