@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -471,6 +472,33 @@ func TestSymbolServerWithRealFiles(t *testing.T) {
 			}
 		}
 	}
+	// The features stored for each file are those sentry-cli's check
+	// reports (SYMBOLS.md §5: a PDB's are symtab and debug).
+	for _, p := range []string{at("crash.pdb"), at("crash.exe")} {
+		out := cli.run(t, "debug-files", "check", p)
+		m := regexp.MustCompile(`Contained debug information:\n\s+> (.*)`).FindStringSubmatch(out.stdout)
+		id, _ := checkedIDs(t, cli, p)
+		if m == nil {
+			t.Fatalf("debug-files check %s printed no features:\n%s", p, out.stdout)
+		}
+		want := strings.Split(m[1], ", ")
+		slices.Sort(want)
+		found := false
+		for _, d := range difsOf(t, s, "acme", id) {
+			if strings.EqualFold(d.ObjectName, filepath.Base(p)) {
+				found = true
+				got := slices.Clone(d.Data.Features)
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: features %v, want %v as sentry-cli reports", d.ObjectName, got, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no debug file %s listed", filepath.Base(p))
+		}
+	}
+
 	// The compressed variant WinDbg tries first is 404.
 	if status, _, _ := symbolGet(t, s, "/symbols/acme/crash.pdb/"+pdbKey+"/crash.pd_", bearer); status != http.StatusNotFound {
 		t.Errorf("GET crash.pd_: %d, want 404", status)

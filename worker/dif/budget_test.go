@@ -69,7 +69,7 @@ func TestReadersWithinBudget(t *testing.T) {
 		{name: "PE of 65,535 sections and 50,000 symbols named by one 1 MiB name, a debug directory of 4 GiB", file: diftest.PE(65535, 50_000, 1<<20, 1<<32-1),
 			want: []Object{{Kind: "pe", DebugID: diftest.DebugID + "-2", CodeID: "5f0000003000", Arch: "x86_64", Type: "exe"}}},
 		{name: "PDB of a 4 MiB directory of one block", file: diftest.PDB(4096),
-			want: []Object{{Kind: "pdb", DebugID: diftest.DebugID + "-2", Arch: "unknown", Type: "dbg"}}},
+			want: []Object{{Kind: "pdb", DebugID: diftest.DebugID + "-2", Arch: "unknown", Type: "dbg", Features: []string{"debug", "symtab"}}}},
 		{name: "source bundle of 20,000 members of 2 KiB names", file: diftest.SourceBundle(20_000, 2<<10),
 			want: []Object{{Kind: "sourcebundle", DebugID: diftest.DebugID, Arch: "any", Type: "src", Features: []string{"sources"}}}},
 	}
