@@ -504,3 +504,61 @@ func TestSymbolServerWithRealFiles(t *testing.T) {
 		t.Errorf("GET crash.pd_: %d, want 404", status)
 	}
 }
+
+// TestDebuginfodOnS3Blobs serves a stripped executable and its debug
+// companion whose blobs are in an S3 store (a real versitygw), with the
+// cache of served files off and on: whole files, HEAD, ranges and a
+// section, byte for byte.
+func TestDebuginfodOnS3Blobs(t *testing.T) {
+	needTools(t, "gcc", "objcopy", "strip", "readelf")
+	fx := buildSymbolFixture(t)
+	exe, _ := os.ReadFile(fx.stripped)
+	dbg, _ := os.ReadFile(fx.dbg)
+	out := filepath.Join(t.TempDir(), "section")
+	runTool(t, nil, "objcopy", "--dump-section", ".debug_info="+out, fx.dbg, filepath.Join(t.TempDir(), "x"))
+	info, _ := os.ReadFile(out)
+	for _, cache := range []string{"0", "67108864"} {
+		t.Run("SYMBOL_CACHE_SIZE="+cache, func(t *testing.T) {
+			s, _, _ := s3Errata(t, map[string]string{"SYMBOL_CACHE_SIZE": cache})
+			s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
+			s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
+			s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+			cli := newSentryCLI(t, "SENTRY_CLI_2", s, "acme").in(t.TempDir())
+			cli.run(t, "debug-files", "upload", fx.stripped, fx.dbg).expect(t, 0)
+			base := "/debuginfod/acme/buildid/" + fx.buildID
+			auth := func(h map[string]string) func(*http.Request) {
+				return func(r *http.Request) {
+					r.SetBasicAuth("gdb", s.token)
+					for k, v := range h {
+						r.Header.Set(k, v)
+					}
+				}
+			}
+			for i := 0; i < 2; i++ { // the second time from the cache, when on
+				for _, c := range []struct {
+					path string
+					want []byte
+				}{{base + "/executable", exe}, {base + "/debuginfo", dbg}, {base + "/section/.debug_info", info}} {
+					if status, body, _ := symbolGet(t, s, c.path, auth(nil)); status != 200 || !bytes.Equal(body, c.want) {
+						t.Errorf("GET %s: %d, %d bytes, want 200 and %d", c.path, status, len(body), len(c.want))
+					}
+					rng := fmt.Sprintf("bytes=%d-%d", len(c.want)/3, len(c.want)/2)
+					if status, body, _ := symbolGet(t, s, c.path, auth(map[string]string{"Range": rng})); status != 206 ||
+						!bytes.Equal(body, c.want[len(c.want)/3:len(c.want)/2+1]) {
+						t.Errorf("GET %s %s: %d, %d bytes", c.path, rng, status, len(body))
+					}
+				}
+			}
+			req, _ := http.NewRequest("HEAD", s.url+base+"/debuginfo", nil)
+			req.SetBasicAuth("gdb", s.token)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 || res.ContentLength != int64(len(dbg)) || res.Header.Get("X-Debuginfod-Size") != fmt.Sprint(len(dbg)) {
+				t.Errorf("HEAD debuginfo: %d, Content-Length %d", res.StatusCode, res.ContentLength)
+			}
+		})
+	}
+}
