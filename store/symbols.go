@@ -255,15 +255,25 @@ func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader,
 		return fr, nil
 	}
 	if data := s.symbols.get(f.SHA1); data != nil {
-		return bytes.NewReader(data), nil
+		return memoryFile{bytes.NewReader(data), data}, nil
 	}
 	data := make([]byte, f.Size)
 	if _, err := fr.ReadAt(data, 0); err != nil {
 		return nil, fmt.Errorf("file %d: %w: %w", f.FileID, ErrUnavailable, err)
 	}
 	s.symbols.put(f.SHA1, data)
-	return bytes.NewReader(data), nil
+	return memoryFile{bytes.NewReader(data), data}, nil
 }
+
+// memoryFile is a symbol file served from memory: Bytes gives its
+// content, to be written in one call (never to be changed).
+type memoryFile struct {
+	*bytes.Reader
+	data []byte
+}
+
+// Bytes returns the content of the file.
+func (m memoryFile) Bytes() []byte { return m.data }
 
 // touchMemo remembers when this process last recorded the use of a file.
 type touchMemo struct {
