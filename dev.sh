@@ -154,6 +154,17 @@ install_test_tools() {
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3
 	command -v chromium >/dev/null 2>&1 || apt_install chromium
+	# The debuginfod clients and the ELF tools of the symbol route tests.
+	command -v debuginfod-find >/dev/null 2>&1 || apt_install debuginfod elfutils
+	command -v gdb >/dev/null 2>&1 || apt_install gdb
+	command -v valgrind >/dev/null 2>&1 || apt_install valgrind
+	command -v objcopy >/dev/null 2>&1 || apt_install binutils
+	command -v gcc >/dev/null 2>&1 || apt_install gcc
+	command -v llvm-symbolizer >/dev/null 2>&1 || apt_install llvm
+	# A PE with its PDB and a Mach-O with its dSYM, built on Linux.
+	command -v clang-14 >/dev/null 2>&1 || apt_install clang-14
+	command -v lld-link-14 >/dev/null 2>&1 || apt_install lld-14
+	command -v dsymutil-14 >/dev/null 2>&1 || apt_install llvm-14
 	CHROMIUM=$(command -v chromium)
 	export CHROMIUM
 	# promtool is taken out of Debian's prometheus package, which is not
@@ -215,6 +226,10 @@ install_bench_tools() {
 	fi
 	PGBENCH=$bindir/pgbench
 	command -v sha1sum >/dev/null 2>&1 || apt_install coreutils
+	# BenchmarkDebuginfod's reference server and fixture.
+	command -v debuginfod >/dev/null 2>&1 || apt_install debuginfod
+	command -v gcc >/dev/null 2>&1 || apt_install gcc
+	command -v objcopy >/dev/null 2>&1 || apt_install binutils
 	install_versitygw
 	install_js_tools
 	export WRK PGBENCH

@@ -111,6 +111,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := st.Migrate(ctx, schema); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
+		// What the symbol routes need of the debug files stored before
+		// errata read it at assembly (ELF section tables, source bundle
+		// indexes): read now, in batches, resumably.
+		n, err := st.BackfillSymbolMetadata(ctx, worker.SectionTable, worker.SourceIndex)
+		if err != nil {
+			return fmt.Errorf("migrate: reading the stored debug files for the symbol routes: %w", err)
+		}
+		if n > 0 {
+			fmt.Fprintln(stdout, "read", n, "stored debug files for the symbol routes")
+		}
 		fmt.Fprintln(stdout, "migrated to schema version", store.SchemaVersion)
 		return nil
 	case "admin":
@@ -159,6 +169,9 @@ type config struct {
 	// orgJobLimit bounds the background jobs one organization has queued
 	// or running.
 	orgJobLimit int
+	// symbolCacheSize bounds the bytes of files the symbol routes keep in
+	// memory.
+	symbolCacheSize int64
 	// acquireTimeout and idleInTx bound how long a statement waits for a
 	// connection and how long a transaction may idle; bodiesPerToken how
 	// many requests with a body one token has in flight.
@@ -263,6 +276,13 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 			envErrs = append(envErrs, fmt.Errorf("ORG_JOB_LIMIT: %q is not a positive number", v))
 		}
 	}
+	c.symbolCacheSize = store.DefaultSymbolCacheSize
+	if v := getenv("SYMBOL_CACHE_SIZE"); v != "" {
+		if _, err := fmt.Sscan(v, &c.symbolCacheSize); err != nil || c.symbolCacheSize < 0 {
+			envErrs = append(envErrs, fmt.Errorf("SYMBOL_CACHE_SIZE: %q is not a number of bytes", v))
+		}
+	}
+	fs.Int64Var(&c.symbolCacheSize, "symbol-cache-size", c.symbolCacheSize, "bytes of debug files the debuginfod and symbol-server routes keep in memory (a file up to a quarter of it is kept); 0: none (SYMBOL_CACHE_SIZE)")
 	fs.IntVar(&c.orgJobLimit, "org-job-limit", c.orgJobLimit, "most background jobs (assemblies) one organization may have queued or running; a request that would enqueue more is answered 503 with Retry-After (ORG_JOB_LIMIT)")
 	fs.Int64Var(&c.orgStorageQuota, "org-storage-quota", c.orgStorageQuota, "most bytes of uploads one organization may keep; 0: no bound (ORG_STORAGE_QUOTA)")
 	fs.IntVar(&retentionDays, "file-retention-days", retentionDays, "expire release files, bundles and debug files nobody read or wrote for this many days; 0: never (FILE_RETENTION_DAYS)")
@@ -341,6 +361,7 @@ func openStore(ctx context.Context, c config) (*store.Store, error) {
 		StatementTimeout: c.statementTimeout,
 		OrgStorageQuota:  c.orgStorageQuota,
 		OrgJobLimit:      c.orgJobLimit,
+		SymbolCacheSize:  c.symbolCacheSize,
 		AcquireTimeout:   c.acquireTimeout,
 		Blobs:            c.blobs,
 		BlobPrefix:       c.blobPrefix,
@@ -562,6 +583,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Metrics:        metrics,
 			BodiesPerToken: cfg.bodiesPerToken,
 			SymbolCache:    handlers.NewSymbolCache(cfg.symbolCacheBytes),
+			Version:        buildVersion(),
 
 			UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		}),
@@ -697,5 +719,8 @@ func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, 
 	fmt.Fprintf(stdout, "errata is serving on %s (organization %q, project %q, user %s)\n", base, org, project, email)
 	fmt.Fprintf(stdout, "token: %s\n", token)
 	fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/api/0/\n", token, base)
+	// gdb, valgrind, debuginfod-find and llvm-symbolizer read this
+	// variable; libcurl sends the token of the URL as Basic.
+	fmt.Fprintf(stdout, "debuginfod: export DEBUGINFOD_URLS=%s\n", strings.Replace(base, "://", "://errata:"+token+"@", 1)+"/debuginfod/"+org)
 	return nil
 }

@@ -211,6 +211,21 @@ func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 	if res.StatusCode != http.StatusCreated {
 		t.Fatalf("POST emails: %d", res.StatusCode)
 	}
+	// The DEBUGINFOD_URLS line: its URL reaches the demo organization's
+	// debuginfod routes with the token (an unknown build id is a 404,
+	// not a 401).
+	d := regexp.MustCompile(`export DEBUGINFOD_URLS=(http://errata:(sntryu_[0-9a-f]{64})@(\S+)/debuginfod/demo)\n`).FindStringSubmatch(out.String())
+	if d == nil || d[2] != m[1] || "http://"+d[3] != base {
+		t.Fatalf("dev printed no DEBUGINFOD_URLS line with the token and the server:\n%s", out.String())
+	}
+	req, _ = http.NewRequest("GET", d[1]+"/buildid/00ff/debuginfo", nil)
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("GET an unknown build id through DEBUGINFOD_URLS: %d, want 404", res.StatusCode)
+	}
 	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/profile/confirm-email/[^/\s]+/`)
 	waitFor(t, 10*time.Second, "the confirmation link on the console", func() bool { return link.MatchString(out.String()) })
 }

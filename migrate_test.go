@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
@@ -360,4 +361,80 @@ func upgraded(t *testing.T, db string) *errataServer {
 	s.serve(t)
 	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "project:releases")
 	return s
+}
+
+// TestMigrateFromTheFifthSchemaReadsSectionTables upgrades a database made
+// by the main of schema version 5 before debug files kept their section
+// tables (testdata/schema_v5.sql), holding an ELF executable: errata
+// migrate reads its section table from the stored file, once, and the
+// debuginfod section route then serves a section of it byte for byte.
+func TestMigrateFromTheFifthSchemaReadsSectionTables(t *testing.T) {
+	elf, err := os.ReadFile("worker/dif/testdata/tiny.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const buildID = "1b0744b61e51db55ac271ee28d84d991a2cfc6fa"
+	sum := sha1.Sum(elf)
+	// And a source bundle of it, as sentry-cli writes one.
+	const source = "int main(void) { return 0; }\n"
+	var zb bytes.Buffer
+	zb.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(&zb)
+	w, _ := zw.Create("files/_/src/main.c")
+	io.WriteString(w, source)
+	w, _ = zw.Create("manifest.json")
+	fmt.Fprintf(w, `{"debug_id": "b644071b-511e-55db-ac27-1ee28d84d991", "code_id": "%s",
+		"files": {"files/_/src/main.c": {"type": "source", "path": "/src/main.c"}}}`, buildID)
+	zw.Close()
+	bundle := zb.Bytes()
+	bsum := sha1.Sum(bundle)
+	db := oldDatabase(t, "testdata/schema_v5.sql", fmt.Sprintf(`
+		INSERT INTO blobs (sha1, size) VALUES ('%[1]s', %[2]d);
+		INSERT INTO blob_data (key, data) VALUES ('%[1]s', decode('%[3]s', 'hex'));
+		INSERT INTO blob_owners (organization_id, sha1) VALUES (1, '%[1]s');
+		INSERT INTO files (id, organization_id, size, sha1) VALUES (2, 1, %[2]d, '%[1]s');
+		INSERT INTO file_blobs (file_id, position, organization_id, sha1, start) VALUES (2, 0, 1, '%[1]s', 0);
+		INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data)
+			VALUES (1, 2, '%[1]s', 'b644071b-511e-55db-ac27-1ee28d84d991', '%[4]s', 'tiny.src.zip', 'x86_64', 'sourcebundle',
+				'{"type": "src", "features": ["sources"]}');`,
+		hex.EncodeToString(bsum[:]), len(bundle), hex.EncodeToString(bundle), buildID)+fmt.Sprintf(`
+		INSERT INTO blobs (sha1, size) VALUES ('%[1]s', %[2]d);
+		INSERT INTO blob_data (key, data) VALUES ('%[1]s', decode('%[3]s', 'hex'));
+		INSERT INTO blob_owners (organization_id, sha1) VALUES (1, '%[1]s');
+		INSERT INTO files (id, organization_id, size, sha1) VALUES (1, 1, %[2]d, '%[1]s');
+		INSERT INTO file_blobs (file_id, position, organization_id, sha1, start) VALUES (1, 0, 1, '%[1]s', 0);
+		INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data)
+			VALUES (1, 1, '%[1]s', 'b644071b-511e-55db-ac27-1ee28d84d991', '%[4]s', 'tiny', 'x86_64', 'elf',
+				'{"type": "exe", "features": ["symtab"]}')`,
+		hex.EncodeToString(sum[:]), len(elf), hex.EncodeToString(elf), buildID))
+
+	s := upgraded(t, db)
+	if n := s.count(t, `SELECT count(*) FROM debug_files WHERE file_format = 'elf' AND sections IS NULL
+		OR file_format = 'sourcebundle' AND sources IS NULL`); n != 0 {
+		t.Fatalf("%d debug files without a section table or source index after the upgrade, want 0", n)
+	}
+	sreq, _ := http.NewRequest("GET", s.url+"/debuginfod/acme/buildid/"+buildID+"/source/src/main.c", nil)
+	sreq.Header.Set("Authorization", "Bearer "+s.token)
+	sresp, err := http.DefaultClient.Do(sreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(sresp.Body)
+	sresp.Body.Close()
+	if sresp.StatusCode != http.StatusOK || string(got) != source {
+		t.Errorf("the source after the upgrade: %d %q, want 200 %q", sresp.StatusCode, got, source)
+	}
+	// .comment is PROGBITS at 0x10e, 0x27 bytes (readelf -S tiny.elf).
+	want := elf[0x10e : 0x10e+0x27]
+	req, _ := http.NewRequest("GET", s.url+"/debuginfod/acme/buildid/"+buildID+"/section/.comment", nil)
+	req.SetBasicAuth("gdb", s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+		t.Errorf("section .comment after the upgrade: %d %q, want 200 %q", resp.StatusCode, got, want)
+	}
 }

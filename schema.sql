@@ -522,6 +522,20 @@ ALTER TABLE projects ADD COLUMN IF NOT EXISTS platform text
 CREATE INDEX IF NOT EXISTS commits_repository_page_idx
     ON commits (repository_id, date_added DESC, id DESC);
 
+-- Still schema 5 (added in place, idempotent): what the symbol routes
+-- (debuginfod, symbol server) need of a debug file, read once when it is
+-- assembled: the section table of an ELF object, as rows [name, type,
+-- flags, offset, size, damaged]; the JSON false when the table is beyond
+-- the readers' budget; NULL when it has not been read (rows stored before
+-- the column, which errata migrate reads, or another format). And the
+-- lookup by code id (a build id) across an organization's projects.
+ALTER TABLE debug_files ADD COLUMN IF NOT EXISTS sections jsonb;
+-- Likewise the sources of a source bundle, by canonical path: where each
+-- lies in the bundle, [offset, compressed size, size, method, CRC-32]
+-- (false: beyond the budget; NULL: not read).
+ALTER TABLE debug_files ADD COLUMN IF NOT EXISTS sources jsonb;
+CREATE INDEX IF NOT EXISTS debug_files_code_id_idx ON debug_files (code_id) WHERE code_id IS NOT NULL;
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits; 4: ids of commit file changes,
 -- debug files, proguard artifact releases; 5: the deployment's id, project

@@ -175,7 +175,7 @@ func toolEnv(t *testing.T, env string) string {
 	return v
 }
 
-func runTool(t *testing.T, dir, name string, args ...string) {
+func runToolIn(t *testing.T, dir, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -242,14 +242,14 @@ func TestSymbolicateJSEndToEnd(t *testing.T) {
 		build func(t *testing.T, out string)
 	}{
 		{"esbuild", func(t *testing.T, out string) {
-			runTool(t, work, esbuild, "src/main.js", "--bundle", "--minify", "--sourcemap", "--platform=node",
+			runToolIn(t, work, esbuild, "src/main.js", "--bundle", "--minify", "--sourcemap", "--platform=node",
 				"--outfile="+filepath.Join(out, "app.min.js"))
 		}},
 		{"terser", func(t *testing.T, out string) {
 			tmp := t.TempDir()
-			runTool(t, work, esbuild, "src/main.js", "--bundle", "--sourcemap", "--platform=node",
+			runToolIn(t, work, esbuild, "src/main.js", "--bundle", "--sourcemap", "--platform=node",
 				"--outfile="+filepath.Join(tmp, "app.js"))
-			runTool(t, tmp, terser, "app.js", "--compress", "--mangle", "--source-map",
+			runToolIn(t, tmp, terser, "app.js", "--compress", "--mangle", "--source-map",
 				"content=app.js.map,url=app.min.js.map,includeSources", "-o", filepath.Join(out, "app.min.js"))
 		}},
 	} {

@@ -109,7 +109,7 @@ func javaLibraryJar(t *testing.T, dir string) string {
 	}
 	home := filepath.Dir(filepath.Dir(mustEvalSymlinks(t, javac)))
 	extracted := filepath.Join(dir, "jdk")
-	runTool(t, dir, filepath.Join(home, "bin", "jimage"), "extract", "--dir", extracted,
+	runToolIn(t, dir, filepath.Join(home, "bin", "jimage"), "extract", "--dir", extracted,
 		"--include", "regex:/java.base/java/(lang|io|util)/.*", filepath.Join(home, "lib", "modules"))
 	jar := filepath.Join(dir, "rt.jar")
 	out, err := os.Create(jar)
@@ -207,8 +207,8 @@ func TestSymbolicateJVMEndToEnd(t *testing.T) {
 		}
 		sources = append(sources, p)
 	}
-	runTool(t, dir, "javac", append([]string{"--release", "8", "-g", "-d", "classes"}, sources...)...)
-	runTool(t, filepath.Join(dir, "classes"), "jar", "cfe", "../app.jar", "com.shop.Main", "com")
+	runToolIn(t, dir, "javac", append([]string{"--release", "8", "-g", "-d", "classes"}, sources...)...)
+	runToolIn(t, filepath.Join(dir, "classes"), "jar", "cfe", "../app.jar", "com.shop.Main", "com")
 	rt := javaLibraryJar(t, dir)
 	config := strings.Join([]string{
 		"-injars app.jar", "-outjars app.min.jar", "-libraryjars " + rt,
@@ -219,7 +219,7 @@ func TestSymbolicateJVMEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "app.pro"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runTool(t, dir, proguard, "@app.pro")
+	runToolIn(t, dir, proguard, "@app.pro")
 
 	wantException, want := javaTrace(t, dir, "app.jar")
 	obfException, obfuscated := javaTrace(t, dir, "app.min.jar")

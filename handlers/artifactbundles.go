@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -225,30 +227,64 @@ type artifactLookupJSON struct {
 // maxLookup bounds the files one artifact lookup answers.
 const maxLookup = 100
 
-// handleArtifactLookup serves GET projects/{org}/{project}/artifact-lookup/?debug_id=:
-// the project's files whose debug id it is, newest first, each with the
-// URL that downloads it.
+// handleArtifactLookup serves GET projects/{org}/{project}/artifact-lookup/
+// as symbolicator asks it (SYMBOLS.md §5): the project's files whose debug
+// id is one of the repeated ?debug_id=, newest first, then with ?release=
+// (and ?dist=) the files of that release and of its bundles whose URL
+// contains one of the repeated ?url=, in any case; each with the URL that
+// downloads it.
 func handleArtifactLookup(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sc, err := projectScope(r)
 		if err != nil {
 			return err
 		}
-		debugID, ok := canonicalUUID(r.URL.Query().Get("debug_id"))
-		if !ok {
+		q := r.URL.Query()
+		var lq store.LookupQuery
+		for _, v := range q["debug_id"] {
+			id, ok := canonicalUUID(v)
+			if !ok {
+				return invalid(valueErr, "Expected a debug id (a UUID)", "query", "debug_id")
+			}
+			lq.DebugIDs = append(lq.DebugIDs, id)
+		}
+		lq.Release = q.Get("release")
+		if dist := q.Get("dist"); dist != "" {
+			lq.Dist = &dist
+		}
+		for _, u := range q["url"] {
+			if u != "" && len(u) <= 1024 {
+				lq.URLs = append(lq.URLs, u)
+			}
+		}
+		switch {
+		case len(lq.DebugIDs) > maxLookup:
+			return invalid(valueErr, fmt.Sprintf("At most %d debug ids", maxLookup), "query", "debug_id")
+		case len(lq.URLs) > maxLookup:
+			return invalid(valueErr, fmt.Sprintf("At most %d URLs", maxLookup), "query", "url")
+		case len(lq.DebugIDs) == 0 && (lq.Release == "" || len(lq.URLs) == 0):
 			return invalid(valueErr, "Expected a debug id (a UUID)", "query", "debug_id")
 		}
-		files, err := d.Store.ArtifactLookup(r.Context(), sc, debugID, maxLookup)
+		files, err := d.Store.Lookup(r.Context(), sc, lq, maxLookup)
 		if err != nil {
 			return err
 		}
+		base := publicBase(r, d.PublicURL) + "/api/0/projects/" + sc.OrgSlug + "/" + sc.ProjectSlug
 		out := make([]artifactLookupJSON, 0, len(files))
 		for _, f := range files {
+			if f.ReleaseFileID != 0 {
+				id := strconv.FormatInt(f.ReleaseFileID, 10)
+				out = append(out, artifactLookupJSON{
+					ID: id, Type: "file", AbsPath: f.URL, ResolvedWith: f.ResolvedWith,
+					URL:     base + "/releases/" + url.PathEscape(lq.Release) + "/files/" + id + "/?download=1",
+					Headers: f.Headers, Size: f.Size, SHA1: f.SHA1,
+				})
+				continue
+			}
 			id := strconv.FormatInt(f.ID, 10)
 			out = append(out, artifactLookupJSON{
-				ID: id, Type: "file", AbsPath: f.URL, ResolvedWith: "debug-id",
-				URL: publicBase(r, d.PublicURL) + "/api/0/projects/" + sc.OrgSlug + "/" + sc.ProjectSlug +
-					"/artifact-bundles/" + f.BundleID + "/files/" + id + "/",
+				ID: id, Type: "file", AbsPath: f.URL, ResolvedWith: f.ResolvedWith,
+				URL:      base + "/artifact-bundles/" + f.BundleID + "/files/" + id + "/",
 				BundleID: f.BundleID, DebugID: f.DebugID, Headers: f.Headers, Size: f.Size, SHA1: f.SHA1,
 			})
 		}

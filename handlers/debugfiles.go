@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"errata/store"
+	"errata/worker"
 	"errata/worker/dif"
 )
 
@@ -295,7 +296,16 @@ func handleDebugFiles(d Deps) apiFunc {
 			}
 			f.Formats = append(f.Formats, v)
 		}
+		// Both ids: the files of the debug id, else those of the code id
+		// (Sentry's fallback, which finds a PE whose PDB age changed).
+		byCode := f
+		if f.DebugID != "" && f.CodeID != "" {
+			f.CodeID, byCode.DebugID = "", ""
+		}
 		files, info, err := d.Store.DebugFiles(r.Context(), sc, f, page)
+		if err == nil && len(files) == 0 && byCode.CodeID != "" && byCode.DebugID == "" && f.DebugID != "" {
+			files, info, err = d.Store.DebugFiles(r.Context(), sc, byCode, page)
+		}
 		if err != nil {
 			return err
 		}
@@ -508,13 +518,7 @@ func readDsymMember(tmp *os.File, off int64, zf *zip.File, budget *int64) (*stor
 	if err != nil {
 		return nil, 0, err
 	}
-	recs := make([]store.DebugFileObject, len(objs))
-	for i, o := range objs {
-		recs[i] = store.DebugFileObject{
-			DebugID: o.DebugID, CodeID: o.CodeID, ObjectName: store.ObjectNameOf(zf.Name, o.Kind),
-			CPUName: o.Arch, FileFormat: o.Kind, Type: o.Type, Features: o.Features,
-		}
-	}
+	recs := worker.DebugFileObjects(objs, zf.Name, content, n)
 	return &store.DebugUpload{Content: content, Objects: recs}, n, nil
 }
 

@@ -48,6 +48,8 @@ type Deps struct {
 	// SymbolCache keeps the files the resolution routes parsed; nil is a
 	// cache of DefaultSymbolCacheBytes of New's own.
 	SymbolCache *SymbolCache
+	// Version is the build's version, which GET / names.
+	Version string
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -76,9 +78,28 @@ func serve(d Deps, rts []route) http.Handler {
 		mux.Handle(rt.pattern, adapt(d, rt, bodies))
 	}
 	if d.Metrics != nil {
-		d.Metrics.track(rts)
+		tracked := slices.Clone(rts)
+		for _, p := range append(symbolPatterns, patHome) {
+			tracked = append(tracked, route{pattern: p})
+		}
+		d.Metrics.track(tracked)
 	}
-	return logRequests(d.Log, d.Metrics, mux)
+	// The symbol routes go before the mux, which would redirect the
+	// paths debuggers send (SYMBOLS.md §3).
+	symbols := symbolHandler{d: d}
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isSymbolPath(r.URL.Path) {
+			symbols.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			r.Pattern = patHome
+			serveHome(w, r, d)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return logRequests(d.Log, d.Metrics, root)
 }
 
 // adapt wraps a route's handler with its access rule, the bound on bodies

@@ -201,6 +201,12 @@ type DebugFileObject struct {
 	FileFormat string
 	Type       string
 	Features   []string
+	// Sections is the section table of an ELF object, read when it was
+	// assembled; nil for other formats.
+	Sections *SectionTable
+	// Sources is the index of a source bundle's sources; nil for other
+	// formats.
+	Sources *SourceIndex
 }
 
 // difRequeueAfter is how long an assembly that ended in error keeps its
@@ -571,13 +577,27 @@ func saveDebugFileRows(ctx context.Context, tx pgx.Tx, projectID int64, f File, 
 		if o.CodeID != "" {
 			codeID = &o.CodeID
 		}
+		var sections []byte
+		if o.Sections != nil {
+			if sections, err = json.Marshal(o.Sections); err != nil {
+				return err
+			}
+		}
+		var sources []byte
+		if o.Sources != nil {
+			if sources, err = json.Marshal(o.Sources); err != nil {
+				return err
+			}
+		}
 		var id int64
 		err = tx.QueryRow(ctx, `
-			INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data)
-			SELECT $1, $2, f.sha1, $3, $4, $5, $6, $7, $8 FROM files f WHERE f.id = $2
-			ON CONFLICT (project_id, checksum, debug_id) DO UPDATE SET debug_id = EXCLUDED.debug_id
+			INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data, sections, sources)
+			SELECT $1, $2, f.sha1, $3, $4, $5, $6, $7, $8, $9, $10 FROM files f WHERE f.id = $2
+			ON CONFLICT (project_id, checksum, debug_id) DO UPDATE SET debug_id = EXCLUDED.debug_id,
+				sections = COALESCE(debug_files.sections, EXCLUDED.sections),
+				sources = COALESCE(debug_files.sources, EXCLUDED.sources)
 			RETURNING id`,
-			projectID, f.ID, o.DebugID, codeID, o.ObjectName, o.CPUName, o.FileFormat, body).Scan(&id)
+			projectID, f.ID, o.DebugID, codeID, o.ObjectName, o.CPUName, o.FileFormat, body, sections, sources).Scan(&id)
 		if err != nil {
 			return err
 		}

@@ -41,6 +41,10 @@ type Store struct {
 	orgJobLimit int
 	// turns orders the job writes of each organization in this process.
 	turns orgTurns
+	// touches spares the symbol routes a statement per request.
+	touches touchMemo
+	// symbols keeps the files the symbol routes serve; nil keeps none.
+	symbols *symbolCache
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers
@@ -81,6 +85,9 @@ type Config struct {
 	// running; a request that would enqueue more is ErrJobLimit. 0 is
 	// DefaultOrgJobLimit.
 	OrgJobLimit int
+	// SymbolCacheSize bounds the bytes of files the symbol routes keep in
+	// memory; 0 keeps none.
+	SymbolCacheSize int64
 }
 
 // statementHook is the pgx tracer that calls Config.OnStatement.
@@ -138,7 +145,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota, orgJobLimit: cfg.OrgJobLimit}, nil
+	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota, orgJobLimit: cfg.OrgJobLimit, symbols: newSymbolCache(cfg.SymbolCacheSize)}, nil
 }
 
 // Close waits for borrowed connections and closes the pool.

@@ -69,7 +69,7 @@ func TestReadersWithinBudget(t *testing.T) {
 		{name: "PE of 65,535 sections and 50,000 symbols named by one 1 MiB name, a debug directory of 4 GiB", file: diftest.PE(65535, 50_000, 1<<20, 1<<32-1),
 			want: []Object{{Kind: "pe", DebugID: diftest.DebugID + "-2", CodeID: "5f0000003000", Arch: "x86_64", Type: "exe"}}},
 		{name: "PDB of a 4 MiB directory of one block", file: diftest.PDB(4096),
-			want: []Object{{Kind: "pdb", DebugID: diftest.DebugID + "-2", Arch: "unknown", Type: "dbg"}}},
+			want: []Object{{Kind: "pdb", DebugID: diftest.DebugID + "-2", Arch: "unknown", Type: "dbg", Features: []string{"debug", "symtab"}}}},
 		{name: "source bundle of 20,000 members of 2 KiB names", file: diftest.SourceBundle(20_000, 2<<10),
 			want: []Object{{Kind: "sourcebundle", DebugID: diftest.DebugID, Arch: "any", Type: "src", Features: []string{"sources"}}}},
 	}
@@ -277,5 +277,40 @@ func TestReadBreakpadWithinBudget(t *testing.T) {
 	checkBudget(t, "ReadBreakpad", identityBudget, func() { _, err = ReadBreakpad(strings.NewReader(f)) })
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSourceBundleIndexWithinBudget indexes a bundle whose directory names
+// 20,000 members of 2 KiB names the manifest does not list: nothing of
+// them is kept, and a real bundle's sources are found by canonical path.
+func TestSourceBundleIndexWithinBudget(t *testing.T) {
+	bomb := diftest.SourceBundle(20_000, 2<<10)
+	checkBudget(t, "SourceBundleIndex of 20,000 unlisted members", identityBudget, func() {
+		idx, err := SourceBundleIndex(bytes.NewReader(bomb), int64(len(bomb)))
+		if err != nil || len(idx) != 0 {
+			t.Errorf("SourceBundleIndex: %v, %v; want an empty index", idx, err)
+		}
+	})
+	var buf bytes.Buffer
+	buf.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("files/_/src dir/a.c")
+	w.Write([]byte("int a;\n"))
+	w, _ = zw.CreateHeader(&zip.FileHeader{Name: "files/_/src/b.h", Method: zip.Store})
+	w.Write([]byte("int b;\n"))
+	w, _ = zw.Create("manifest.json")
+	w.Write([]byte(`{"debug_id":"` + diftest.DebugID + `","files":{"files/_/src dir/a.c":{"path":"/src dir/./a.c"},` +
+		`"files/_/src/b.h":{"path":"C:\\src\\b.h"},"files/_/gone.c":{"path":"/gone.c"}}}`))
+	zw.Close()
+	idx, err := SourceBundleIndex(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil || len(idx) != 2 {
+		t.Fatalf("SourceBundleIndex: %+v, %v; want a.c and b.h", idx, err)
+	}
+	b := buf.Bytes()
+	if m := idx["/C:/src/b.h"]; m.Method != 0 || string(b[m.Offset:m.Offset+m.CSize]) != "int b;\n" {
+		t.Errorf("the stored member: %+v", m)
+	}
+	if m := idx["/src dir/a.c"]; m.Method != 8 || m.Size != 7 || m.Offset+m.CSize > int64(len(b)) {
+		t.Errorf("the deflated member: %+v", m)
 	}
 }

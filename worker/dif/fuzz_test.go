@@ -162,3 +162,28 @@ func FuzzReadSourceBundle(f *testing.F) {
 		})
 	})
 }
+
+func FuzzSourceBundleIndex(f *testing.F) {
+	f.Add(diftest.SourceBundle(2, 8))
+	var buf bytes.Buffer
+	buf.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("files/_/a.c")
+	w.Write([]byte("int a;\n"))
+	w, _ = zw.Create("manifest.json")
+	w.Write([]byte(`{"files":{"files/_/a.c":{"path":"/a.c"}},"debug_id":"` + diftest.DebugID + `"}`))
+	zw.Close()
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var idx map[string]ZipMember
+		n := allocated(func() { idx, _ = SourceBundleIndex(bytes.NewReader(data), int64(len(data))) })
+		if n > fuzzBudget+3*maxBundleManifest {
+			t.Fatalf("SourceBundleIndex allocated %d bytes", n)
+		}
+		for p, m := range idx {
+			if p != CanonicalSourcePath(p) || m.Offset < 0 || m.CSize < 0 || m.Size < 0 {
+				t.Fatalf("index entry %q %+v", p, m)
+			}
+		}
+	})
+}

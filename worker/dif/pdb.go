@@ -121,6 +121,14 @@ func ReadPDB(r io.ReaderAt, size int64) (Object, error) {
 		age = le.Uint32(dbi[8:])
 		o.Arch = peArch(le.Uint16(dbi[62:]))
 	}
+	// The features sentry-cli's debug-files check reports, as Sentry's
+	// symbolic reads them without opening the module streams: a PDB
+	// has symbols and debug information, and the frame data of a
+	// 32-bit x86 build is its unwind information.
+	o.Features = []string{"debug", "symtab"}
+	if o.Arch == "x86" {
+		o.Features = append(o.Features, "unwind")
+	}
 	o.DebugID = guidLE(info[12:28])
 	if age != 0 {
 		o.DebugID += "-" + strconv.FormatUint(uint64(age), 16)

@@ -191,7 +191,7 @@ func TestReadPDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Object{{Kind: "pdb", DebugID: "33221100-5544-7766-8899-aabbccddeeff-3", Arch: "x86_64", Type: "dbg"}}
+	want := []Object{{Kind: "pdb", DebugID: "33221100-5544-7766-8899-aabbccddeeff-3", Arch: "x86_64", Type: "dbg", Features: []string{"debug", "symtab"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Read (-want +got):\n%s", diff)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"unicode/utf8"
 )
@@ -218,4 +219,97 @@ func isPrintable(s string) bool {
 		}
 	}
 	return true
+}
+
+// CanonicalSourcePath is a source path as the symbol routes compare them:
+// "/" for "\", rooted, its dot segments removed (RFC 3986 §5.2.4) and
+// "//" folded.
+func CanonicalSourcePath(p string) string {
+	return path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
+}
+
+// SourceBundleIndex reads where each source of the source bundle r of
+// size bytes lies, by its canonical path (CanonicalSourcePath of the path
+// its manifest names), for the debuginfod source route to serve it
+// without reading the bundle's directory again. Where the offsets count
+// from the start of r. What it keeps is bounded by the manifest, of at
+// most maxBundleManifest bytes: the directory is walked through one small
+// buffer, and only the members the manifest names are kept. A member that
+// is not where its record says is left out.
+func SourceBundleIndex(r io.ReaderAt, size int64) (map[string]ZipMember, error) {
+	var start int64
+	head := make([]byte, 8)
+	if _, err := r.ReadAt(head, 0); err == nil && bytes.HasPrefix(head, []byte("SYSB")) {
+		start = 8
+	}
+	if size < start {
+		return nil, errors.New("dif: not a source bundle")
+	}
+	zr := io.NewSectionReader(r, start, size-start)
+	d, err := readZipDirectory(zr, size-start, maxBundleMembers)
+	if err != nil {
+		return nil, fmt.Errorf("dif: not a source bundle: %w", err)
+	}
+	// The members by name, read through one buffer: the manifest first.
+	const manifestName = "manifest.json"
+	var name []byte
+	eachName := func(fn func(name []byte, at int64)) error {
+		return d.walk(func(hdr []byte, at int64) error {
+			n := int(binary.LittleEndian.Uint16(hdr[28:]))
+			if cap(name) < n {
+				name = make([]byte, n)
+			}
+			name = name[:n]
+			if _, err := zr.ReadAt(name, at+dirRecordLen); err != nil {
+				return badZip("The bundle's zip directory is corrupt")
+			}
+			fn(name, at)
+			return nil
+		})
+	}
+	manifest := int64(-1)
+	if err := eachName(func(n []byte, at int64) {
+		if string(n) == manifestName {
+			manifest = at
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("dif: not a source bundle: %w", err)
+	}
+	if manifest < 0 {
+		return nil, errors.New("dif: the source bundle has no manifest.json")
+	}
+	body, err := d.readMember(manifest, maxBundleManifest)
+	if err != nil {
+		return nil, fmt.Errorf("dif: source bundle manifest: %w", err)
+	}
+	var m struct {
+		Files map[string]struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("dif: source bundle manifest: %w", err)
+	}
+	body = nil
+	want := make(map[string]string, len(m.Files))
+	for member, f := range m.Files {
+		if f.Path != "" && !strings.ContainsRune(f.Path, 0) {
+			want[member] = CanonicalSourcePath(f.Path)
+		}
+	}
+	out := make(map[string]ZipMember, len(want))
+	err = eachName(func(n []byte, at int64) {
+		p, ok := want[string(n)]
+		if !ok {
+			return
+		}
+		if zm, err := d.member(at); err == nil && (zm.Method == 0 || zm.Method == 8) {
+			zm.Offset += start
+			out[p] = zm
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dif: not a source bundle: %w", err)
+	}
+	return out, nil
 }

@@ -190,46 +190,15 @@ func readSignature(r io.ReaderAt, buf []byte, off int64, sig uint32) bool {
 // d.r: stored or deflated, of at most max bytes, with the size and
 // CRC-32 its record names.
 func (d zipDirectory) readMember(at int64, max int64) ([]byte, error) {
-	le := binary.LittleEndian
-	rec := make([]byte, dirRecordLen)
-	if _, err := d.r.ReadAt(rec, at); err != nil {
-		return nil, badZip("The bundle's zip directory is corrupt")
+	m, err := d.member(at)
+	if err != nil {
+		return nil, err
 	}
-	method, sum := le.Uint16(rec[10:]), le.Uint32(rec[16:])
-	csize, usize, offset := uint64(le.Uint32(rec[20:])), uint64(le.Uint32(rec[24:])), uint64(le.Uint32(rec[42:]))
-	if csize == 0xffffffff || usize == 0xffffffff || offset == 0xffffffff {
-		// The zip64 extra field holds those that are saturated, in
-		// this order.
-		extra := make([]byte, le.Uint16(rec[30:]))
-		if _, err := d.r.ReadAt(extra, at+dirRecordLen+int64(le.Uint16(rec[28:]))); err != nil {
-			return nil, badZip("The bundle's zip directory is corrupt")
-		}
-		for len(extra) >= 4 {
-			tag, n := le.Uint16(extra), int(le.Uint16(extra[2:]))
-			if n > len(extra)-4 {
-				break
-			}
-			field := extra[4 : 4+n]
-			extra = extra[4+n:]
-			if tag != 0x0001 {
-				continue
-			}
-			for _, v := range []*uint64{&usize, &csize, &offset} {
-				if *v == 0xffffffff && len(field) >= 8 {
-					*v, field = le.Uint64(field), field[8:]
-				}
-			}
-		}
-	}
+	method, sum, usize := m.Method, m.CRC, uint64(m.Size)
 	if usize > uint64(max) {
 		return nil, fmt.Errorf("a member of %d bytes, more than %d", usize, max)
 	}
-	local := make([]byte, 30)
-	lh := d.base + int64(offset&(1<<62-1))
-	if lh < 0 || !readSignature(d.r, local, lh, 0x04034b50) {
-		return nil, badZip("The bundle's member is not where its record says")
-	}
-	data := io.NewSectionReader(d.r, lh+30+int64(le.Uint16(local[26:]))+int64(le.Uint16(local[28:])), int64(csize&(1<<62-1)))
+	data := io.NewSectionReader(d.r, m.Offset, m.CSize)
 	var body io.Reader
 	switch method {
 	case 0: // stored
@@ -257,4 +226,58 @@ func (d zipDirectory) readMember(at int64, max int64) ([]byte, error) {
 		return nil, errors.New("a member whose checksum is not what its record says")
 	}
 	return out, nil
+}
+
+// ZipMember is where the data of a zip member lies: CSize bytes at Offset
+// (after its local header), compressed with Method (0 stored, 8 deflated),
+// Size bytes once inflated, with the CRC-32 its record names.
+type ZipMember struct {
+	Offset, CSize, Size int64
+	Method              uint16
+	CRC                 uint32
+}
+
+// member reads the directory record at offset at in d.r, and the local
+// header it points to, and says where the member's data lies.
+func (d zipDirectory) member(at int64) (ZipMember, error) {
+	le := binary.LittleEndian
+	rec := make([]byte, dirRecordLen)
+	if _, err := d.r.ReadAt(rec, at); err != nil {
+		return ZipMember{}, badZip("The bundle's zip directory is corrupt")
+	}
+	method, sum := le.Uint16(rec[10:]), le.Uint32(rec[16:])
+	csize, usize, offset := uint64(le.Uint32(rec[20:])), uint64(le.Uint32(rec[24:])), uint64(le.Uint32(rec[42:]))
+	if csize == 0xffffffff || usize == 0xffffffff || offset == 0xffffffff {
+		// The zip64 extra field holds those that are saturated, in
+		// this order.
+		extra := make([]byte, le.Uint16(rec[30:]))
+		if _, err := d.r.ReadAt(extra, at+dirRecordLen+int64(le.Uint16(rec[28:]))); err != nil {
+			return ZipMember{}, badZip("The bundle's zip directory is corrupt")
+		}
+		for len(extra) >= 4 {
+			tag, n := le.Uint16(extra), int(le.Uint16(extra[2:]))
+			if n > len(extra)-4 {
+				break
+			}
+			field := extra[4 : 4+n]
+			extra = extra[4+n:]
+			if tag != 0x0001 {
+				continue
+			}
+			for _, v := range []*uint64{&usize, &csize, &offset} {
+				if *v == 0xffffffff && len(field) >= 8 {
+					*v, field = le.Uint64(field), field[8:]
+				}
+			}
+		}
+	}
+	local := make([]byte, 30)
+	lh := d.base + int64(offset&(1<<62-1))
+	if lh < 0 || !readSignature(d.r, local, lh, 0x04034b50) {
+		return ZipMember{}, badZip("The bundle's member is not where its record says")
+	}
+	return ZipMember{
+		Offset: lh + 30 + int64(le.Uint16(local[26:])) + int64(le.Uint16(local[28:])),
+		CSize:  int64(csize & (1<<62 - 1)), Size: int64(usize & (1<<62 - 1)), Method: method, CRC: sum,
+	}, nil
 }
