@@ -77,6 +77,18 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
+# install_native_tools brings the compilers, binutils and oracles of the
+# native resolution tests (native_test.go): gcc, clang-14 and lld-14 build
+# the fixtures, objcopy and strip split them, llvm-symbolizer, llvm-objdump
+# and gdb are the answers errata's are held against.
+install_native_tools() {
+	local pkgs="" t
+	for t in gcc:gcc g++:g++ clang-14:clang-14 lld-14:lld-14 objcopy:binutils llvm-symbolizer:llvm llvm-objdump:llvm gdb:gdb; do
+		command -v "${t%%:*}" >/dev/null 2>&1 || pkgs="$pkgs ${t#*:}"
+	done
+	[ -z "$pkgs" ] || apt_install $pkgs
+}
+
 # install_test_tools brings the real peers the end-to-end tests drive and
 # tells the tests where they are: sentry-cli 1.x, 2.x and 3.x from npm, an SMTP
 # server (Debian's python3-aiosmtpd), headless Chromium, the OpenAPI 3.1
@@ -122,6 +134,7 @@ install_test_tools() {
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3
 	command -v chromium >/dev/null 2>&1 || apt_install chromium
+	install_native_tools
 	CHROMIUM=$(command -v chromium)
 	export CHROMIUM
 	# promtool is taken out of Debian's prometheus package, which is not

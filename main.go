@@ -163,6 +163,9 @@ type config struct {
 	acquireTimeout time.Duration
 	idleInTx       time.Duration
 	bodiesPerToken int
+	// symbolCacheBytes bounds the parsed debug files that native
+	// resolutions keep in memory (SYMBOL_CACHE_BYTES).
+	symbolCacheBytes int64
 	// userRoutesScope is "any" (any valid token, the spec's rule) or
 	// "required" (a member scope) for the user routes.
 	userRoutesScope string
@@ -272,6 +275,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		{"MAX_BUNDLE_SIZE", "max-bundle-size", "largest artifact bundle in bytes", &c.assembleLimits.MaxBundleSize, worker.DefaultMaxBundleSize},
 		{"MAX_BUNDLE_MEMBERS", "max-bundle-members", "most members of an artifact bundle", &c.assembleLimits.MaxMembers, worker.DefaultMaxMembers},
 		{"MAX_BUNDLE_UNCOMPRESSED_SIZE", "max-bundle-uncompressed-size", "most bytes an artifact bundle uncompresses to", &c.assembleLimits.MaxUncompressedSize, worker.DefaultMaxUncompressedSize},
+		{"SYMBOL_CACHE_BYTES", "symbol-cache-bytes", "most bytes of parsed debug files that native resolutions keep in memory", &c.symbolCacheBytes, handlers.DefaultSymbolCacheBytes},
 	} {
 		def := l.def
 		if v := getenv(l.env); v != "" {
@@ -558,6 +562,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			MaxBundleSize:  cfg.assembleLimits.MaxBundleSize,
 			Metrics:        metrics,
 			BodiesPerToken: cfg.bodiesPerToken,
+			SymbolCache:    handlers.NewSymbolCache(cfg.symbolCacheBytes),
 
 			UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		}),

@@ -174,6 +174,10 @@ func routes(d Deps) []route {
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases", releaseReader, handleProguardReleases(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}", releaseReader, handleProguardReleases(d)},
 
+		// Native stack traces resolved from the project's debug files
+		// (SYMBOLS.md §8).
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate/{$}", releaseReader, handleSymbolicate(d)},
+
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.
 		{"GET /api/0/openapi.json", open, handleOpenAPI()},

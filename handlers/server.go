@@ -45,6 +45,9 @@ type Deps struct {
 	// has in flight; more answer 503 with Retry-After. 0 is
 	// defaultBodiesPerToken.
 	BodiesPerToken int
+	// SymbolCache keeps the debug files native resolutions parsed; nil
+	// is a cache of DefaultSymbolCacheBytes of New's own.
+	SymbolCache *SymbolCache
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -59,6 +62,9 @@ func New(d Deps) http.Handler {
 	if d.RecoverySeeds == nil {
 		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)
 	}
+	if d.SymbolCache == nil {
+		d.SymbolCache = NewSymbolCache(DefaultSymbolCacheBytes)
+	}
 	return serve(d, routes(d))
 }
 
@@ -71,6 +77,7 @@ func serve(d Deps, rts []route) http.Handler {
 	}
 	if d.Metrics != nil {
 		d.Metrics.track(rts)
+		d.Metrics.symbols.Store(d.SymbolCache)
 	}
 	return logRequests(d.Log, d.Metrics, mux)
 }

@@ -51,6 +51,7 @@ type Frame struct {
 	Symbol   string // as stored: the linkage name, or the name
 	SymAddr  uint64 // the start of the function (for an inlined call, of its outermost function)
 	File     string // absolute when the file says so (joined with the compilation directory)
+	CompDir  string // the compilation directory of the unit
 	Line     int
 	Column   int
 }
@@ -75,8 +76,9 @@ type span struct {
 }
 
 type dwarfUnit struct {
-	table []string  // the line table's files, as lineRow.file and DW_AT_call_file index them
-	seqs  []lineSeq // sorted by lo
+	compDir string
+	table   []string  // the line table's files, as lineRow.file and DW_AT_call_file index them
+	seqs    []lineSeq // sorted by lo
 }
 
 type lineSeq struct {
@@ -322,6 +324,7 @@ func (b *indexBuilder) build() error {
 		}
 		idx := int32(len(b.res.cus))
 		u := &dwarfUnit{}
+		u.compDir, _ = cu.Val(dwarf.AttrCompDir).(string)
 		b.res.cus = append(b.res.cus, u)
 		if err := b.spend(64); err != nil {
 			return err
@@ -555,10 +558,11 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 			cu = s.cu
 		}
 	}
-	var file string
+	var file, compDir string
 	var line, col int
 	if cu >= 0 {
 		u := r.cus[cu]
+		compDir = u.compDir
 		if row := u.row(addr); row != nil {
 			if int(row.file) < len(u.table) {
 				file = u.table[row.file]
@@ -570,7 +574,7 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 		if !hasSym && file == "" {
 			return nil, false
 		}
-		f := Frame{File: file, Line: line, Column: col}
+		f := Frame{File: file, CompDir: compDir, Line: line, Column: col}
 		if hasSym {
 			n := fnName{linkage: symName}
 			f.Function, f.Symbol, f.SymAddr = n.function(), symName, symStart
@@ -602,7 +606,7 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 		n := chain[len(chain)-1-i]
 		f := &frames[i]
 		f.Function, f.Symbol = n.name.function(), n.name.symbol()
-		f.SymAddr = start
+		f.SymAddr, f.CompDir = start, compDir
 		if i == 0 {
 			f.File, f.Line, f.Column = file, line, col
 		} else {

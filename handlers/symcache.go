@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"container/list"
+	"context"
+	"sync"
+
+	"errata/worker/dif"
+)
+
+// DefaultSymbolCacheBytes is the default of SYMBOL_CACHE_BYTES: the parsed
+// debug files that native resolutions keep in memory.
+const DefaultSymbolCacheBytes = 256 << 20
+
+// symbolErrorSize is what an entry that remembers a file's failure counts.
+const symbolErrorSize = 256
+
+// SymbolCache keeps parsed debug files (their resolvers, or why they could
+// not be read) by the SHA-1 of their content, the least recently used
+// going first when their sizes together pass the bound. A file parsed by
+// one request is waited for by the others that want it.
+type SymbolCache struct {
+	max int64
+	// parse bounds the files parsed at once, so that what parsing holds
+	// (the DWARF sections of each) stays within a few budgets.
+	parse chan struct{}
+
+	mu      sync.Mutex
+	bytes   int64
+	entries map[string]*list.Element // of *symbolEntry
+	lru     list.List                // most recently used first
+}
+
+type symbolEntry struct {
+	key   string
+	ready chan struct{} // closed once res/err are set
+	res   *dif.Resolver
+	err   error
+	size  int64
+}
+
+// NewSymbolCache returns a cache of at most maxBytes of parsed files; a
+// file larger than maxBytes is parsed for each request and not kept.
+func NewSymbolCache(maxBytes int64) *SymbolCache {
+	return &SymbolCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}}
+}
+
+// Stats reports the bytes and the entries the cache holds.
+func (c *SymbolCache) Stats() (bytes int64, entries int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes, len(c.entries)
+}
+
+// get returns the resolver of the file whose SHA-1 is key, parsing it with
+// load when the cache does not hold it. parsed reports whether this call
+// parsed it.
+func (c *SymbolCache) get(ctx context.Context, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+	c.mu.Lock()
+	if el, ok := c.entries[key]; ok {
+		c.lru.MoveToFront(el)
+		e := el.Value.(*symbolEntry)
+		c.mu.Unlock()
+		select {
+		case <-e.ready:
+			return e.res, false, e.err
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+	e := &symbolEntry{key: key, ready: make(chan struct{})}
+	el := c.lru.PushFront(e)
+	c.entries[key] = el
+	c.mu.Unlock()
+
+	select {
+	case c.parse <- struct{}{}:
+		e.res, e.err = load()
+		<-c.parse
+	case <-ctx.Done():
+		e.err = ctx.Err()
+	}
+	close(e.ready)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.err != nil && (e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil) {
+		// Not the file's fault: the next request tries again.
+		c.remove(el)
+		return e.res, true, e.err
+	}
+	if c.entries[key] != el {
+		return e.res, true, e.err // evicted while it was parsed
+	}
+	e.size = symbolErrorSize
+	if e.res != nil {
+		e.size += e.res.Size()
+	}
+	c.bytes += e.size
+	if e.size > c.max {
+		c.remove(el)
+	}
+	for c.bytes > c.max && c.lru.Len() > 0 {
+		c.remove(c.lru.Back())
+	}
+	return e.res, true, e.err
+}
+
+// remove drops el; c.mu is held.
+func (c *SymbolCache) remove(el *list.Element) {
+	e := el.Value.(*symbolEntry)
+	if c.entries[e.key] == el {
+		delete(c.entries, e.key)
+	}
+	c.lru.Remove(el)
+	c.bytes -= e.size
+}

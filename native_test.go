@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// nativeTools are the programs the native resolution tests build and
+// check with (dev.sh test installs them).
+var nativeTools = []string{"gcc", "g++", "clang-14", "clang++-14", "objcopy", "strip", "llvm-objdump", "llvm-symbolizer", "gdb"}
+
+func needNativeTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range nativeTools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed by this test: run it with ./dev.sh test, which installs it", tool)
+		}
+	}
+}
+
+// nativeBuild is one build of a fixture program.
+type nativeBuild struct {
+	name string
+	cc   string
+	src  string
+	args []string
+}
+
+// nativeBuilds cover C and C++, gcc and clang-14, DWARF 4 and 5 and
+// compressed sections.
+var nativeBuilds = []nativeBuild{
+	{"gcc-cpp-dwarf5", "g++", "crash.cpp", []string{"-O2", "-g"}},
+	{"gcc-cpp-dwarf4-gz", "g++", "crash.cpp", []string{"-O2", "-g", "-gdwarf-4", "-gz=zlib"}},
+	{"gcc-c-dwarf5", "gcc", "crash.c", []string{"-O2", "-g"}},
+	{"clang-cpp-dwarf5", "clang++-14", "crash.cpp", []string{"-O2", "-g", "-gdwarf-5"}},
+	{"clang-cpp-dwarf4-gz", "clang++-14", "crash.cpp", []string{"-O2", "-g", "-gdwarf-4", "-gz=zlib"}},
+	{"clang-c-dwarf4", "clang-14", "crash.c", []string{"-O2", "-g", "-gdwarf-4"}},
+	{"gcc-cpp-O0", "g++", "crash.cpp", []string{"-O0", "-g"}},
+}
+
+// nativeFixture is a built program: the unstripped file, and a folder
+// with its stripped executable and its debug companion.
+type nativeFixture struct {
+	nativeBuild
+	full, stripped string
+	buildID        string
+}
+
+func runTool(t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// buildNative builds every program of nativeBuilds once, from a copy of
+// testdata/native in src, with each build's stripped executable and debug
+// companion in upload/<name>/.
+func buildNative(t *testing.T, src, upload string) []nativeFixture {
+	t.Helper()
+	for _, f := range []string{"crash.c", "crash.cpp", "util.h"} {
+		b, err := os.ReadFile(filepath.Join("testdata/native", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []nativeFixture
+	idRe := regexp.MustCompile(`Build ID: ([0-9a-f]+)`)
+	for _, b := range nativeBuilds {
+		f := nativeFixture{nativeBuild: b, full: filepath.Join(src, b.name)}
+		args := append(append([]string{}, b.args...), "-Wl,--build-id=sha1", "-o", b.name, b.src)
+		runTool(t, src, b.cc, args...)
+		dir := filepath.Join(upload, b.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f.stripped = filepath.Join(dir, b.name)
+		runTool(t, src, "objcopy", "--only-keep-debug", f.full, f.stripped+".debug")
+		runTool(t, src, "strip", "--strip-all", "-o", f.stripped, f.full)
+		m := idRe.FindStringSubmatch(runTool(t, src, "readelf", "-n", f.full))
+		if m == nil {
+			t.Fatalf("%s has no build id", b.name)
+		}
+		f.buildID = m[1]
+		out = append(out, f)
+	}
+	return out
+}
+
+// llvmFrame is a frame as llvm-symbolizer --output-style=JSON writes it.
+type llvmFrame struct {
+	FunctionName string
+	FileName     string
+	Line, Column int
+}
+
+// nativeWant is a frame to compare: function, file, line and column.
+type nativeWant struct {
+	Function string
+	File     string
+	Line     int
+	Column   int
+}
+
+// instructionStarts returns the instruction starts of the program's own
+// functions (those llvm-symbolizer places in a file of src) with
+// llvm-symbolizer's answer for each, innermost first.
+func instructionStarts(t *testing.T, f nativeFixture, src string) ([]uint64, [][]nativeWant) {
+	t.Helper()
+	re := regexp.MustCompile(`^\s+([0-9a-f]+):`)
+	var addrs []string
+	for l := range strings.SplitSeq(runTool(t, src, "llvm-objdump", "-d", "--no-show-raw-insn", f.full), "\n") {
+		if m := re.FindStringSubmatch(l); m != nil {
+			addrs = append(addrs, "0x"+m[1])
+		}
+	}
+	cmd := exec.Command("llvm-symbolizer", "--obj="+f.full, "--inlining", "--output-style=JSON")
+	cmd.Stdin = strings.NewReader(strings.Join(addrs, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("llvm-symbolizer: %v", err)
+	}
+	var pcs []uint64
+	var wants [][]nativeWant
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var a struct {
+			Address string
+			Symbol  []llvmFrame
+		}
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			t.Fatalf("llvm-symbolizer answer %q: %v", sc.Text(), err)
+		}
+		if len(a.Symbol) == 0 || !strings.HasPrefix(a.Symbol[0].FileName, src+"/") {
+			continue
+		}
+		pc, err := strconv.ParseUint(strings.TrimPrefix(a.Address, "0x"), 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w []nativeWant
+		for _, s := range a.Symbol {
+			w = append(w, nativeWant{s.FunctionName, s.FileName, s.Line, s.Column})
+		}
+		pcs, wants = append(pcs, pc), append(wants, w)
+	}
+	if len(pcs) < 20 {
+		t.Fatalf("%s: only %d instructions of its own functions", f.name, len(pcs))
+	}
+	return pcs, wants
+}
+
+// symbolicated is the answer of the route, as the tests read it.
+type symbolicated struct {
+	Status      string `json:"status"`
+	Stacktraces []struct {
+		Frames []struct {
+			Status          string `json:"status"`
+			OriginalIndex   int    `json:"original_index"`
+			InstructionAddr string `json:"instruction_addr"`
+			SymAddr         string `json:"sym_addr"`
+			Function        string `json:"function"`
+			Symbol          string `json:"symbol"`
+			Package         string `json:"package"`
+			AbsPath         string `json:"abs_path"`
+			Filename        string `json:"filename"`
+			Lineno          int    `json:"lineno"`
+			Colno           int    `json:"colno"`
+		} `json:"frames"`
+	} `json:"stacktraces"`
+	Modules []struct {
+		DebugStatus string `json:"debug_status"`
+		DebugReason string `json:"debug_reason"`
+		Features    struct {
+			HasDebugInfo bool `json:"has_debug_info"`
+			HasSources   bool `json:"has_sources"`
+		} `json:"features"`
+		Candidates []struct {
+			FileFormat string `json:"file_format"`
+			Status     string `json:"status"`
+		} `json:"candidates"`
+	} `json:"modules"`
+}
+
+func symbolicate(t *testing.T, s *errataServer, org string, body any) symbolicated {
+	t.Helper()
+	status, b := s.api(t, "POST", "/api/0/projects/"+org+"/web/symbolicate/", body)
+	if status != http.StatusOK {
+		t.Fatalf("symbolicate: %d %s", status, b)
+	}
+	var out symbolicated
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("symbolicate answer %s: %v", b, err)
+	}
+	if out.Status != "completed" {
+		t.Fatalf("symbolicate status %q", out.Status)
+	}
+	return out
+}
+
+// nativeBase is where the tests say the programs are loaded.
+const nativeBase = 0x555555554000
+
+// TestNativeSymbolication builds C and C++ programs with gcc and clang-14,
+// uploads them stripped, with their debug companions and sources, with
+// sentry-cli, and checks that errata resolves every instruction start of
+// their own functions as llvm-symbolizer does on the unstripped files.
+func TestNativeSymbolication(t *testing.T) {
+	needNativeTools(t)
+	src, upload := t.TempDir(), t.TempDir()
+	fixtures := buildNative(t, src, upload)
+
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.token = s.user(t, "native@example.com", "project:releases,project:read,project:write,org:read")
+	s.cli(t, "admin", "create-org", "--slug", "nat", "--owner", "native@example.com")
+	s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "web")
+	cli := newSentryCLI(t, "SENTRY_CLI_2", s, "nat").in(t.TempDir())
+	cli.run(t, "debug-files", "upload", "--include-sources", upload).expect(t, 0)
+
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			pcs, wants := instructionStarts(t, f, src)
+			frames := make([]map[string]any, len(pcs))
+			for i, pc := range pcs {
+				frames[i] = map[string]any{"instruction_addr": fmt.Sprintf("0x%x", nativeBase+pc), "adjust_instruction_addr": false}
+			}
+			out := symbolicate(t, s, "nat", map[string]any{
+				"modules": []map[string]any{{"type": "elf", "code_id": f.buildID, "debug_id": debugIDOfBuildID(f.buildID),
+					"code_file": "/usr/bin/" + f.name, "image_addr": fmt.Sprintf("0x%x", nativeBase), "image_size": 1 << 20}},
+				"stacktraces": []map[string]any{{"frames": frames}},
+			})
+			m := out.Modules[0]
+			if m.DebugStatus != "found" || !m.Features.HasDebugInfo || !m.Features.HasSources {
+				t.Errorf("module %+v, want found with debug info and sources", m)
+			}
+			got := make([][]nativeWant, len(pcs))
+			for _, fr := range out.Stacktraces[0].Frames {
+				if fr.Status != "symbolicated" || fr.Package != "/usr/bin/"+f.name {
+					t.Errorf("frame %+v", fr)
+				}
+				got[fr.OriginalIndex] = append(got[fr.OriginalIndex], nativeWant{fr.Function, fr.AbsPath, fr.Lineno, fr.Colno})
+			}
+			bad := 0
+			for i := range pcs {
+				if diff := cmp.Diff(wants[i], got[i]); diff != "" {
+					if bad++; bad <= 5 {
+						t.Errorf("0x%x: errata and llvm-symbolizer differ (-llvm-symbolizer +errata):\n%s", pcs[i], diff)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d addresses differ", bad, len(pcs))
+			}
+			t.Logf("%d instruction starts, %d frames, as llvm-symbolizer", len(pcs), len(out.Stacktraces[0].Frames))
+		})
+	}
+}
