@@ -275,5 +275,161 @@ func TestNativeSymbolication(t *testing.T) {
 			}
 			t.Logf("%d instruction starts, %d frames, as llvm-symbolizer", len(pcs), len(out.Stacktraces[0].Frames))
 		})
+		t.Run(f.name+"/crash", func(t *testing.T) { checkCrash(t, s, f) })
+	}
+
+	t.Run("statuses, order and retention", func(t *testing.T) {
+		f := fixtures[0]
+		pcs, wants := instructionStarts(t, f, src)
+		// An instruction with an inlined call whose next instruction
+		// resolves otherwise: the next one's address, as a return
+		// address, is looked up a byte earlier, in it.
+		var pc, next uint64
+		var want []nativeWant
+		for i := range len(pcs) - 1 {
+			if len(wants[i]) > 1 && pcs[i+1]-pcs[i] < 16 && !cmp.Equal(wants[i], wants[i+1]) {
+				pc, next, want = pcs[i], pcs[i+1], wants[i]
+				break
+			}
+		}
+		if want == nil {
+			t.Fatal("no instruction of an inlined call")
+		}
+		ctx := t.Context()
+		if _, err := s.db(t).Exec(ctx, `UPDATE files SET date_used = now() - interval '10 days'`); err != nil {
+			t.Fatal(err)
+		}
+		out := symbolicate(t, s, "nat", map[string]any{
+			"modules": []map[string]any{
+				{"type": "elf", "debug_id": debugIDOfBuildID(f.buildID), "image_addr": "0x10000", "image_size": 1 << 20},
+				{"type": "elf", "debug_id": "11111111-2222-3333-4444-555555555555", "image_addr": "0x200000", "image_size": 4096},
+			},
+			"stacktraces": []map[string]any{{"frames": []map[string]any{
+				{"instruction_addr": "0x9000"},                                      // below every module
+				{"instruction_addr": "0x200010"},                                    // a module errata has no file for
+				{"instruction_addr": fmt.Sprintf("0x%x", 0x10000+next)},             // a return address
+				{"instruction_addr": fmt.Sprintf("0x%x", pc), "addr_mode": "rel:0"}, // the crashing frame under caller_first
+			}}},
+			"options": map[string]any{"frame_order": "caller_first"},
+		})
+		fr := out.Stacktraces[0].Frames
+		var statuses []string
+		for _, x := range fr {
+			statuses = append(statuses, fmt.Sprintf("%d:%s", x.OriginalIndex, x.Status))
+		}
+		n := len(want)
+		wantStatuses := []string{"0:unknown_image", "1:missing"}
+		for range 2 {
+			for range n {
+				wantStatuses = append(wantStatuses, "")
+			}
+		}
+		for i := range 2 * n {
+			wantStatuses[2+i] = fmt.Sprintf("%d:symbolicated", 2+i/n)
+		}
+		if diff := cmp.Diff(wantStatuses, statuses); diff != "" {
+			t.Fatalf("statuses (-want +got):\n%s", diff)
+		}
+		// caller_first: the outermost call first, in both expansions.
+		for k := range 2 {
+			for i := range n {
+				got := fr[2+k*n+i]
+				w := want[n-1-i]
+				if got.Function != w.Function || got.AbsPath != w.File || got.Lineno != w.Line {
+					t.Errorf("frame %d of %d: %+v, want %+v", i, 2+k, got, w)
+				}
+			}
+		}
+		if m := out.Modules[1]; m.DebugStatus != "missing" || len(m.Candidates) != 0 {
+			t.Errorf("unknown module %+v, want missing without candidates", m)
+		}
+		var cands []string
+		for _, c := range out.Modules[0].Candidates {
+			cands = append(cands, c.FileFormat+":"+c.Status)
+		}
+		if !strings.Contains(strings.Join(cands, ","), "elf:ok") || !strings.Contains(strings.Join(cands, ","), "sourcebundle:no_debug_info") {
+			t.Errorf("candidates %v, want the debug companion ok and the source bundle", cands)
+		}
+		if n := s.count(t, `SELECT count(*) FROM files WHERE date_used > now() - interval '1 hour'`); n != 1 {
+			t.Errorf("%d files used by the resolution, want 1 (the debug companion)", n)
+		}
+		// Another organization's project, and no project: 404.
+		if status, _ := s.api(t, "POST", "/api/0/projects/nat/nothing/symbolicate/", map[string]any{}); status != http.StatusNotFound {
+			t.Errorf("a missing project: %d, want 404", status)
+		}
+	})
+}
+
+// gdbFrame is a frame of gdb's bt: the function (without parameters),
+// the file's base name and the line.
+type gdbFrame struct {
+	Function string
+	File     string
+	Line     int
+}
+
+var (
+	gdbSourceFrame = regexp.MustCompile(`^#\d+\s+(?:0x[0-9a-f]+ in )?(\S+) \(.*\) at (\S+):(\d+)$`)
+	gdbAddrFrame   = regexp.MustCompile(`^#\d+\s+0x([0-9a-f]+) in `)
+	gdbMapping     = regexp.MustCompile(`^\s*0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+\S+\s+(\S+)$`)
+)
+
+// gdbCrash runs prog with arguments that make it crash under gdb and
+// returns what bt printed and the process's mappings.
+func gdbCrash(t *testing.T, prog string) string {
+	t.Helper()
+	return runTool(t, filepath.Dir(prog), "gdb", "-nx", "-batch", "-ex", "set width 0", "-ex", "run", "-ex", "bt",
+		"-ex", "info proc mappings", "--args", prog, "3", "crash")
+}
+
+// checkCrash crashes the stripped program under gdb, has errata resolve
+// the addresses of its backtrace, and compares the frames with gdb's bt
+// of the unstripped program.
+func checkCrash(t *testing.T, s *errataServer, f nativeFixture) {
+	var want []gdbFrame
+	for l := range strings.SplitSeq(gdbCrash(t, f.full), "\n") {
+		if m := gdbSourceFrame.FindStringSubmatch(l); m != nil && strings.HasPrefix(l, "#") {
+			line, _ := strconv.Atoi(m[3])
+			want = append(want, gdbFrame{m[1], filepath.Base(m[2]), line})
+		}
+	}
+	if len(want) < 2 {
+		t.Fatalf("gdb's bt of %s has %d frames of the program", f.full, len(want))
+	}
+	var base, end uint64
+	var frames []map[string]any
+	for l := range strings.SplitSeq(gdbCrash(t, f.stripped), "\n") {
+		if m := gdbAddrFrame.FindStringSubmatch(l); m != nil && strings.HasPrefix(l, "#") {
+			frames = append(frames, map[string]any{"instruction_addr": "0x" + m[1]})
+		}
+		if m := gdbMapping.FindStringSubmatch(l); m != nil && m[4] == f.stripped {
+			lo, _ := strconv.ParseUint(m[1], 16, 64)
+			hi, _ := strconv.ParseUint(m[2], 16, 64)
+			if m[3] == "0" || base == 0 {
+				base = lo
+			}
+			end = max(end, hi)
+		}
+	}
+	if base == 0 || len(frames) < 2 {
+		t.Fatalf("gdb's bt of the stripped %s: %d frames, base 0x%x", f.stripped, len(frames), base)
+	}
+	out := symbolicate(t, s, "nat", map[string]any{
+		"modules": []map[string]any{{"type": "elf", "code_id": f.buildID, "code_file": f.stripped,
+			"image_addr": fmt.Sprintf("0x%x", base), "image_size": end - base}},
+		"stacktraces": []map[string]any{{"frames": frames}},
+	})
+	var got []gdbFrame
+	for _, fr := range out.Stacktraces[0].Frames {
+		if fr.Status == "symbolicated" {
+			name, _, _ := strings.Cut(fr.Function, "(")
+			got = append(got, gdbFrame{name, filepath.Base(fr.AbsPath), fr.Lineno})
+			if name == "main" {
+				break // gdb's bt stops at main (backtrace past-main is off)
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the crash of the stripped program, resolved by errata, differs from gdb's bt (-gdb +errata):\n%s", diff)
 	}
 }

@@ -351,9 +351,9 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 		out.Features.HasUnwindInfo = out.Features.HasUnwindInfo || has("unwind")
 		out.Features.HasSources = out.Features.HasSources || has("sources")
 		switch {
-		case m.res != nil:
 		case f.FileFormat != "elf" || !has("debug"):
 			c.Status = "no_debug_info"
+		case m.res != nil:
 		case f.Size > maxNativeFileSize:
 			c.Status, c.Reason = "malformed", "the file is larger than the resolver reads"
 		default:
