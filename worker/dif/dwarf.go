@@ -275,7 +275,7 @@ func buildResolver(sec map[string][]byte) (res *Resolver, err error) {
 			}
 		}
 	}
-	b := &indexBuilder{d: d, line: sec["line"], lineStr: sec["line_str"], str: sec["str"], names: map[dwarf.Offset]*fnName{}, res: &Resolver{}}
+	b := &indexBuilder{d: d, infoLen: len(sec["info"]), line: sec["line"], lineStr: sec["line_str"], str: sec["str"], names: map[dwarf.Offset]*fnName{}, res: &Resolver{}}
 	if err := b.build(); err != nil {
 		return nil, err
 	}
@@ -290,6 +290,9 @@ type indexBuilder struct {
 	names              map[dwarf.Offset]*fnName
 	res                *Resolver
 	nameReader         *dwarf.Reader
+	infoLen, entries   int          // the bytes of .debug_info, the entries next returned
+	read               bool         // next has returned an entry
+	last               dwarf.Offset // the offset of that entry
 }
 
 func (b *indexBuilder) spend(n int) error {
@@ -304,9 +307,9 @@ func (b *indexBuilder) build() error {
 	r := b.d.Reader()
 	b.nameReader = b.d.Reader()
 	for {
-		cu, err := r.Next()
+		cu, err := b.next(r)
 		if err != nil {
-			return fmt.Errorf("dif: DWARF: %w", err)
+			return err
 		}
 		if cu == nil {
 			return nil
@@ -356,9 +359,9 @@ func (b *indexBuilder) unit(r *dwarf.Reader, cu *dwarf.Entry, idx int32) error {
 	// its children nest in (nil outside functions).
 	stack := []*fnNode{nil}
 	for len(stack) > 0 {
-		e, err := r.Next()
+		e, err := b.next(r)
 		if err != nil {
-			return fmt.Errorf("dif: DWARF: %w", err)
+			return err
 		}
 		if e == nil {
 			return nil
@@ -409,6 +412,34 @@ func (b *indexBuilder) unit(r *dwarf.Reader, cu *dwarf.Entry, idx int32) error {
 		}
 	}
 	return nil
+}
+
+// errNoProgress is damage that makes debug/dwarf's reader return the
+// same entry again, or empty entries without end.
+var errNoProgress = errors.New("dif: DWARF: the entries do not advance")
+
+// next is r.Next, refusing a reader that does not move forward (debug/dwarf
+// returns empty entries again and again past some damage).
+func (b *indexBuilder) next(r *dwarf.Reader) (*dwarf.Entry, error) {
+	e, err := r.Next()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("dif: DWARF: %w", err)
+	case e == nil:
+		return nil, nil
+	}
+	// Every entry takes a byte of .debug_info at least; a null entry
+	// (Tag 0) has no offset of its own.
+	if b.entries++; b.entries > b.infoLen {
+		return nil, errNoProgress
+	}
+	if e.Tag != 0 {
+		if b.read && e.Offset <= b.last {
+			return nil, errNoProgress
+		}
+		b.read, b.last = true, e.Offset
+	}
+	return e, nil
 }
 
 func uintAttr(e *dwarf.Entry, a dwarf.Attr) uint32 {
@@ -872,7 +903,10 @@ func readLineHeader(line, lineStr, str []byte, off uint64, compDir string) (tabl
 			c.uleb()
 			c.uleb()
 			names, dirIdx = append(names, s), append(dirIdx, d)
-			paths += len(s)
+			paths += len(s) // and the directory it is joined to
+			if d > 0 && d <= uint64(len(dirs)) {
+				paths += len(dirs[d-1])
+			}
 			if len(names) > maxLineFiles || paths > maxLinePaths {
 				return nil, bad
 			}
@@ -915,6 +949,12 @@ func readLineHeader(line, lineStr, str []byte, off uint64, compDir string) (tabl
 					dirs = append(dirs, path)
 				} else {
 					names, dirIdx = append(names, path), append(dirIdx, dir)
+					if dir < uint64(len(dirs)) {
+						paths += len(dirs[dir]) // joined to it
+					}
+					if paths > maxLinePaths {
+						return nil, bad
+					}
 				}
 			}
 		}
