@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,7 +207,12 @@ type symbolicated struct {
 
 func symbolicate(t *testing.T, s *errataServer, org string, body any) symbolicated {
 	t.Helper()
-	status, b := s.api(t, "POST", "/api/0/projects/"+org+"/web/symbolicate/", body)
+	return symbolicateIn(t, s, org+"/web", body)
+}
+
+func symbolicateIn(t *testing.T, s *errataServer, project string, body any) symbolicated {
+	t.Helper()
+	status, b := s.api(t, "POST", "/api/0/projects/"+project+"/symbolicate/", body)
 	if status != http.StatusOK {
 		t.Fatalf("symbolicate: %d %s", status, b)
 	}
@@ -276,6 +282,61 @@ func TestNativeSymbolication(t *testing.T) {
 			t.Logf("%d instruction starts, %d frames, as llvm-symbolizer", len(pcs), len(out.Stacktraces[0].Frames))
 		})
 		t.Run(f.name+"/crash", func(t *testing.T) { checkCrash(t, s, f) })
+	}
+
+	// Breakpad symbol files of two programs, written from
+	// llvm-symbolizer's answers (Debian has no dump_syms), in a project
+	// of their own: the same functions and lines (Breakpad has no
+	// columns).
+	s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "bp")
+	bpDir := t.TempDir()
+	type bpCase struct {
+		f     nativeFixture
+		pcs   []uint64
+		wants [][]nativeWant
+	}
+	var bps []bpCase
+	for _, f := range []nativeFixture{fixtures[0], fixtures[3]} {
+		pcs, wants := instructionStarts(t, f, src)
+		pcs, wants = writeBreakpad(t, filepath.Join(bpDir, f.name+".sym"), f, src, pcs, wants)
+		bps = append(bps, bpCase{f, pcs, wants})
+	}
+	bpCLI := cli
+	bpCLI.project = "bp"
+	bpCLI.run(t, "debug-files", "upload", bpDir).expect(t, 0)
+	for _, bc := range bps {
+		t.Run(bc.f.name+"/breakpad", func(t *testing.T) {
+			frames := make([]map[string]any, len(bc.pcs))
+			for i, pc := range bc.pcs {
+				frames[i] = map[string]any{"instruction_addr": fmt.Sprintf("0x%x", pc), "addr_mode": "rel:0", "adjust_instruction_addr": false}
+			}
+			out := symbolicateIn(t, s, "nat/bp", map[string]any{
+				"modules":     []map[string]any{{"type": "elf", "debug_id": debugIDOfBuildID(bc.f.buildID), "image_addr": "0x0"}},
+				"stacktraces": []map[string]any{{"frames": frames}},
+			})
+			if m := out.Modules[0]; m.DebugStatus != "found" || len(m.Candidates) != 1 || m.Candidates[0].FileFormat != "breakpad" {
+				t.Fatalf("module %+v, want found in the Breakpad file", m)
+			}
+			got := make([][]nativeWant, len(bc.pcs))
+			for _, fr := range out.Stacktraces[0].Frames {
+				got[fr.OriginalIndex] = append(got[fr.OriginalIndex], nativeWant{fr.Function, fr.AbsPath, fr.Lineno, fr.Colno})
+			}
+			bad := 0
+			for i := range bc.pcs {
+				want := slices.Clone(bc.wants[i])
+				for k := range want {
+					want[k].Column = 0
+				}
+				if diff := cmp.Diff(want, got[i]); diff != "" {
+					if bad++; bad <= 5 {
+						t.Errorf("0x%x (-llvm-symbolizer +errata from Breakpad):\n%s", bc.pcs[i], diff)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d addresses differ", bad, len(bc.pcs))
+			}
+		})
 	}
 
 	t.Run("statuses, order and retention", func(t *testing.T) {
@@ -432,4 +493,87 @@ func checkCrash(t *testing.T, s *errataServer, f nativeFixture) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the crash of the stripped program, resolved by errata, differs from gdb's bt (-gdb +errata):\n%s", diff)
 	}
+}
+
+// writeBreakpad writes a Breakpad symbol file of f at path from
+// llvm-symbolizer's answers for every instruction start of its own
+// functions (pcs, wants) and the sizes of its symbols (nm -S): FUNC, line,
+// FILE, INLINE_ORIGIN and INLINE records, as dump_syms would. It returns
+// the instructions it wrote, those of a function (not the padding between
+// functions, which the line table covers).
+func writeBreakpad(t *testing.T, path string, f nativeFixture, src string, pcs []uint64, wants [][]nativeWant) ([]uint64, [][]nativeWant) {
+	t.Helper()
+	type sym struct{ addr, size uint64 }
+	var syms []sym
+	for l := range strings.SplitSeq(runTool(t, src, "nm", "-S", "--defined-only", f.full), "\n") {
+		fs := strings.Fields(l)
+		if len(fs) == 4 && (fs[2] == "T" || fs[2] == "t") {
+			a, _ := strconv.ParseUint(fs[0], 16, 64)
+			n, _ := strconv.ParseUint(fs[1], 16, 64)
+			syms = append(syms, sym{a, n})
+		}
+	}
+	symOf := func(pc uint64) (sym, bool) {
+		for _, s := range syms {
+			if s.addr <= pc && pc < s.addr+s.size {
+				return s, true
+			}
+		}
+		return sym{}, false
+	}
+	var keptPCs []uint64
+	var keptWants [][]nativeWant
+	files, origins := map[string]int{}, map[string]int{}
+	id := func(m map[string]int, k string) int {
+		if _, ok := m[k]; !ok {
+			m[k] = len(m)
+		}
+		return m[k]
+	}
+	var body strings.Builder
+	var cur sym
+	for i, pc := range pcs {
+		w := wants[i]
+		s, ok := symOf(pc)
+		if !ok {
+			continue
+		}
+		keptPCs, keptWants = append(keptPCs, pc), append(keptWants, w)
+		if s != cur {
+			cur = s
+			fmt.Fprintf(&body, "FUNC %x %x 0 %s\n", s.addr, s.size, w[len(w)-1].Function)
+		}
+		end := s.addr + s.size
+		if i+1 < len(pcs) && pcs[i+1] < end {
+			end = pcs[i+1]
+		}
+		for d := 0; d < len(w)-1; d++ {
+			in, caller := w[len(w)-2-d], w[len(w)-1-d]
+			fmt.Fprintf(&body, "INLINE %d %d %d %d %x %x\n", d, caller.Line, id(files, caller.File), id(origins, in.Function), pc, end-pc)
+		}
+		fmt.Fprintf(&body, "%x %x %d %d\n", pc, end-pc, w[0].Line, id(files, w[0].File))
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "MODULE Linux x86_64 %s0 %s\nINFO CODE_ID %s\n",
+		strings.ToUpper(strings.ReplaceAll(debugIDOfBuildID(f.buildID), "-", "")), f.name, strings.ToUpper(f.buildID))
+	for _, m := range []struct {
+		rec string
+		ids map[string]int
+	}{{"FILE", files}, {"INLINE_ORIGIN", origins}} {
+		names := make([]string, len(m.ids))
+		for k, v := range m.ids {
+			names[v] = k
+		}
+		for i, n := range names {
+			fmt.Fprintf(&out, "%s %d %s\n", m.rec, i, n)
+		}
+	}
+	out.WriteString(body.String())
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if len(keptPCs) < 20 {
+		t.Fatalf("%s: only %d instructions in functions", f.name, len(keptPCs))
+	}
+	return keptPCs, keptWants
 }

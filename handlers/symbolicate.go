@@ -338,6 +338,14 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 			cands = append(cands, f)
 		}
 	}
+	// DWARF first (it has columns), then Breakpad; newest first in each.
+	rank := func(f store.SymbolFile) int {
+		if f.FileFormat == "elf" {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(cands, func(a, b store.SymbolFile) int { return rank(a) - rank(b) })
 	out := m.out
 	out.DebugStatus, m.frameStatus = "missing", "missing"
 	if len(cands) > 0 {
@@ -351,7 +359,7 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 		out.Features.HasUnwindInfo = out.Features.HasUnwindInfo || has("unwind")
 		out.Features.HasSources = out.Features.HasSources || has("sources")
 		switch {
-		case f.FileFormat != "elf" || !has("debug"):
+		case !(f.FileFormat == "elf" && has("debug") || f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
 			c.Status = "no_debug_info"
 		case m.res != nil:
 		case f.Size > maxNativeFileSize:
@@ -365,6 +373,9 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 				fr, err := st.OpenFile(r.Context(), f.OrgID, f.FileID)
 				if err != nil {
 					return nil, err
+				}
+				if f.FileFormat == "breakpad" {
+					return dif.ReadBreakpadSymbols(io.NewSectionReader(fr, 0, fr.Size()))
 				}
 				return dif.ReadELFDWARF(fr, fr.Size())
 			})

@@ -63,7 +63,8 @@ type Resolver struct {
 	funcs []span // top-level subprograms, sorted by lo
 	units []span // compilation unit ranges, sorted by lo
 	syms  symbols
-	size  int64 // bytes the index holds, as counted against maxDWARFIndex
+	bp    *bpIndex // a Breakpad symbol file's records, instead of the above
+	size  int64    // bytes the index holds, as counted against maxDWARFIndex
 }
 
 // Size is the bytes the resolver's index holds (approximately).
@@ -581,6 +582,9 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 // that holds it, innermost (the deepest inlined call) first. ok is false
 // when no function and no line of the file holds it.
 func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
+	if r.bp != nil {
+		return r.bp.lookup(addr)
+	}
 	top, cu := r.function(addr)
 	symName, symStart, hasSym := r.syms.lookup(addr)
 	if top == nil {
