@@ -339,6 +339,45 @@ func TestNativeSymbolication(t *testing.T) {
 		})
 	}
 
+	t.Run("limits", func(t *testing.T) {
+		f := fixtures[0]
+		module := map[string]any{"type": "elf", "debug_id": debugIDOfBuildID(f.buildID), "image_addr": "0x0"}
+		frames := func(n int) []map[string]any {
+			fs := make([]map[string]any, n)
+			for i := range fs {
+				fs[i] = map[string]any{"instruction_addr": i}
+			}
+			return fs
+		}
+		// 1,000 frames are answered.
+		out := symbolicate(t, s, "nat", map[string]any{"modules": []any{module}, "stacktraces": []any{map[string]any{"frames": frames(1000)}}})
+		if n := len(out.Stacktraces[0].Frames); n < 1000 {
+			t.Errorf("%d frames for 1,000", n)
+		}
+		for _, tc := range []struct {
+			name string
+			body any
+			want int
+		}{
+			{"5,001 frames", map[string]any{"modules": []any{module}, "stacktraces": []any{
+				map[string]any{"frames": frames(2500)}, map[string]any{"frames": frames(2501)}}}, http.StatusUnprocessableEntity},
+			{"501 modules", map[string]any{"modules": slices.Repeat([]any{module}, 501)}, http.StatusUnprocessableEntity},
+			{"a body over 1 MiB", map[string]any{"pad": strings.Repeat("x", 1<<20)}, http.StatusRequestEntityTooLarge},
+			{"a module of no type", map[string]any{"modules": []any{map[string]any{"image_addr": "0x0"}}}, http.StatusUnprocessableEntity},
+			{"an address that is not one", map[string]any{"modules": []any{module}, "stacktraces": []any{
+				map[string]any{"frames": []any{map[string]any{"instruction_addr": "main+4"}}}}}, http.StatusUnprocessableEntity},
+			{"rel:N of no module", map[string]any{"modules": []any{module}, "stacktraces": []any{
+				map[string]any{"frames": []any{map[string]any{"instruction_addr": 1, "addr_mode": "rel:1"}}}}}, http.StatusUnprocessableEntity},
+			{"modules of the wrong type", map[string]any{"modules": "elf"}, http.StatusUnprocessableEntity},
+			{"an unknown frame order", map[string]any{"options": map[string]any{"frame_order": "random"}}, http.StatusUnprocessableEntity},
+		} {
+			status, body := s.api(t, "POST", "/api/0/projects/nat/web/symbolicate/", tc.body)
+			if status != tc.want {
+				t.Errorf("%s: %d %.200s, want %d", tc.name, status, body, tc.want)
+			}
+		}
+	})
+
 	t.Run("statuses, order and retention", func(t *testing.T) {
 		f := fixtures[0]
 		pcs, wants := instructionStarts(t, f, src)
