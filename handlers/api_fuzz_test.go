@@ -78,6 +78,8 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "GET", path: "/api/0/organizations/acme/releases/1.0/files/?{}"},
 	{method: "GET", path: "/api/0/projects/acme/web/releases/1.0/files/?{}"},
 	{method: "GET", path: "/api/0/organizations/acme/repos/?{}"},
+	// Native resolution (SYMBOLS.md §8).
+	{method: "POST", path: "/api/0/projects/acme/web/symbolicate/", contentType: "application/json"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database

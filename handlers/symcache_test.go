@@ -1,0 +1,95 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"errata/worker/dif"
+)
+
+// breakpadResolver is a small resolver whose size grows with n.
+func breakpadResolver(t *testing.T, n int) *dif.Resolver {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("MODULE Linux x86_64 B644071B511E55DBAC271EE28D84D9910 x\n")
+	for i := range n {
+		b.WriteString("PUBLIC " + strings.Repeat("1", 1+i%8) + " 0 f\n")
+	}
+	res, err := dif.ReadBreakpadSymbols(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestSymbolCache keeps parsed files within its bytes, the least
+// recently used going first, parses a file once for requests that want
+// it at the same time, remembers failures and forgets cancellations.
+func TestSymbolCache(t *testing.T) {
+	one := breakpadResolver(t, 100)
+	size := one.Size() + symbolErrorSize
+	c := NewSymbolCache(2*size + size/2) // room for two
+	ctx := context.Background()
+	loads := 0
+	load := func() (*dif.Resolver, error) { loads++; return breakpadResolver(t, 100), nil }
+	for _, k := range []string{"a", "b", "a", "c", "a", "b"} {
+		if _, _, err := c.get(ctx, k, load); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a, b parsed; a hit; c parsed (b goes); a hit; b parsed again.
+	if loads != 4 {
+		t.Errorf("%d parses, want 4", loads)
+	}
+	if b, n := c.Stats(); n != 2 || b != 2*size {
+		t.Errorf("the cache holds %d bytes in %d entries, want %d in 2", b, n, 2*size)
+	}
+
+	// A file larger than the cache is parsed and not kept.
+	big := NewSymbolCache(size / 2)
+	big.get(ctx, "a", load)
+	if b, n := big.Stats(); n != 0 || b != 0 {
+		t.Errorf("a cache smaller than the file holds %d bytes in %d entries", b, n)
+	}
+
+	// Failures are kept (the file stays malformed), cancellations not.
+	bad := errors.New("malformed")
+	fails := 0
+	for range 2 {
+		if _, _, err := c.get(ctx, "bad", func() (*dif.Resolver, error) { fails++; return nil, bad }); err != bad {
+			t.Fatalf("got %v, want the failure", err)
+		}
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	c.get(canceled, "gone", func() (*dif.Resolver, error) { return nil, context.Canceled })
+	if _, parsed, _ := c.get(ctx, "gone", load); fails != 1 || !parsed {
+		t.Errorf("%d parses of the failed file (want 1); the canceled one parsed again: %v", fails, parsed)
+	}
+
+	// Requests wanting one file at once parse it once.
+	c2 := NewSymbolCache(DefaultSymbolCacheBytes)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			c2.get(ctx, "x", func() (*dif.Resolver, error) {
+				mu.Lock()
+				n++
+				mu.Unlock()
+				<-release
+				return one, nil
+			})
+		})
+	}
+	close(release)
+	wg.Wait()
+	if n != 1 {
+		t.Errorf("%d parses of one file wanted by 8 requests", n)
+	}
+}
