@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // nativeTools are the programs the native resolution tests build and
@@ -178,17 +179,20 @@ type symbolicated struct {
 	Status      string `json:"status"`
 	Stacktraces []struct {
 		Frames []struct {
-			Status          string `json:"status"`
-			OriginalIndex   int    `json:"original_index"`
-			InstructionAddr string `json:"instruction_addr"`
-			SymAddr         string `json:"sym_addr"`
-			Function        string `json:"function"`
-			Symbol          string `json:"symbol"`
-			Package         string `json:"package"`
-			AbsPath         string `json:"abs_path"`
-			Filename        string `json:"filename"`
-			Lineno          int    `json:"lineno"`
-			Colno           int    `json:"colno"`
+			Status          string   `json:"status"`
+			OriginalIndex   int      `json:"original_index"`
+			InstructionAddr string   `json:"instruction_addr"`
+			SymAddr         string   `json:"sym_addr"`
+			Function        string   `json:"function"`
+			Symbol          string   `json:"symbol"`
+			Package         string   `json:"package"`
+			AbsPath         string   `json:"abs_path"`
+			Filename        string   `json:"filename"`
+			Lineno          int      `json:"lineno"`
+			Colno           int      `json:"colno"`
+			PreContext      []string `json:"pre_context"`
+			ContextLine     *string  `json:"context_line"`
+			PostContext     []string `json:"post_context"`
 		} `json:"frames"`
 	} `json:"stacktraces"`
 	Modules []struct {
@@ -262,9 +266,26 @@ func TestNativeSymbolication(t *testing.T) {
 				t.Errorf("module %+v, want found with debug info and sources", m)
 			}
 			got := make([][]nativeWant, len(pcs))
+			contexts := 0
 			for _, fr := range out.Stacktraces[0].Frames {
 				if fr.Status != "symbolicated" || fr.Package != "/usr/bin/"+f.name {
 					t.Errorf("frame %+v", fr)
+				}
+				// Source context from the bundle sentry-cli uploaded:
+				// the file's own lines.
+				if fr.Lineno > 0 {
+					b, err := os.ReadFile(fr.AbsPath)
+					if err != nil {
+						t.Fatal(err)
+					}
+					lines := strings.Split(string(b), "\n")
+					k := fr.Lineno - 1
+					if fr.ContextLine == nil || *fr.ContextLine != lines[k] ||
+						!cmp.Equal(fr.PreContext, lines[max(0, k-5):k], cmpopts.EquateEmpty()) ||
+						!cmp.Equal(fr.PostContext, lines[k+1:min(len(lines), k+6)], cmpopts.EquateEmpty()) {
+						t.Errorf("%s:%d: source context %q %v %q", fr.AbsPath, fr.Lineno, fr.PreContext, fr.ContextLine, fr.PostContext)
+					}
+					contexts++
 				}
 				got[fr.OriginalIndex] = append(got[fr.OriginalIndex], nativeWant{fr.Function, fr.AbsPath, fr.Lineno, fr.Colno})
 			}
@@ -279,7 +300,10 @@ func TestNativeSymbolication(t *testing.T) {
 			if bad > 0 {
 				t.Errorf("%d of %d addresses differ", bad, len(pcs))
 			}
-			t.Logf("%d instruction starts, %d frames, as llvm-symbolizer", len(pcs), len(out.Stacktraces[0].Frames))
+			if contexts == 0 {
+				t.Error("no frame with source context")
+			}
+			t.Logf("%d instruction starts, %d frames, as llvm-symbolizer, %d with source context", len(pcs), len(out.Stacktraces[0].Frames), contexts)
 		})
 		t.Run(f.name+"/crash", func(t *testing.T) { checkCrash(t, s, f) })
 	}
@@ -450,8 +474,8 @@ func TestNativeSymbolication(t *testing.T) {
 		if !strings.Contains(strings.Join(cands, ","), "elf:ok") || !strings.Contains(strings.Join(cands, ","), "sourcebundle:no_debug_info") {
 			t.Errorf("candidates %v, want the debug companion ok and the source bundle", cands)
 		}
-		if n := s.count(t, `SELECT count(*) FROM files WHERE date_used > now() - interval '1 hour'`); n != 1 {
-			t.Errorf("%d files used by the resolution, want 1 (the debug companion)", n)
+		if n := s.count(t, `SELECT count(*) FROM files WHERE date_used > now() - interval '1 hour'`); n != 2 {
+			t.Errorf("%d files used by the resolution, want 2 (the debug companion and the source bundle)", n)
 		}
 		// Another organization's project, and no project: 404.
 		if status, _ := s.api(t, "POST", "/api/0/projects/nat/nothing/symbolicate/", map[string]any{}); status != http.StatusNotFound {

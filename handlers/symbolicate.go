@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,18 +63,23 @@ type nativeFrameIn struct {
 
 // nativeFrameOut is one frame of the answer.
 type nativeFrameOut struct {
-	Status          string `json:"status"`
-	OriginalIndex   int    `json:"original_index"`
-	InstructionAddr string `json:"instruction_addr"`
-	AddrMode        string `json:"addr_mode,omitempty"`
-	SymAddr         string `json:"sym_addr,omitempty"`
-	Function        string `json:"function,omitempty"`
-	Symbol          string `json:"symbol,omitempty"`
-	Package         string `json:"package,omitempty"`
-	AbsPath         string `json:"abs_path,omitempty"`
-	Filename        string `json:"filename,omitempty"`
-	Lineno          int    `json:"lineno,omitempty"`
-	Colno           int    `json:"colno,omitempty"`
+	Status          string   `json:"status"`
+	OriginalIndex   int      `json:"original_index"`
+	InstructionAddr string   `json:"instruction_addr"`
+	AddrMode        string   `json:"addr_mode,omitempty"`
+	SymAddr         string   `json:"sym_addr,omitempty"`
+	Function        string   `json:"function,omitempty"`
+	Symbol          string   `json:"symbol,omitempty"`
+	Package         string   `json:"package,omitempty"`
+	AbsPath         string   `json:"abs_path,omitempty"`
+	Filename        string   `json:"filename,omitempty"`
+	Lineno          int      `json:"lineno,omitempty"`
+	Colno           int      `json:"colno,omitempty"`
+	PreContext      []string `json:"pre_context,omitempty"`
+	ContextLine     *string  `json:"context_line,omitempty"`
+	PostContext     []string `json:"post_context,omitempty"`
+
+	mod *nativeModule // whose files resolved it
 }
 
 type nativeFeatures struct {
@@ -131,6 +137,7 @@ type nativeModule struct {
 	frameStatus   string // of frames in it that res does not answer
 	out           *nativeModuleOut
 	resolvedFiles []int64
+	bundle        *store.SymbolFile // a source bundle of the module
 }
 
 // handleSymbolicate serves POST /api/0/projects/{org}/{project}/symbolicate/:
@@ -215,6 +222,15 @@ func handleSymbolicate(d Deps) apiFunc {
 				out = append(out, fs...)
 			}
 			resp.Stacktraces[si].Frames = out
+		}
+		if req.Options.ApplySourceContext == nil || *req.Options.ApplySourceContext {
+			bundles, err := applySourceContext(r, d.Store, resp.Stacktraces)
+			if err != nil {
+				return err
+			}
+			if err := d.Store.MarkSymbolFilesUsed(r.Context(), sc, bundles); err != nil {
+				return err
+			}
 		}
 		writeJSON(w, r, d.Log, http.StatusOK, resp)
 		return nil
@@ -352,6 +368,9 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 		m.frameStatus = "missing_symbol"
 	}
 	for _, f := range cands {
+		if f.FileFormat == "sourcebundle" && m.bundle == nil {
+			m.bundle = &f
+		}
 		c := nativeCandidate{ID: strconv.FormatInt(f.ID, 10), ObjectName: f.ObjectName, DebugID: f.DebugID, CodeID: f.CodeID,
 			FileFormat: f.FileFormat, Features: f.Features, SHA1: f.Checksum, Status: "unused"}
 		has := func(feature string) bool { return slices.Contains(f.Features, feature) }
@@ -469,7 +488,7 @@ func resolveFrame(mods []*nativeModule, f nativeFrameIn, i int, crashing, caller
 	res := make([]nativeFrameOut, len(frames))
 	for k, fr := range frames {
 		o := out
-		o.Status = "symbolicated"
+		o.Status, o.mod = "symbolicated", m
 		o.Function, o.Symbol = fr.Function, fr.Symbol
 		if fr.Function != "" || fr.Symbol != "" {
 			if out.AddrMode == "" {
@@ -491,4 +510,74 @@ func resolveFrame(mods []*nativeModule, f nativeFrameIn, i int, crashing, caller
 		slices.Reverse(res)
 	}
 	return res, nil
+}
+
+// Source context: the lines around a frame's line, from the source bundle
+// of its module, at most maxSourceContext bytes of sources per request.
+const (
+	sourceContextLines = 5
+	maxSourceContext   = 32 << 20
+)
+
+// applySourceContext fills the source context of the symbolicated frames
+// whose module has a source bundle holding their file, and returns the
+// bundles it read.
+func applySourceContext(r *http.Request, st *store.Store, sts []struct {
+	Frames []nativeFrameOut `json:"frames"`
+}) ([]int64, error) {
+	paths := map[*nativeModule][]string{}
+	for _, s := range sts {
+		for _, f := range s.Frames {
+			if f.mod == nil || f.mod.bundle == nil || f.AbsPath == "" || f.Lineno < 1 {
+				continue
+			}
+			// sentry-cli names the file by its clean path (no "./").
+			for _, p := range []string{f.AbsPath, path.Clean(f.AbsPath)} {
+				if !slices.Contains(paths[f.mod], p) {
+					paths[f.mod] = append(paths[f.mod], p)
+				}
+			}
+		}
+	}
+	budget := int64(maxSourceContext)
+	var used []int64
+	sources := map[*nativeModule]map[string][]string{}
+	for m, ps := range paths {
+		fr, err := st.OpenFile(r.Context(), m.bundle.OrgID, m.bundle.FileID)
+		if err != nil {
+			return nil, err
+		}
+		files, err := dif.SourceBundleFiles(fr, fr.Size(), ps, budget)
+		if err != nil {
+			if r.Context().Err() != nil || errors.Is(err, store.ErrUnavailable) {
+				return nil, err
+			}
+			continue // a damaged bundle gives no context
+		}
+		used = append(used, m.bundle.ID)
+		lines := map[string][]string{}
+		for p, b := range files {
+			budget -= int64(len(b))
+			lines[p] = strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+		}
+		sources[m] = lines
+	}
+	for _, s := range sts {
+		for i := range s.Frames {
+			f := &s.Frames[i]
+			lines, ok := sources[f.mod][f.AbsPath]
+			if !ok {
+				lines = sources[f.mod][path.Clean(f.AbsPath)]
+			}
+			if f.mod == nil || f.Lineno < 1 || f.Lineno > len(lines) {
+				continue
+			}
+			k := f.Lineno - 1
+			line := lines[k]
+			f.ContextLine = &line
+			f.PreContext = slices.Clone(lines[max(0, k-sourceContextLines):k])
+			f.PostContext = slices.Clone(lines[k+1 : min(len(lines), k+1+sourceContextLines)])
+		}
+	}
+	return used, nil
 }
