@@ -21,7 +21,8 @@ import (
 
 // nativeTools are the programs the native resolution tests build and
 // check with (dev.sh test installs them).
-var nativeTools = []string{"gcc", "g++", "clang-14", "clang++-14", "objcopy", "strip", "llvm-objdump", "llvm-symbolizer", "gdb"}
+var nativeTools = []string{"gcc", "g++", "clang-14", "clang++-14", "objcopy", "strip", "llvm-objdump", "llvm-symbolizer", "gdb",
+	"ld64.lld-14", "dsymutil-14", "llvm-dwarfdump-14", "nm", "readelf"}
 
 func needNativeTools(t *testing.T) {
 	t.Helper()
@@ -58,6 +59,9 @@ type nativeFixture struct {
 	nativeBuild
 	full, stripped string
 	buildID        string
+	// symbolize, when set, is the file llvm-symbolizer reads instead of
+	// full (a dSYM's DWARF file).
+	symbolize string
 }
 
 func runTool(t *testing.T, dir, name string, args ...string) string {
@@ -130,14 +134,18 @@ type nativeWant struct {
 // llvm-symbolizer's answer for each, innermost first.
 func instructionStarts(t *testing.T, f nativeFixture, src string) ([]uint64, [][]nativeWant) {
 	t.Helper()
-	re := regexp.MustCompile(`^\s+([0-9a-f]+):`)
+	re := regexp.MustCompile(`^\s*([0-9a-f]+):`)
 	var addrs []string
 	for l := range strings.SplitSeq(runTool(t, src, "llvm-objdump", "-d", "--no-show-raw-insn", f.full), "\n") {
 		if m := re.FindStringSubmatch(l); m != nil {
 			addrs = append(addrs, "0x"+m[1])
 		}
 	}
-	cmd := exec.Command("llvm-symbolizer", "--obj="+f.full, "--inlining", "--output-style=JSON")
+	obj := f.full
+	if f.symbolize != "" {
+		obj = f.symbolize
+	}
+	cmd := exec.Command("llvm-symbolizer", "--obj="+obj, "--inlining", "--output-style=JSON")
 	cmd.Stdin = strings.NewReader(strings.Join(addrs, "\n") + "\n")
 	out, err := cmd.Output()
 	if err != nil {
@@ -362,6 +370,58 @@ func TestNativeSymbolication(t *testing.T) {
 			}
 		})
 	}
+
+	// A Mach-O of the C program (clang-14 for macOS, ld64.lld-14; stub
+	// headers, as there is no macOS SDK) and its dSYM (dsymutil-14),
+	// uploaded with sentry-cli: errata equals llvm-symbolizer on the dSYM.
+	t.Run("macho-dsym", func(t *testing.T) {
+		stub, dsymDir := t.TempDir(), t.TempDir()
+		os.WriteFile(filepath.Join(stub, "stdio.h"), []byte("int printf(const char *, ...);\n"), 0o644)
+		os.WriteFile(filepath.Join(stub, "stdlib.h"), []byte("#define NULL ((void *)0)\nint atoi(const char *);\n"), 0o644)
+		target := "--target=x86_64-apple-macos11"
+		runTool(t, src, "clang-14", target, "-g", "-O2", "-nostdinc", "-I"+stub, "-c", "-o", "mac.o", "crash.c")
+		runTool(t, src, "clang-14", target, "-fuse-ld=lld", "-nostdlib", "-Wl,-undefined,dynamic_lookup", "-Wl,-e,_main", "-o", "mac", "mac.o")
+		dsym := filepath.Join(dsymDir, "mac.dSYM")
+		runTool(t, src, "dsymutil-14", "mac", "-o", dsym)
+		m := regexp.MustCompile(`UUID: ([0-9A-F-]{36})`).FindStringSubmatch(runTool(t, src, "llvm-dwarfdump-14", "--uuid", "mac"))
+		if m == nil {
+			t.Fatal("the Mach-O has no UUID")
+		}
+		f := nativeFixture{nativeBuild: nativeBuild{name: "macho"}, full: filepath.Join(src, "mac"),
+			symbolize: filepath.Join(dsym, "Contents/Resources/DWARF/mac")}
+		pcs, wants := instructionStarts(t, f, src)
+		s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "mac")
+		macCLI := cli
+		macCLI.project = "mac"
+		macCLI.run(t, "debug-files", "upload", dsymDir).expect(t, 0)
+		frames := make([]map[string]any, len(pcs))
+		for i, pc := range pcs {
+			frames[i] = map[string]any{"instruction_addr": fmt.Sprintf("0x%x", pc), "adjust_instruction_addr": false}
+		}
+		out := symbolicateIn(t, s, "nat/mac", map[string]any{
+			"modules": []map[string]any{{"type": "macho", "debug_id": strings.ToLower(m[1]),
+				"image_addr": "0x100000000", "image_vmaddr": "0x100000000", "image_size": 1 << 20}},
+			"stacktraces": []map[string]any{{"frames": frames}},
+		})
+		if md := out.Modules[0]; md.DebugStatus != "found" {
+			t.Fatalf("module %+v, want found in the dSYM", md)
+		}
+		got := make([][]nativeWant, len(pcs))
+		for _, fr := range out.Stacktraces[0].Frames {
+			got[fr.OriginalIndex] = append(got[fr.OriginalIndex], nativeWant{fr.Function, fr.AbsPath, fr.Lineno, fr.Colno})
+		}
+		bad := 0
+		for i := range pcs {
+			if diff := cmp.Diff(wants[i], got[i]); diff != "" {
+				if bad++; bad <= 5 {
+					t.Errorf("0x%x (-llvm-symbolizer on the dSYM +errata):\n%s", pcs[i], diff)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%d of %d addresses differ", bad, len(pcs))
+		}
+	})
 
 	t.Run("limits", func(t *testing.T) {
 		f := fixtures[0]

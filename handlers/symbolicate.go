@@ -356,7 +356,7 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 	}
 	// DWARF first (it has columns), then Breakpad; newest first in each.
 	rank := func(f store.SymbolFile) int {
-		if f.FileFormat == "elf" {
+		if f.FileFormat == "elf" || f.FileFormat == "macho" {
 			return 0
 		}
 		return 1
@@ -378,7 +378,7 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 		out.Features.HasUnwindInfo = out.Features.HasUnwindInfo || has("unwind")
 		out.Features.HasSources = out.Features.HasSources || has("sources")
 		switch {
-		case !(f.FileFormat == "elf" && has("debug") || f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
+		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
 			c.Status = "no_debug_info"
 		case m.res != nil:
 		case f.Size > maxNativeFileSize:
@@ -393,8 +393,11 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 				if err != nil {
 					return nil, err
 				}
-				if f.FileFormat == "breakpad" {
+				switch f.FileFormat {
+				case "breakpad":
 					return dif.ReadBreakpadSymbols(io.NewSectionReader(fr, 0, fr.Size()))
+				case "macho":
+					return dif.ReadMachODWARF(fr, fr.Size())
 				}
 				return dif.ReadELFDWARF(fr, fr.Size())
 			})
