@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -283,33 +284,44 @@ func FuzzDWARFResolver(f *testing.F) {
 	})
 }
 
-// TestDWARFMutations reads 5,000 copies of the testdata programs with
+// TestDWARFMutations reads 5,000 copies of the testdata programs (ELF and
+// a dSYM) with
 // random bytes changed: each is read or refused, within the budget,
 // without a panic and without looping (a copy whose DWARF made
 // debug/dwarf's reader return empty entries without end hung the first
 // resolver).
 func TestDWARFMutations(t *testing.T) {
-	var seeds [][]byte
-	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf"} {
+	type seed struct {
+		data []byte
+		read func(r *bytes.Reader, size int64) (*Resolver, error)
+	}
+	var seeds []seed
+	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf", "testdata/dwarf-macho.dsym"} {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		seeds = append(seeds, data)
+		read := func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadELFDWARF(r, size) }
+		if strings.HasSuffix(p, ".dsym") {
+			read = func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadMachODWARF(r, size) }
+		}
+		seeds = append(seeds, seed{data, read})
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	read := 0
 	for i := range 5000 {
-		d := bytes.Clone(seeds[i%len(seeds)])
+		sd := seeds[i%len(seeds)]
+		d := bytes.Clone(sd.data)
 		for range 1 + rng.IntN(40) {
 			d[rng.IntN(len(d))] = byte(rng.IntN(256))
 		}
 		done := make(chan error, 1)
 		go func() {
-			res, err := ReadELFDWARF(bytes.NewReader(d), int64(len(d)))
+			res, err := sd.read(bytes.NewReader(d), int64(len(d)))
 			if err == nil {
 				res.Lookup(0x11a0)
 				res.Lookup(0x1150)
+				res.Lookup(0x1000005a0)
 			}
 			done <- err
 		}()
