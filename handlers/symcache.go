@@ -3,6 +3,7 @@ package handlers
 import (
 	"container/list"
 	"context"
+	"errors"
 	"sync"
 
 	"errata/worker/dif"
@@ -75,8 +76,22 @@ func (c *SymbolCache) get(ctx context.Context, key string, load func() (*dif.Res
 
 	select {
 	case c.parse <- struct{}{}:
-		e.res, e.err = load()
-		<-c.parse
+		func() {
+			// A reader that panics fails this file, not the waiters
+			// forever: the panic goes on once they are released.
+			defer func() {
+				<-c.parse
+				if p := recover(); p != nil {
+					e.err = errors.New("reading the file failed")
+					c.mu.Lock()
+					c.remove(el)
+					c.mu.Unlock()
+					close(e.ready)
+					panic(p)
+				}
+			}()
+			e.res, e.err = load()
+		}()
 	case <-ctx.Done():
 		e.err = ctx.Err()
 	}

@@ -93,3 +93,39 @@ func TestSymbolCache(t *testing.T) {
 		t.Errorf("%d parses of one file wanted by 8 requests", n)
 	}
 }
+
+// TestSymbolCachePanic: a reader that panics releases the requests
+// waiting for the same file (with an error), and the next request parses
+// it again.
+func TestSymbolCachePanic(t *testing.T) {
+	c := NewSymbolCache(DefaultSymbolCacheBytes)
+	ctx := context.Background()
+	started, release, waited := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		defer func() { recover() }()
+		c.get(ctx, "p", func() (*dif.Resolver, error) {
+			close(started)
+			<-release
+			panic("reader bug")
+		})
+	}()
+	<-started
+	go func() {
+		// Whether it waits for the panicking parse or comes after it,
+		// it gets an error: the panic's, or its own reader's.
+		_, _, err := c.get(ctx, "p", func() (*dif.Resolver, error) { return nil, errors.New("parsed again") })
+		waited <- err
+	}()
+	close(release)
+	if err := <-waited; err == nil {
+		t.Error("a waiter got no error")
+	}
+	c2 := NewSymbolCache(DefaultSymbolCacheBytes)
+	func() {
+		defer func() { recover() }()
+		c2.get(ctx, "p", func() (*dif.Resolver, error) { panic("reader bug") })
+	}()
+	if _, parsed, err := c2.get(ctx, "p", func() (*dif.Resolver, error) { return breakpadResolver(t, 1), nil }); !parsed || err != nil {
+		t.Errorf("after a panic: parsed %v, %v; want parsed again", parsed, err)
+	}
+}
