@@ -3,10 +3,15 @@ package handlers
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"errata/authn"
+	"errata/store/storetest"
 	"errata/worker/dif"
 )
 
@@ -127,5 +132,27 @@ func TestSymbolCachePanic(t *testing.T) {
 	}()
 	if _, parsed, err := c2.get(ctx, "p", func() (*dif.Resolver, error) { return breakpadResolver(t, 1), nil }); !parsed || err != nil {
 		t.Errorf("after a panic: parsed %v, %v; want parsed again", parsed, err)
+	}
+}
+
+// TestMetricsOfTheSymbolCache: /metrics reports the bytes and entries of
+// the parsed debug files New's cache holds.
+func TestMetricsOfTheSymbolCache(t *testing.T) {
+	st := storetest.New(t)
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	m := NewMetrics("v1.2.3-test", st, nil, log)
+	c := NewSymbolCache(DefaultSymbolCacheBytes)
+	New(Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, SecretKey: "test-secret", Metrics: m, SymbolCache: c})
+	res := breakpadResolver(t, 10)
+	c.get(context.Background(), "a", func() (*dif.Resolver, error) { return res, nil })
+	text := scrape(t, m)
+	for name, want := range map[string]string{
+		"errata_symbol_cache_bytes":   strconv.FormatInt(res.Size()+symbolErrorSize, 10),
+		"errata_symbol_cache_entries": "1",
+	} {
+		lines := strings.Split(strings.TrimSuffix(family(text, name), "\n"), "\n")
+		if len(lines) != 3 || lines[1] != "# TYPE "+name+" gauge" || lines[2] != name+" "+want {
+			t.Errorf("%s: want a gauge of %s, got:\n%s", name, want, strings.Join(lines, "\n"))
+		}
 	}
 }
