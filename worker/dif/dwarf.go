@@ -461,51 +461,60 @@ func uintAttr(e *dwarf.Entry, a dwarf.Attr) uint32 {
 // looked for on the entry and then along DW_AT_abstract_origin and
 // DW_AT_specification, as llvm-symbolizer looks.
 func (b *indexBuilder) nameOf(e *dwarf.Entry) (*fnName, error) {
+	return b.nameDepth(e, 0)
+}
+
+// nameDepth is nameOf for an entry reached after depth references. An
+// entry that names nothing itself shares the name of the entry it refers
+// to (an inlined call, its abstract origin), decoded once.
+func (b *indexBuilder) nameDepth(e *dwarf.Entry, depth int) (*fnName, error) {
 	if n, ok := b.names[e.Offset]; ok {
 		return n, nil
 	}
-	n := &fnName{}
-	var origins []dwarf.Offset
-	cur := e
-	for depth := 0; cur != nil && depth < maxOriginDepth; depth++ {
-		if n.linkage == "" {
-			n.linkage = strAttr(cur, dwarf.AttrLinkageName)
-			if n.linkage == "" {
-				n.linkage = strAttr(cur, dwarf.Attr(0x2007))
+	linkage := strAttr(e, dwarf.AttrLinkageName)
+	if linkage == "" {
+		linkage = strAttr(e, dwarf.Attr(0x2007))
+	}
+	name := strAttr(e, dwarf.AttrName)
+	var ref *fnName
+	if linkage == "" || name == "" {
+		next, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			next, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+		if ok && depth < maxOriginDepth {
+			if c, seen := b.names[next]; seen {
+				ref = c
+			} else {
+				b.nameReader.Seek(next)
+				if ne, err := b.nameReader.Next(); err == nil && ne != nil && ne.Offset == next && ne.Tag != 0 {
+					if ref, err = b.nameDepth(ne, depth+1); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
-		if n.name == "" {
-			n.name = strAttr(cur, dwarf.AttrName)
+	}
+	var n *fnName
+	switch {
+	case ref != nil && linkage == "" && name == "":
+		n = ref // shared
+		if err := b.spend(16); err != nil {
+			return nil, err
 		}
-		if n.linkage != "" && n.name != "" {
-			break
-		}
-		origins = append(origins, cur.Offset)
-		next, ok := cur.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-		if !ok {
-			next, ok = cur.Val(dwarf.AttrSpecification).(dwarf.Offset)
-		}
-		if !ok {
-			break
-		}
-		if c, ok := b.names[next]; ok {
+	default:
+		n = &fnName{linkage: linkage, name: name}
+		if ref != nil {
 			if n.linkage == "" {
-				n.linkage = c.linkage
+				n.linkage = ref.linkage
 			}
 			if n.name == "" {
-				n.name = c.name
+				n.name = ref.name
 			}
-			break
 		}
-		b.nameReader.Seek(next)
-		ne, err := b.nameReader.Next()
-		if err != nil || ne == nil || ne.Offset != next {
-			break
+		if err := b.spend(64 + len(n.linkage) + len(n.name)); err != nil {
+			return nil, err
 		}
-		cur = ne
-	}
-	if err := b.spend(64 + len(n.linkage) + len(n.name)); err != nil {
-		return nil, err
 	}
 	b.names[e.Offset] = n
 	return n, nil
