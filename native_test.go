@@ -423,6 +423,35 @@ func TestNativeSymbolication(t *testing.T) {
 		}
 	})
 
+	// A module whose only file is a stripped executable: its frames are
+	// missing_symbol, the module missing, with that file as a candidate.
+	t.Run("stripped only", func(t *testing.T) {
+		dir := t.TempDir()
+		prog := filepath.Join(dir, "bare")
+		runTool(t, src, "gcc", "-O2", "-Wl,--build-id=sha1", "-o", prog+".full", "crash.c")
+		runTool(t, src, "strip", "--strip-all", "-o", prog, prog+".full")
+		os.Remove(prog + ".full")
+		id := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindStringSubmatch(runTool(t, src, "readelf", "-n", prog))
+		if id == nil {
+			t.Fatal("no build id")
+		}
+		s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "bare")
+		bareCLI := cli
+		bareCLI.project = "bare"
+		bareCLI.run(t, "debug-files", "upload", dir).expect(t, 0)
+		out := symbolicateIn(t, s, "nat/bare", map[string]any{
+			"modules":     []map[string]any{{"type": "elf", "code_id": id[1], "image_addr": "0x1000", "image_size": 1 << 16}},
+			"stacktraces": []map[string]any{{"frames": []map[string]any{{"instruction_addr": "0x1100"}}}},
+		})
+		m := out.Modules[0]
+		if m.DebugStatus != "missing" || len(m.Candidates) != 1 || m.Candidates[0].Status != "no_debug_info" {
+			t.Errorf("module %+v, want missing with the executable as a candidate without debug information", m)
+		}
+		if fr := out.Stacktraces[0].Frames; len(fr) != 1 || fr[0].Status != "missing_symbol" {
+			t.Errorf("frames %+v, want one missing_symbol", fr)
+		}
+	})
+
 	t.Run("limits", func(t *testing.T) {
 		f := fixtures[0]
 		module := map[string]any{"type": "elf", "debug_id": debugIDOfBuildID(f.buildID), "image_addr": "0x0"}
