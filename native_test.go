@@ -22,7 +22,7 @@ import (
 // nativeTools are the programs the native resolution tests build and
 // check with (dev.sh test installs them).
 var nativeTools = []string{"gcc", "g++", "clang-14", "clang++-14", "objcopy", "strip", "llvm-objdump", "llvm-symbolizer", "gdb",
-	"ld64.lld-14", "dsymutil-14", "llvm-dwarfdump-14", "nm", "readelf"}
+	"ld64.lld-14", "dsymutil-14", "llvm-dwarfdump-14", "lld-link-14", "nm", "readelf"}
 
 func needNativeTools(t *testing.T) {
 	t.Helper()
@@ -255,7 +255,7 @@ func TestNativeSymbolication(t *testing.T) {
 	s.cli(t, "admin", "create-org", "--slug", "nat", "--owner", "native@example.com")
 	s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "web")
 	cli := newSentryCLI(t, "SENTRY_CLI_2", s, "nat").in(t.TempDir())
-	cli.run(t, "debug-files", "upload", "--include-sources", upload).expect(t, 0)
+	cli.run(t, "debug-files", "upload", "--wait", "--include-sources", upload).expect(t, 0)
 
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
@@ -335,7 +335,7 @@ func TestNativeSymbolication(t *testing.T) {
 	}
 	bpCLI := cli
 	bpCLI.project = "bp"
-	bpCLI.run(t, "debug-files", "upload", bpDir).expect(t, 0)
+	bpCLI.run(t, "debug-files", "upload", "--wait", bpDir).expect(t, 0)
 	for _, bc := range bps {
 		t.Run(bc.f.name+"/breakpad", func(t *testing.T) {
 			frames := make([]map[string]any, len(bc.pcs))
@@ -393,7 +393,7 @@ func TestNativeSymbolication(t *testing.T) {
 		s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "mac")
 		macCLI := cli
 		macCLI.project = "mac"
-		macCLI.run(t, "debug-files", "upload", dsymDir).expect(t, 0)
+		macCLI.run(t, "debug-files", "upload", "--wait", dsymDir).expect(t, 0)
 		frames := make([]map[string]any, len(pcs))
 		for i, pc := range pcs {
 			frames[i] = map[string]any{"instruction_addr": fmt.Sprintf("0x%x", pc), "adjust_instruction_addr": false}
@@ -423,6 +423,59 @@ func TestNativeSymbolication(t *testing.T) {
 		}
 	})
 
+	// A PE and its PDB of the C program (clang-14 for Windows at -O0, no
+	// inlined calls: errata does not read S_INLINESITE yet; lld-link-14;
+	// stub headers, as there is no Windows SDK), uploaded with sentry-cli:
+	// errata equals llvm-symbolizer on the PE with the PDB beside it.
+	t.Run("pe-pdb", func(t *testing.T) {
+		stub, dir := t.TempDir(), t.TempDir()
+		os.WriteFile(filepath.Join(stub, "stdio.h"), []byte("int printf(const char *, ...);\n"), 0o644)
+		os.WriteFile(filepath.Join(stub, "stdlib.h"), []byte("#define NULL ((void *)0)\nint atoi(const char *);\n"), 0o644)
+		runTool(t, src, "clang-14", "--target=x86_64-pc-windows-msvc", "-g", "-gcodeview", "-O0", "-nostdinc", "-I"+stub, "-c", "-o", "win.obj", "crash.c")
+		exe := filepath.Join(dir, "crash.exe")
+		cmd := exec.Command("lld-link-14", "/debug", "/entry:main", "/nodefaultlib", "/subsystem:console", "/force:unresolved",
+			filepath.Join(src, "win.obj"), "/out:"+exe, "/pdb:"+filepath.Join(dir, "crash.pdb"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			if _, statErr := os.Stat(exe); statErr != nil {
+				t.Fatalf("lld-link-14: %v\n%s", err, out)
+			}
+		}
+		f := nativeFixture{nativeBuild: nativeBuild{name: "pe"}, full: exe}
+		pcs, wants := instructionStarts(t, f, src)
+		s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "win")
+		winCLI := cli
+		winCLI.project = "win"
+		winCLI.run(t, "debug-files", "upload", "--wait", dir).expect(t, 0)
+		debugID := checkedID(t, winCLI, filepath.Join(dir, "crash.pdb"))
+		frames := make([]map[string]any, len(pcs))
+		for i, pc := range pcs {
+			frames[i] = map[string]any{"instruction_addr": fmt.Sprintf("0x%x", pc), "adjust_instruction_addr": false}
+		}
+		out := symbolicateIn(t, s, "nat/win", map[string]any{
+			"modules":     []map[string]any{{"type": "pe", "debug_id": debugID, "image_addr": "0x140000000", "image_size": 1 << 20}},
+			"stacktraces": []map[string]any{{"frames": frames}},
+		})
+		if md := out.Modules[0]; md.DebugStatus != "found" {
+			_, list := s.api(t, "GET", "/api/0/projects/nat/win/files/dsyms/", nil)
+			t.Fatalf("module %+v, want found in the PDB; stored: %s", md, list)
+		}
+		got := make([][]nativeWant, len(pcs))
+		for _, fr := range out.Stacktraces[0].Frames {
+			got[fr.OriginalIndex] = append(got[fr.OriginalIndex], nativeWant{fr.Function, fr.AbsPath, fr.Lineno, fr.Colno})
+		}
+		bad := 0
+		for i := range pcs {
+			if diff := cmp.Diff(wants[i], got[i]); diff != "" {
+				if bad++; bad <= 5 {
+					t.Errorf("0x%x (-llvm-symbolizer with the PDB +errata):\n%s", pcs[i], diff)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%d of %d addresses differ", bad, len(pcs))
+		}
+	})
+
 	// A module whose only file is a stripped executable: its frames are
 	// missing_symbol, the module missing, with that file as a candidate.
 	t.Run("stripped only", func(t *testing.T) {
@@ -438,7 +491,7 @@ func TestNativeSymbolication(t *testing.T) {
 		s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "bare")
 		bareCLI := cli
 		bareCLI.project = "bare"
-		bareCLI.run(t, "debug-files", "upload", dir).expect(t, 0)
+		bareCLI.run(t, "debug-files", "upload", "--wait", dir).expect(t, 0)
 		out := symbolicateIn(t, s, "nat/bare", map[string]any{
 			"modules":     []map[string]any{{"type": "elf", "code_id": id[1], "image_addr": "0x1000", "image_size": 1 << 16}},
 			"stacktraces": []map[string]any{{"frames": []map[string]any{{"instruction_addr": "0x1100"}}}},

@@ -354,12 +354,16 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 			cands = append(cands, f)
 		}
 	}
-	// DWARF first (it has columns), then Breakpad; newest first in each.
+	// DWARF first (it has columns and inlined calls), then PDB, then
+	// Breakpad; newest first in each.
 	rank := func(f store.SymbolFile) int {
-		if f.FileFormat == "elf" || f.FileFormat == "macho" {
+		switch f.FileFormat {
+		case "elf", "macho":
 			return 0
+		case "pdb":
+			return 1
 		}
-		return 1
+		return 2
 	}
 	slices.SortStableFunc(cands, func(a, b store.SymbolFile) int { return rank(a) - rank(b) })
 	out := m.out
@@ -378,7 +382,8 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 		out.Features.HasUnwindInfo = out.Features.HasUnwindInfo || has("unwind")
 		out.Features.HasSources = out.Features.HasSources || has("sources")
 		switch {
-		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
+		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "pdb" ||
+			f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
 			c.Status = "no_debug_info"
 		case m.res != nil:
 		case f.Size > maxNativeFileSize:
@@ -398,6 +403,8 @@ func resolveModule(r *http.Request, cache *SymbolCache, st *store.Store, m *nati
 					return dif.ReadBreakpadSymbols(io.NewSectionReader(fr, 0, fr.Size()))
 				case "macho":
 					return dif.ReadMachODWARF(fr, fr.Size())
+				case "pdb":
+					return dif.ReadPDBSymbols(fr, fr.Size())
 				}
 				return dif.ReadELFDWARF(fr, fr.Size())
 			})

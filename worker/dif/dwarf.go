@@ -63,8 +63,9 @@ type Resolver struct {
 	funcs []span // top-level subprograms, sorted by lo
 	units []span // compilation unit ranges, sorted by lo
 	syms  symbols
-	bp    *bpIndex // a Breakpad symbol file's records, instead of the above
-	size  int64    // bytes the index holds, as counted against maxDWARFIndex
+	bp    *bpIndex  // a Breakpad symbol file's records, instead of the above
+	pdb   *pdbIndex // a PDB's procedures and lines, instead of the above
+	size  int64     // bytes the index holds, as counted against maxDWARFIndex
 }
 
 // Size is the bytes the resolver's index holds (approximately).
@@ -593,6 +594,9 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 	if r.bp != nil {
 		return r.bp.lookup(addr)
+	}
+	if r.pdb != nil {
+		return r.pdb.lookup(addr)
 	}
 	top, cu := r.function(addr)
 	symName, symStart, hasSym := r.syms.lookup(addr)

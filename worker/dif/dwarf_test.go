@@ -284,8 +284,8 @@ func FuzzDWARFResolver(f *testing.F) {
 	})
 }
 
-// TestDWARFMutations reads 5,000 copies of the testdata programs (ELF and
-// a dSYM) with
+// TestDWARFMutations reads 5,000 copies of the testdata programs (ELF, a
+// dSYM and a PDB) with
 // random bytes changed: each is read or refused, within the budget,
 // without a panic and without looping (a copy whose DWARF made
 // debug/dwarf's reader return empty entries without end hung the first
@@ -296,7 +296,7 @@ func TestDWARFMutations(t *testing.T) {
 		read func(r *bytes.Reader, size int64) (*Resolver, error)
 	}
 	var seeds []seed
-	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf", "testdata/dwarf-macho.dsym"} {
+	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf", "testdata/dwarf-macho.dsym", "testdata/crash-O0.pdb"} {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -304,6 +304,9 @@ func TestDWARFMutations(t *testing.T) {
 		read := func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadELFDWARF(r, size) }
 		if strings.HasSuffix(p, ".dsym") {
 			read = func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadMachODWARF(r, size) }
+		}
+		if strings.HasSuffix(p, ".pdb") {
+			read = func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadPDBSymbols(r, size) }
 		}
 		seeds = append(seeds, seed{data, read})
 	}
@@ -322,6 +325,7 @@ func TestDWARFMutations(t *testing.T) {
 				res.Lookup(0x11a0)
 				res.Lookup(0x1150)
 				res.Lookup(0x1000005a0)
+				res.Lookup(0x1010)
 			}
 			done <- err
 		}()
