@@ -83,7 +83,7 @@ apt_install() {
 # and gdb are the answers errata's are held against.
 install_native_tools() {
 	local pkgs="" t
-	for t in gcc:gcc g++:g++ clang-14:clang-14 ld.lld-14:lld-14 ld64.lld-14:lld-14 objcopy:binutils llvm-symbolizer:llvm llvm-objdump:llvm dsymutil-14:llvm-14 llvm-dwarfdump-14:llvm-14 gdb:gdb; do
+	for t in gcc:gcc g++:g++ clang-14:clang-14 ld.lld-14:lld-14 ld64.lld-14:lld-14 objcopy:binutils llvm-symbolizer:llvm llvm-objdump:llvm dsymutil-14:llvm-14 llvm-dwarfdump-14:llvm-14 lld-link-14:lld-14 nm:binutils readelf:binutils gdb:gdb; do
 		command -v "${t%%:*}" >/dev/null 2>&1 || pkgs="$pkgs ${t#*:}"
 	done
 	[ -z "$pkgs" ] || apt_install $pkgs
