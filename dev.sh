@@ -99,6 +99,18 @@ install_js_tools() {
 	export NODE_TRACE_MAPPING=$tools/trace-mapping-0.3.25/node_modules/@jridgewell/trace-mapping
 }
 
+# install_native_tools brings the compilers, binutils and oracles of the
+# native resolution tests (native_test.go): gcc, clang-14 and lld-14 build
+# the fixtures, objcopy and strip split them, llvm-symbolizer, llvm-objdump
+# and gdb are the answers errata's are held against.
+install_native_tools() {
+	local pkgs="" t
+	for t in gcc:gcc g++:g++ clang-14:clang-14 ld.lld-14:lld-14 ld64.lld-14:lld-14 objcopy:binutils llvm-symbolizer:llvm llvm-objdump:llvm dsymutil-14:llvm-14 llvm-dwarfdump-14:llvm-14 lld-link-14:lld-14 nm:binutils readelf:binutils gdb:gdb; do
+		command -v "${t%%:*}" >/dev/null 2>&1 || pkgs="$pkgs ${t#*:}"
+	done
+	[ -z "$pkgs" ] || apt_install $pkgs
+}
+
 # install_test_tools brings the real peers the end-to-end tests drive and
 # tells the tests where they are: sentry-cli 1.x, 2.x and 3.x from npm, an SMTP
 # server (Debian's python3-aiosmtpd), headless Chromium, the OpenAPI 3.1
@@ -165,6 +177,7 @@ install_test_tools() {
 	command -v clang-14 >/dev/null 2>&1 || apt_install clang-14
 	command -v lld-link-14 >/dev/null 2>&1 || apt_install lld-14
 	command -v dsymutil-14 >/dev/null 2>&1 || apt_install llvm-14
+	install_native_tools
 	CHROMIUM=$(command -v chromium)
 	export CHROMIUM
 	# promtool is taken out of Debian's prometheus package, which is not

@@ -178,6 +178,9 @@ type config struct {
 	acquireTimeout time.Duration
 	idleInTx       time.Duration
 	bodiesPerToken int
+	// debugFileCacheBytes bounds the parsed debug files that native
+	// resolutions keep in memory (DEBUG_FILE_CACHE_BYTES).
+	debugFileCacheBytes int64
 	// userRoutesScope is "any" (any valid token, the spec's rule) or
 	// "required" (a member scope) for the user routes.
 	userRoutesScope string
@@ -295,6 +298,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		{"MAX_BUNDLE_MEMBERS", "max-bundle-members", "most members of an artifact bundle", &c.assembleLimits.MaxMembers, worker.DefaultMaxMembers},
 		{"MAX_BUNDLE_UNCOMPRESSED_SIZE", "max-bundle-uncompressed-size", "most bytes an artifact bundle uncompresses to", &c.assembleLimits.MaxUncompressedSize, worker.DefaultMaxUncompressedSize},
 		{"SYMBOLICATE_CACHE_BYTES", "symbolicate-cache-bytes", "most bytes of parsed source maps and mappings the resolution routes keep in memory", &c.symbolCacheBytes, handlers.DefaultSymbolCacheBytes},
+		{"DEBUG_FILE_CACHE_BYTES", "debug-file-cache-bytes", "most bytes of parsed debug files that native resolutions keep in memory", &c.debugFileCacheBytes, handlers.DefaultDebugFileCacheBytes},
 	} {
 		def := l.def
 		if v := getenv(l.env); v != "" {
@@ -584,6 +588,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			BodiesPerToken: cfg.bodiesPerToken,
 			SymbolCache:    handlers.NewSymbolCache(cfg.symbolCacheBytes),
 			Version:        buildVersion(),
+			DebugFileCache: handlers.NewDebugFileCache(cfg.debugFileCacheBytes),
 
 			UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		}),

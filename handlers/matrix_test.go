@@ -838,6 +838,14 @@ func matrixEntries() map[string]matrixEntry {
 			prepare: func(t *testing.T, f *matrixFixture) matrixRequest { return f.on(http.StatusOK, noBody) },
 			queries: []string{"checksums=" + sha1Hex([]byte("nothing")) + "&checksums=" + sha1Hex([]byte("else"))},
 		},
+
+		// Native resolution: the module of the standard debug file.
+		"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusOK, jsonBody(map[string]any{
+				"modules":     []map[string]any{{"type": "elf", "debug_id": matrixDifDebugID, "image_addr": "0x1000", "image_size": 4096}},
+				"stacktraces": []map[string]any{{"frames": []map[string]any{{"instruction_addr": "0x1010"}, {"instruction_addr": "0x9000"}}}},
+			}))
+		}},
 	}
 }
 

@@ -38,6 +38,8 @@ type Metrics struct {
 	mu        sync.Mutex               // guards routes while New fills it
 	routes    map[string]*routeMetrics // by route pattern; filled once by New
 	unmatched *routeMetrics            // requests that no route matched
+
+	symbols atomic.Pointer[DebugFileCache] // the parsed debug files, set by New
 }
 
 // NewMetrics returns the metrics of one server: version is the build's,
@@ -170,6 +172,7 @@ func (m *Metrics) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	m.writeRequests(&e)
 	m.writeJobs(r.Context(), &e)
 	m.writePool(&e)
+	m.writeSymbolCache(&e)
 	writeRuntime(&e)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(e.Len()))
@@ -398,4 +401,17 @@ func formatFloat(v float64) string {
 		return "NaN"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// writeSymbolCache reports what the cache of parsed debug files holds.
+func (m *Metrics) writeSymbolCache(e *exposition) {
+	c := m.symbols.Load()
+	if c == nil {
+		return
+	}
+	b, n := c.Stats()
+	e.family("errata_symbol_cache_bytes", "gauge", "Bytes of parsed debug files that native resolutions keep (DEBUG_FILE_CACHE_BYTES bounds them).")
+	e.sample("errata_symbol_cache_bytes", formatInt(b))
+	e.family("errata_symbol_cache_entries", "gauge", "Parsed debug files (or their failures) that native resolutions keep.")
+	e.sample("errata_symbol_cache_entries", formatInt(int64(n)))
 }

@@ -178,6 +178,9 @@ func routes(d Deps) []route {
 		// (SYMBOLS.md §6–§7).
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-js/{$}", releaseReader, handleSymbolicateJS(d)},
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-jvm/{$}", releaseReader, handleSymbolicateJVM(d)},
+		// Native stack traces resolved from the project's debug files
+		// (SYMBOLS.md §8).
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate/{$}", releaseReader, handleSymbolicate(d)},
 
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.

@@ -50,6 +50,9 @@ type Deps struct {
 	SymbolCache *SymbolCache
 	// Version is the build's version, which GET / names.
 	Version string
+	// DebugFileCache keeps the debug files native resolutions parsed;
+	// nil is a cache of DefaultDebugFileCacheBytes of New's own.
+	DebugFileCache *DebugFileCache
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -67,6 +70,9 @@ func New(d Deps) http.Handler {
 	if d.RecoverySeeds == nil {
 		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)
 	}
+	if d.DebugFileCache == nil {
+		d.DebugFileCache = NewDebugFileCache(DefaultDebugFileCacheBytes)
+	}
 	return serve(d, routes(d))
 }
 
@@ -83,6 +89,7 @@ func serve(d Deps, rts []route) http.Handler {
 			tracked = append(tracked, route{pattern: p})
 		}
 		d.Metrics.track(tracked)
+		d.Metrics.symbols.Store(d.DebugFileCache)
 	}
 	// The symbol routes go before the mux, which would redirect the
 	// paths debuggers send (SYMBOLS.md §3).

@@ -133,6 +133,7 @@ type Section struct {
 	Flags  elf.SectionFlag
 	Offset uint64
 	Size   uint64
+	Link   uint32 // sh_link: for a symbol table, its string table's index
 	// Damaged is set when the section's name cannot be read (its offset
 	// is outside the name table, or the name is longer than
 	// maxSectionName) or its bytes are not all in the file (a type other
@@ -159,7 +160,7 @@ func ReadELFSections(r io.ReaderAt, size int64) ([]Section, error) {
 		if names > maxSectionNames {
 			return false
 		}
-		out = append(out, Section{Name: string(name), Type: s.Type, Flags: s.Flags, Offset: s.Offset, Size: s.Size,
+		out = append(out, Section{Name: string(name), Type: s.Type, Flags: s.Flags, Offset: s.Offset, Size: s.Size, Link: s.link,
 			Damaged: name == nil || s.Type != elf.SHT_NOBITS && !s.inFile(size)})
 		return true
 	})

@@ -1,0 +1,593 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"errata/store"
+	"errata/worker/dif"
+)
+
+// Limits of one native resolution (SYMBOLS.md §8, §9).
+const (
+	// maxNativeFrames bounds the frames of a request, all stack traces
+	// together; maxNativeModules its modules.
+	maxNativeFrames  = 5000
+	maxNativeModules = 500
+	// maxNativeFileSize is the largest debug file a resolution parses;
+	// a larger one is malformed (beyond the budget).
+	maxNativeFileSize = 4 << 30
+	// maxNativeParse bounds the bytes of the files one request parses
+	// (those the cache did not hold).
+	maxNativeParse = 8 << 30
+)
+
+// nativeRequest is the body of POST .../symbolicate/, in snake_case as
+// symbolicator writes it.
+type nativeRequest struct {
+	Modules     []nativeModuleIn `json:"modules"`
+	Stacktraces []struct {
+		Frames []nativeFrameIn `json:"frames"`
+	} `json:"stacktraces"`
+	Options struct {
+		ApplySourceContext *bool  `json:"apply_source_context"`
+		FrameOrder         string `json:"frame_order"`
+	} `json:"options"`
+}
+
+type nativeModuleIn struct {
+	Type        string          `json:"type"`
+	CodeID      string          `json:"code_id"`
+	DebugID     string          `json:"debug_id"`
+	CodeFile    string          `json:"code_file"`
+	DebugFile   string          `json:"debug_file"`
+	Arch        string          `json:"arch"`
+	ImageAddr   json.RawMessage `json:"image_addr"`
+	ImageSize   json.RawMessage `json:"image_size"`
+	ImageVmaddr json.RawMessage `json:"image_vmaddr"`
+}
+
+type nativeFrameIn struct {
+	InstructionAddr       json.RawMessage `json:"instruction_addr"`
+	AddrMode              string          `json:"addr_mode"`
+	AdjustInstructionAddr *bool           `json:"adjust_instruction_addr"`
+}
+
+// nativeFrameOut is one frame of the answer.
+type nativeFrameOut struct {
+	Status          string   `json:"status"`
+	OriginalIndex   int      `json:"original_index"`
+	InstructionAddr string   `json:"instruction_addr"`
+	AddrMode        string   `json:"addr_mode,omitempty"`
+	SymAddr         string   `json:"sym_addr,omitempty"`
+	Function        string   `json:"function,omitempty"`
+	Symbol          string   `json:"symbol,omitempty"`
+	Package         string   `json:"package,omitempty"`
+	AbsPath         string   `json:"abs_path,omitempty"`
+	Filename        string   `json:"filename,omitempty"`
+	Lineno          int      `json:"lineno,omitempty"`
+	Colno           int      `json:"colno,omitempty"`
+	PreContext      []string `json:"pre_context,omitempty"`
+	ContextLine     *string  `json:"context_line,omitempty"`
+	PostContext     []string `json:"post_context,omitempty"`
+
+	mod *nativeModule // whose files resolved it
+}
+
+type nativeFeatures struct {
+	HasDebugInfo  bool `json:"has_debug_info"`
+	HasSymbols    bool `json:"has_symbols"`
+	HasUnwindInfo bool `json:"has_unwind_info"`
+	HasSources    bool `json:"has_sources"`
+}
+
+// nativeCandidate is a stored debug file considered for a module.
+type nativeCandidate struct {
+	ID         string   `json:"id"`
+	ObjectName string   `json:"object_name"`
+	DebugID    string   `json:"debug_id"`
+	CodeID     *string  `json:"code_id"`
+	FileFormat string   `json:"file_format"`
+	Features   []string `json:"features"`
+	SHA1       string   `json:"sha1"`
+	// Status: "ok" (used), "malformed", "unsupported", "no_debug_info"
+	// (it has none to read) or "unused" (another candidate served).
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type nativeModuleOut struct {
+	Type        string            `json:"type"`
+	CodeID      *string           `json:"code_id"`
+	DebugID     *string           `json:"debug_id"`
+	CodeFile    *string           `json:"code_file"`
+	DebugFile   *string           `json:"debug_file"`
+	ImageAddr   string            `json:"image_addr"`
+	ImageSize   *uint64           `json:"image_size"`
+	DebugStatus string            `json:"debug_status"`
+	DebugReason string            `json:"debug_reason,omitempty"`
+	Features    nativeFeatures    `json:"features"`
+	Candidates  []nativeCandidate `json:"candidates"`
+}
+
+type nativeResponse struct {
+	Status      string `json:"status"`
+	Stacktraces []struct {
+		Frames []nativeFrameOut `json:"frames"`
+	} `json:"stacktraces"`
+	Modules []nativeModuleOut `json:"modules"`
+}
+
+// nativeModule is a request's module as the resolution uses it.
+type nativeModule struct {
+	in            nativeModuleIn
+	debugID       string // Sentry's form, "" when none
+	codeID        string // lowercase, "" when none
+	addr, vmaddr  uint64
+	size          uint64 // 0: up to the next module
+	res           *dif.Resolver
+	frameStatus   string // of frames in it that res does not answer
+	out           *nativeModuleOut
+	resolvedFiles []int64
+	bundle        *store.ResolutionFile // a source bundle of the module
+}
+
+// handleSymbolicate serves POST /api/0/projects/{org}/{project}/symbolicate/:
+// native stack traces resolved from the project's debug files.
+func handleSymbolicate(d Deps) apiFunc {
+	cache := d.DebugFileCache
+	if cache == nil {
+		cache = NewDebugFileCache(DefaultDebugFileCacheBytes)
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sc, err := projectScope(r)
+		if err != nil {
+			return err
+		}
+		var req nativeRequest
+		if err := decodeSnakeJSON(w, r, &req); err != nil {
+			return err
+		}
+		mods, err := nativeModules(req)
+		if err != nil {
+			return err
+		}
+		frames := 0
+		for _, st := range req.Stacktraces {
+			frames += len(st.Frames)
+		}
+		if frames > maxNativeFrames {
+			return invalid(valueErr, fmt.Sprintf("A request may carry at most %d frames", maxNativeFrames), "body", "stacktraces")
+		}
+		callerFirst := false
+		switch req.Options.FrameOrder {
+		case "", "callee_first":
+		case "caller_first":
+			callerFirst = true
+		default:
+			return invalid(valueErr, "frame_order is callee_first or caller_first", "body", "options", "frame_order")
+		}
+		var debugIDs, codeIDs []string
+		for _, m := range mods {
+			if m.debugID != "" {
+				debugIDs = append(debugIDs, m.debugID)
+			}
+			if m.codeID != "" {
+				codeIDs = append(codeIDs, m.codeID)
+			}
+		}
+		files, err := d.Store.ResolutionFiles(r.Context(), sc, debugIDs, codeIDs)
+		if err != nil {
+			return err
+		}
+		parsed := int64(0)
+		var used []int64
+		for _, m := range mods {
+			if err := resolveModule(r, cache, d.Store, m, files, &parsed); err != nil {
+				return err
+			}
+			used = append(used, m.resolvedFiles...)
+		}
+		// Only now, membership checked by ResolutionFiles: the files read
+		// count as used for retention.
+		if err := d.Store.MarkResolutionFilesUsed(r.Context(), sc, used); err != nil {
+			return err
+		}
+		resp := nativeResponse{Status: "completed", Modules: make([]nativeModuleOut, len(mods))}
+		for i, m := range mods {
+			resp.Modules[i] = *m.out
+		}
+		resp.Stacktraces = make([]struct {
+			Frames []nativeFrameOut `json:"frames"`
+		}, len(req.Stacktraces))
+		for si, st := range req.Stacktraces {
+			out := []nativeFrameOut{}
+			for i, f := range st.Frames {
+				crashing := i == 0
+				if callerFirst {
+					crashing = i == len(st.Frames)-1
+				}
+				fs, err := resolveFrame(mods, f, i, crashing, callerFirst, si)
+				if err != nil {
+					return err
+				}
+				out = append(out, fs...)
+			}
+			resp.Stacktraces[si].Frames = out
+		}
+		if req.Options.ApplySourceContext == nil || *req.Options.ApplySourceContext {
+			bundles, err := applySourceContext(r, d.Store, resp.Stacktraces)
+			if err != nil {
+				return err
+			}
+			if err := d.Store.MarkResolutionFilesUsed(r.Context(), sc, bundles); err != nil {
+				return err
+			}
+		}
+		writeJSON(w, r, d.Log, http.StatusOK, resp)
+		return nil
+	}
+}
+
+// decodeSnakeJSON reads a JSON object of at most maxBodyBytes into dst,
+// whose keys are snake_case: 413 over the limit, 400 when it does not
+// parse, 422 for a value of the wrong type.
+func decodeSnakeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	if r.ContentLength > maxBodyBytes {
+		return errTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return bodyError(err)
+	}
+	if n := jsonValues(body); n > maxJSONValues {
+		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return errCannotParse
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			loc := []any{"body"}
+			for _, p := range strings.Split(te.Field, ".") {
+				if p != "" {
+					loc = append(loc, p)
+				}
+			}
+			return invalid(typeError, "Expected "+te.Type.String()+" at "+te.Field, loc...)
+		}
+		return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
+	}
+	return nil
+}
+
+// parseAddr reads an address: a hex string ("0x..."), a decimal string or
+// a JSON number. ok is false for anything else; an absent value is 0.
+func parseAddr(raw json.RawMessage) (uint64, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, true
+	}
+	var s string
+	if raw[0] == '"' {
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, false
+		}
+		if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+			v, err := strconv.ParseUint(h, 16, 64)
+			return v, err == nil
+		}
+	} else {
+		s = string(raw)
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil
+}
+
+func hexAddr(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
+
+// nativeModules checks the request's modules.
+func nativeModules(req nativeRequest) ([]*nativeModule, error) {
+	if len(req.Modules) > maxNativeModules {
+		return nil, invalid(valueErr, fmt.Sprintf("A request may carry at most %d modules", maxNativeModules), "body", "modules")
+	}
+	mods := make([]*nativeModule, len(req.Modules))
+	for i, in := range req.Modules {
+		m := &nativeModule{in: in}
+		loc := func(f string) []any { return []any{"body", "modules", i, f} }
+		switch in.Type {
+		case "elf", "macho", "pe":
+		default:
+			return nil, invalid(valueErr, "type is elf, macho or pe", loc("type")...)
+		}
+		if in.DebugID != "" {
+			id, ok := dif.CanonicalDebugID(in.DebugID)
+			if !ok {
+				return nil, invalid(valueErr, "Expected a debug id", loc("debug_id")...)
+			}
+			m.debugID = id
+		}
+		if in.CodeID != "" {
+			m.codeID = strings.ToLower(in.CodeID)
+		}
+		var ok bool
+		if m.addr, ok = parseAddr(in.ImageAddr); !ok || len(in.ImageAddr) == 0 {
+			return nil, invalid(valueErr, "Expected an address", loc("image_addr")...)
+		}
+		if m.size, ok = parseAddr(in.ImageSize); !ok {
+			return nil, invalid(valueErr, "Expected a size", loc("image_size")...)
+		}
+		if m.vmaddr, ok = parseAddr(in.ImageVmaddr); !ok {
+			return nil, invalid(valueErr, "Expected an address", loc("image_vmaddr")...)
+		}
+		str := func(s string) *string {
+			if s == "" {
+				return nil
+			}
+			return &s
+		}
+		m.out = &nativeModuleOut{Type: in.Type, CodeID: str(m.codeID), DebugID: str(m.debugID),
+			CodeFile: str(in.CodeFile), DebugFile: str(in.DebugFile), ImageAddr: hexAddr(m.addr), Candidates: []nativeCandidate{}}
+		if len(in.ImageSize) > 0 && string(in.ImageSize) != "null" {
+			sz := m.size
+			m.out.ImageSize = &sz
+		}
+		mods[i] = m
+	}
+	return mods, nil
+}
+
+// resolveModule finds the module's debug files among files and reads the
+// first that has debug information.
+func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *nativeModule, files []store.ResolutionFile, parsed *int64) error {
+	var cands []store.ResolutionFile
+	for _, f := range files {
+		if m.debugID != "" && dif.SameDebugID(f.DebugID, m.debugID) || m.codeID != "" && f.CodeID != nil && *f.CodeID == m.codeID {
+			cands = append(cands, f)
+		}
+	}
+	// DWARF first (it has columns and inlined calls), then PDB, then
+	// Breakpad; newest first in each.
+	rank := func(f store.ResolutionFile) int {
+		switch f.FileFormat {
+		case "elf", "macho":
+			return 0
+		case "pdb":
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(cands, func(a, b store.ResolutionFile) int { return rank(a) - rank(b) })
+	out := m.out
+	out.DebugStatus, m.frameStatus = "missing", "missing"
+	if len(cands) > 0 {
+		m.frameStatus = "missing_symbol"
+	}
+	for _, f := range cands {
+		if f.FileFormat == "sourcebundle" && m.bundle == nil {
+			m.bundle = &f
+		}
+		c := nativeCandidate{ID: strconv.FormatInt(f.ID, 10), ObjectName: f.ObjectName, DebugID: f.DebugID, CodeID: f.CodeID,
+			FileFormat: f.FileFormat, Features: f.Features, SHA1: f.Checksum, Status: "unused"}
+		has := func(feature string) bool { return slices.Contains(f.Features, feature) }
+		out.Features.HasSymbols = out.Features.HasSymbols || has("symtab")
+		out.Features.HasUnwindInfo = out.Features.HasUnwindInfo || has("unwind")
+		out.Features.HasSources = out.Features.HasSources || has("sources")
+		switch {
+		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "pdb" ||
+			f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
+			c.Status = "no_debug_info"
+		case m.res != nil:
+		case f.Size > maxNativeFileSize:
+			c.Status, c.Reason = "malformed", "the file is larger than the resolver reads"
+		default:
+			res, _, err := cache.get(r.Context(), f.Checksum, func() (*dif.Resolver, error) {
+				if *parsed+f.Size > maxNativeParse {
+					return nil, errParseBudget
+				}
+				*parsed += f.Size
+				fr, err := st.OpenFile(r.Context(), f.OrgID, f.FileID)
+				if err != nil {
+					return nil, err
+				}
+				switch f.FileFormat {
+				case "breakpad":
+					return dif.ReadBreakpadSymbols(io.NewSectionReader(fr, 0, fr.Size()))
+				case "macho":
+					return dif.ReadMachODWARF(fr, fr.Size())
+				case "pdb":
+					return dif.ReadPDBSymbols(fr, fr.Size())
+				}
+				return dif.ReadELFDWARF(fr, fr.Size())
+			})
+			var ue *dif.UnsupportedError
+			switch {
+			case err == nil:
+				c.Status = "ok"
+				m.res = res
+				m.resolvedFiles = append(m.resolvedFiles, f.ID)
+				out.DebugStatus, out.Features.HasDebugInfo = "found", true
+			case errors.Is(err, errParseBudget):
+				return invalid(valueErr, fmt.Sprintf("The request would parse more than %d bytes of debug files", maxNativeParse), "body", "modules")
+			case r.Context().Err() != nil || errors.Is(err, store.ErrUnavailable):
+				return err
+			case errors.As(err, &ue):
+				c.Status, c.Reason = "unsupported", ue.Reason
+				m.resolvedFiles = append(m.resolvedFiles, f.ID)
+				if out.DebugStatus == "missing" {
+					out.DebugStatus, out.DebugReason = "unsupported", ue.Reason
+				}
+			case errors.Is(err, dif.ErrNoDWARF):
+				c.Status = "no_debug_info"
+			default:
+				c.Status, c.Reason = "malformed", err.Error()
+				m.resolvedFiles = append(m.resolvedFiles, f.ID)
+				if out.DebugStatus == "missing" {
+					out.DebugStatus, out.DebugReason = "malformed", err.Error()
+					m.frameStatus = "malformed"
+				}
+			}
+		}
+		out.Candidates = append(out.Candidates, c)
+	}
+	if m.res != nil {
+		out.DebugReason = ""
+	}
+	return nil
+}
+
+var errParseBudget = errors.New("the request's parse budget is spent")
+
+// resolveFrame answers the frame f (index i of stack trace si): one frame,
+// or several for inlined calls, in the request's order.
+func resolveFrame(mods []*nativeModule, f nativeFrameIn, i int, crashing, callerFirst bool, si int) ([]nativeFrameOut, error) {
+	addr, ok := parseAddr(f.InstructionAddr)
+	if !ok || len(f.InstructionAddr) == 0 {
+		return nil, invalid(valueErr, "Expected an address", "body", "stacktraces", si, "frames", i, "instruction_addr")
+	}
+	out := nativeFrameOut{OriginalIndex: i, InstructionAddr: hexAddr(addr), AddrMode: f.AddrMode}
+	var m *nativeModule
+	var rel uint64
+	switch {
+	case f.AddrMode == "" || f.AddrMode == "abs":
+		out.AddrMode = ""
+		for _, c := range mods {
+			if addr >= c.addr && (c.size == 0 || addr-c.addr < c.size) && (m == nil || c.addr > m.addr) {
+				m = c
+			}
+		}
+		if m != nil {
+			rel = addr - m.addr + m.vmaddr
+		}
+	case strings.HasPrefix(f.AddrMode, "rel:"):
+		n, err := strconv.Atoi(f.AddrMode[len("rel:"):])
+		if err != nil || n < 0 || n >= len(mods) {
+			return nil, invalid(valueErr, "addr_mode is abs or rel:N with N a module's index", "body", "stacktraces", si, "frames", i, "addr_mode")
+		}
+		m = mods[n]
+		rel = addr + m.vmaddr
+	default:
+		return nil, invalid(valueErr, "addr_mode is abs or rel:N", "body", "stacktraces", si, "frames", i, "addr_mode")
+	}
+	if m == nil {
+		out.Status = "unknown_image"
+		return []nativeFrameOut{out}, nil
+	}
+	out.Package = m.in.CodeFile
+	if m.res == nil {
+		out.Status = m.frameStatus
+		return []nativeFrameOut{out}, nil
+	}
+	lookup := rel
+	if !crashing && (f.AdjustInstructionAddr == nil || *f.AdjustInstructionAddr) && lookup > 0 {
+		lookup-- // a return address: the call is the byte before
+	}
+	frames, ok := m.res.Lookup(lookup)
+	if !ok {
+		out.Status = "missing_symbol"
+		return []nativeFrameOut{out}, nil
+	}
+	res := make([]nativeFrameOut, len(frames))
+	for k, fr := range frames {
+		o := out
+		o.Status, o.mod = "symbolicated", m
+		o.Function, o.Symbol = fr.Function, fr.Symbol
+		if fr.Function != "" || fr.Symbol != "" {
+			if out.AddrMode == "" {
+				o.SymAddr = hexAddr(fr.SymAddr - m.vmaddr + m.addr)
+			} else {
+				o.SymAddr = hexAddr(fr.SymAddr - m.vmaddr)
+			}
+		}
+		o.AbsPath, o.Lineno, o.Colno = fr.File, fr.Line, fr.Column
+		o.Filename = fr.File
+		if fr.CompDir != "" {
+			if rest, ok := strings.CutPrefix(fr.File, strings.TrimSuffix(fr.CompDir, "/")+"/"); ok {
+				o.Filename = rest
+			}
+		}
+		res[k] = o
+	}
+	if callerFirst {
+		slices.Reverse(res)
+	}
+	return res, nil
+}
+
+// Source context: the lines around a frame's line, from the source bundle
+// of its module, at most maxSourceContext bytes of sources per request.
+const (
+	sourceContextLines = 5
+	maxSourceContext   = 32 << 20
+)
+
+// applySourceContext fills the source context of the symbolicated frames
+// whose module has a source bundle holding their file, and returns the
+// bundles it read.
+func applySourceContext(r *http.Request, st *store.Store, sts []struct {
+	Frames []nativeFrameOut `json:"frames"`
+}) ([]int64, error) {
+	paths := map[*nativeModule][]string{}
+	for _, s := range sts {
+		for _, f := range s.Frames {
+			if f.mod == nil || f.mod.bundle == nil || f.AbsPath == "" || f.Lineno < 1 {
+				continue
+			}
+			// sentry-cli names the file by its clean path (no "./").
+			for _, p := range []string{f.AbsPath, path.Clean(f.AbsPath)} {
+				if !slices.Contains(paths[f.mod], p) {
+					paths[f.mod] = append(paths[f.mod], p)
+				}
+			}
+		}
+	}
+	budget := int64(maxSourceContext)
+	var used []int64
+	sources := map[*nativeModule]map[string][]string{}
+	for m, ps := range paths {
+		fr, err := st.OpenFile(r.Context(), m.bundle.OrgID, m.bundle.FileID)
+		if err != nil {
+			return nil, err
+		}
+		files, err := dif.SourceBundleFiles(fr, fr.Size(), ps, budget)
+		if err != nil {
+			if r.Context().Err() != nil || errors.Is(err, store.ErrUnavailable) {
+				return nil, err
+			}
+			continue // a damaged bundle gives no context
+		}
+		used = append(used, m.bundle.ID)
+		lines := map[string][]string{}
+		for p, b := range files {
+			budget -= int64(len(b))
+			lines[p] = strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+		}
+		sources[m] = lines
+	}
+	for _, s := range sts {
+		for i := range s.Frames {
+			f := &s.Frames[i]
+			lines, ok := sources[f.mod][f.AbsPath]
+			if !ok {
+				lines = sources[f.mod][path.Clean(f.AbsPath)]
+			}
+			if f.mod == nil || f.Lineno < 1 || f.Lineno > len(lines) {
+				continue
+			}
+			k := f.Lineno - 1
+			line := lines[k]
+			f.ContextLine = &line
+			f.PreContext = slices.Clone(lines[max(0, k-sourceContextLines):k])
+			f.PostContext = slices.Clone(lines[k+1 : min(len(lines), k+1+sourceContextLines)])
+		}
+	}
+	return used, nil
+}

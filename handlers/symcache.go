@@ -1,0 +1,132 @@
+package handlers
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync"
+
+	"errata/worker/dif"
+)
+
+// DefaultDebugFileCacheBytes is the default of DEBUG_FILE_CACHE_BYTES: the parsed
+// debug files that native resolutions keep in memory.
+const DefaultDebugFileCacheBytes = 256 << 20
+
+// symbolErrorSize is what an entry that remembers a file's failure counts.
+const symbolErrorSize = 256
+
+// DebugFileCache keeps parsed debug files (their resolvers, or why they could
+// not be read) by the SHA-1 of their content, the least recently used
+// going first when their sizes together pass the bound. A file parsed by
+// one request is waited for by the others that want it.
+type DebugFileCache struct {
+	max int64
+	// parse bounds the files parsed at once, so that what parsing holds
+	// (the DWARF sections of each) stays within a few budgets.
+	parse chan struct{}
+
+	mu      sync.Mutex
+	bytes   int64
+	entries map[string]*list.Element // of *symbolEntry
+	lru     list.List                // most recently used first
+}
+
+type symbolEntry struct {
+	key   string
+	ready chan struct{} // closed once res/err are set
+	res   *dif.Resolver
+	err   error
+	size  int64
+}
+
+// NewDebugFileCache returns a cache of at most maxBytes of parsed files; a
+// file larger than maxBytes is parsed for each request and not kept.
+func NewDebugFileCache(maxBytes int64) *DebugFileCache {
+	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}}
+}
+
+// Stats reports the bytes and the entries the cache holds.
+func (c *DebugFileCache) Stats() (bytes int64, entries int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes, len(c.entries)
+}
+
+// get returns the resolver of the file whose SHA-1 is key, parsing it with
+// load when the cache does not hold it. parsed reports whether this call
+// parsed it.
+func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+	c.mu.Lock()
+	if el, ok := c.entries[key]; ok {
+		c.lru.MoveToFront(el)
+		e := el.Value.(*symbolEntry)
+		c.mu.Unlock()
+		select {
+		case <-e.ready:
+			return e.res, false, e.err
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+	e := &symbolEntry{key: key, ready: make(chan struct{})}
+	el := c.lru.PushFront(e)
+	c.entries[key] = el
+	c.mu.Unlock()
+
+	select {
+	case c.parse <- struct{}{}:
+		func() {
+			// A reader that panics fails this file, not the waiters
+			// forever: the panic goes on once they are released.
+			defer func() {
+				<-c.parse
+				if p := recover(); p != nil {
+					e.err = errors.New("reading the file failed")
+					c.mu.Lock()
+					c.remove(el)
+					c.mu.Unlock()
+					close(e.ready)
+					panic(p)
+				}
+			}()
+			e.res, e.err = load()
+		}()
+	case <-ctx.Done():
+		e.err = ctx.Err()
+	}
+	close(e.ready)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.err != nil && (e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil) {
+		// Not the file's fault: the next request tries again.
+		c.remove(el)
+		return e.res, true, e.err
+	}
+	if c.entries[key] != el {
+		return e.res, true, e.err // evicted while it was parsed
+	}
+	e.size = symbolErrorSize
+	if e.res != nil {
+		e.size += e.res.Size()
+	}
+	c.bytes += e.size
+	if e.size > c.max {
+		c.remove(el)
+	}
+	for c.bytes > c.max && c.lru.Len() > 0 {
+		c.remove(c.lru.Back())
+	}
+	return e.res, true, e.err
+}
+
+// remove drops el; c.mu is held.
+func (c *DebugFileCache) remove(el *list.Element) {
+	e := el.Value.(*symbolEntry)
+	if c.entries[e.key] == el {
+		delete(c.entries, e.key)
+	}
+	c.lru.Remove(el)
+	c.bytes -= e.size
+}

@@ -1,0 +1,1154 @@
+package dif
+
+import (
+	"bytes"
+	"compress/zlib"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Budgets of the DWARF resolver. None depends on a count or a length
+// written in the file: the DWARF bytes read (decompressed) from one file
+// are at most dwarfBytesPerByte times the file's size plus dwarfBytesSlack,
+// and never more than maxDWARFBytes; the index built from them at most
+// maxDWARFIndex bytes. Beyond either, the file is ErrBudget (malformed for
+// a resolution). The DWARF sections are dropped once the index is built.
+const (
+	maxDWARFBytes     = 160 << 20
+	dwarfBytesPerByte = 8
+	dwarfBytesSlack   = 1 << 20
+	maxDWARFIndex     = 128 << 20
+	// maxLineFiles bounds the directories and the files of one line
+	// table header; maxLinePaths the bytes of their joined paths.
+	maxLineFiles = 1 << 16
+	maxLinePaths = 8 << 20
+	// maxOriginDepth bounds the abstract_origin/specification chain
+	// followed for a name.
+	maxOriginDepth = 8
+)
+
+// UnsupportedError is a file whose debug information errata does not read
+// (split DWARF, dwz): Reason says which.
+type UnsupportedError struct{ Reason string }
+
+func (e *UnsupportedError) Error() string { return "dif: unsupported: " + e.Reason }
+
+// ErrNoDWARF is an object without DWARF debug information.
+var ErrNoDWARF = errors.New("dif: the object has no DWARF debug information")
+
+// Frame is one frame of a resolved address: a function, or a call inlined
+// into the frame that follows it.
+type Frame struct {
+	Function string // demangled, parameters included
+	Symbol   string // as stored: the linkage name, or the name
+	SymAddr  uint64 // the start of the function (for an inlined call, of its outermost function)
+	File     string // absolute when the file says so (joined with the compilation directory)
+	CompDir  string // the compilation directory of the unit
+	Line     int
+	Column   int
+}
+
+// Resolver answers addresses from an object's debug information. It is
+// immutable once built and safe for concurrent use.
+type Resolver struct {
+	cus   []*dwarfUnit
+	funcs []span // top-level subprograms, sorted by lo
+	units []span // compilation unit ranges, sorted by lo
+	syms  symbols
+	bp    *bpIndex  // a Breakpad symbol file's records, instead of the above
+	pdb   *pdbIndex // a PDB's procedures and lines, instead of the above
+	size  int64     // bytes the index holds, as counted against maxDWARFIndex
+}
+
+// Size is the bytes the resolver's index holds (approximately).
+func (r *Resolver) Size() int64 { return r.size }
+
+type span struct {
+	lo, hi uint64
+	fn     *fnNode // for funcs
+	cu     int32
+}
+
+type dwarfUnit struct {
+	compDir string
+	table   []string  // the line table's files, as lineRow.file and DW_AT_call_file index them
+	seqs    []lineSeq // sorted by lo
+}
+
+type lineSeq struct {
+	lo, hi uint64
+	rows   []lineRow
+}
+
+type lineRow struct {
+	addr      uint64
+	file      uint32
+	line, col uint32
+}
+
+type fnNode struct {
+	ranges   [][2]uint64
+	name     *fnName
+	callFile uint32
+	callLine uint32
+	callCol  uint32
+	children []*fnNode
+}
+
+type fnName struct {
+	linkage, name string
+	demangled     string
+}
+
+// sectionBudget counts the DWARF bytes read from one file.
+type sectionBudget struct{ left int64 }
+
+func dwarfBudget(size int64) *sectionBudget {
+	return &sectionBudget{left: min(maxDWARFBytes, dwarfBytesPerByte*size+dwarfBytesSlack)}
+}
+
+func (b *sectionBudget) take(n uint64) error {
+	if n > uint64(b.left) {
+		return ErrBudget
+	}
+	b.left -= int64(n)
+	return nil
+}
+
+// dwarfSectionNames are the sections the resolver reads, without their
+// ".debug_" prefix.
+var dwarfSectionNames = []string{"abbrev", "info", "line", "str", "ranges", "addr", "line_str", "str_offsets", "rnglists"}
+
+// ReadELFDWARF reads the DWARF debug information of the ELF object r of
+// the given size (compressed sections, SHF_COMPRESSED or .zdebug, included)
+// into a Resolver. An object without DWARF is ErrNoDWARF; split DWARF and
+// dwz are an *UnsupportedError; a file beyond the budget ErrBudget.
+func ReadELFDWARF(r io.ReaderAt, size int64) (*Resolver, error) {
+	secs, err := ReadELFSections(r, size)
+	if err != nil {
+		return nil, err
+	}
+	h, err := readELFHeader(newBudgetReader(r, size))
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]Section{}
+	for _, s := range secs {
+		if s.Name == ".gnu_debugaltlink" {
+			return nil, &UnsupportedError{Reason: "dwz: the DWARF refers to a supplementary file (.gnu_debugaltlink)"}
+		}
+		if strings.HasSuffix(s.Name, ".dwo") {
+			return nil, &UnsupportedError{Reason: "split DWARF: the object holds .dwo sections"}
+		}
+		var key string
+		switch {
+		case strings.HasPrefix(s.Name, ".debug_"):
+			key = s.Name[len(".debug_"):]
+		case strings.HasPrefix(s.Name, ".zdebug_"):
+			key = s.Name[len(".zdebug_"):]
+		default:
+			continue
+		}
+		if _, seen := found[key]; seen || s.Damaged || s.Type == elf.SHT_NOBITS || s.Size == 0 {
+			continue
+		}
+		found[key] = s
+	}
+	if _, ok := found["info"]; !ok {
+		return nil, ErrNoDWARF
+	}
+	budget := dwarfBudget(size)
+	syms, err := readELFSymbols(r, h, secs, budget)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string][]byte{}
+	for _, name := range dwarfSectionNames {
+		s, ok := found[name]
+		if !ok {
+			continue
+		}
+		b, err := readDWARFSection(r, h, s, budget)
+		if err != nil {
+			return nil, fmt.Errorf("dif: section %s: %w", s.Name, err)
+		}
+		data[name] = b
+	}
+	res, err := buildResolver(data)
+	if err != nil {
+		return nil, err
+	}
+	res.syms = syms
+	res.size += int64(24*len(syms.syms) + len(syms.strtab))
+	return res, nil
+}
+
+// readDWARFSection reads section s, decompressed, within budget.
+func readDWARFSection(r io.ReaderAt, h elfHeader, s Section, budget *sectionBudget) ([]byte, error) {
+	switch {
+	case s.Flags&elf.SHF_COMPRESSED != 0:
+		hdrSize := uint64(12)
+		if h.is64 {
+			hdrSize = 24
+		}
+		if s.Size < hdrSize {
+			return nil, errors.New("short compression header")
+		}
+		hdr := make([]byte, hdrSize)
+		if _, err := r.ReadAt(hdr, int64(s.Offset)); err != nil {
+			return nil, err
+		}
+		var typ uint32
+		var n uint64
+		if h.is64 {
+			typ, n = h.order.Uint32(hdr), h.order.Uint64(hdr[8:])
+		} else {
+			typ, n = h.order.Uint32(hdr), uint64(h.order.Uint32(hdr[4:]))
+		}
+		if elf.CompressionType(typ) != elf.COMPRESS_ZLIB {
+			return nil, &UnsupportedError{Reason: fmt.Sprintf("section compression %v", elf.CompressionType(typ))}
+		}
+		return inflate(io.NewSectionReader(r, int64(s.Offset+hdrSize), int64(s.Size-hdrSize)), n, budget)
+	case strings.HasPrefix(s.Name, ".zdebug_"):
+		var hdr [12]byte
+		if s.Size < 12 {
+			return nil, errors.New("short .zdebug header")
+		}
+		if _, err := r.ReadAt(hdr[:], int64(s.Offset)); err != nil {
+			return nil, err
+		}
+		if string(hdr[:4]) != "ZLIB" {
+			return nil, errors.New("bad .zdebug header")
+		}
+		return inflate(io.NewSectionReader(r, int64(s.Offset+12), int64(s.Size-12)), binary.BigEndian.Uint64(hdr[4:]), budget)
+	}
+	if err := budget.take(s.Size); err != nil {
+		return nil, err
+	}
+	b := make([]byte, s.Size)
+	if _, err := r.ReadAt(b, int64(s.Offset)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// inflate decompresses exactly n bytes of zlib from r, n taken from budget
+// before anything is allocated.
+func inflate(r io.Reader, n uint64, budget *sectionBudget) ([]byte, error) {
+	if err := budget.take(n); err != nil {
+		return nil, err
+	}
+	zr, err := zlib.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(zr, b); err != nil {
+		return nil, fmt.Errorf("decompressing: %w", err)
+	}
+	var one [1]byte
+	if k, _ := zr.Read(one[:]); k > 0 {
+		return nil, errors.New("decompressing: more bytes than the header says")
+	}
+	return b, nil
+}
+
+// buildResolver indexes DWARF sections (keyed without ".debug_").
+func buildResolver(sec map[string][]byte) (res *Resolver, err error) {
+	if err := checkAbbrevs(sec["info"], sec["abbrev"]); err != nil {
+		return nil, err
+	}
+	d, err := dwarf.New(sec["abbrev"], nil, nil, sec["info"], sec["line"], nil, sec["ranges"], sec["str"])
+	if err != nil {
+		return nil, fmt.Errorf("dif: DWARF: %w", err)
+	}
+	for _, n := range []string{"addr", "line_str", "str_offsets", "rnglists"} {
+		if b := sec[n]; b != nil {
+			if err := d.AddSection(".debug_"+n, b); err != nil {
+				return nil, fmt.Errorf("dif: DWARF: %w", err)
+			}
+		}
+	}
+	b := &indexBuilder{d: d, infoLen: len(sec["info"]), line: sec["line"], lineStr: sec["line_str"], str: sec["str"], names: map[dwarf.Offset]*fnName{}, res: &Resolver{}}
+	if err := b.build(); err != nil {
+		return nil, err
+	}
+	sort.Slice(b.res.funcs, func(i, j int) bool { return b.res.funcs[i].lo < b.res.funcs[j].lo })
+	sort.Slice(b.res.units, func(i, j int) bool { return b.res.units[i].lo < b.res.units[j].lo })
+	return b.res, nil
+}
+
+type indexBuilder struct {
+	d                  *dwarf.Data
+	line, lineStr, str []byte
+	names              map[dwarf.Offset]*fnName
+	res                *Resolver
+	nameReader         *dwarf.Reader
+	infoLen, entries   int          // the bytes of .debug_info, the entries next returned
+	read               bool         // next has returned an entry
+	last               dwarf.Offset // the offset of that entry
+}
+
+func (b *indexBuilder) spend(n int) error {
+	b.res.size += int64(n)
+	if b.res.size > maxDWARFIndex {
+		return ErrBudget
+	}
+	return nil
+}
+
+func (b *indexBuilder) build() error {
+	r := b.d.Reader()
+	b.nameReader = b.d.Reader()
+	for {
+		cu, err := b.next(r)
+		if err != nil {
+			return err
+		}
+		if cu == nil {
+			return nil
+		}
+		switch cu.Tag {
+		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+		case dwarf.TagSkeletonUnit:
+			return &UnsupportedError{Reason: "split DWARF: a skeleton unit refers to a .dwo file"}
+		default:
+			r.SkipChildren()
+			continue
+		}
+		if cu.Val(dwarf.Attr(0x2130)) != nil || cu.Val(dwarf.AttrDwoName) != nil {
+			return &UnsupportedError{Reason: "split DWARF: a unit refers to a .dwo file (DW_AT_GNU_dwo_name)"}
+		}
+		idx := int32(len(b.res.cus))
+		u := &dwarfUnit{}
+		u.compDir, _ = cu.Val(dwarf.AttrCompDir).(string)
+		b.res.cus = append(b.res.cus, u)
+		if err := b.spend(64); err != nil {
+			return err
+		}
+		if err := b.lines(cu, u); err != nil {
+			return err
+		}
+		if rs, err := b.d.Ranges(cu); err == nil {
+			for _, rg := range rs {
+				if rg[0] < rg[1] {
+					b.res.units = append(b.res.units, span{lo: rg[0], hi: rg[1], cu: idx})
+				}
+			}
+			if err := b.spend(32 * len(rs)); err != nil {
+				return err
+			}
+		}
+		if cu.Children {
+			if err := b.unit(r, cu, idx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// unit reads the entries of one unit (r just past its unit entry).
+func (b *indexBuilder) unit(r *dwarf.Reader, cu *dwarf.Entry, idx int32) error {
+	// stack holds, for each open entry with children, the function node
+	// its children nest in (nil outside functions).
+	stack := []*fnNode{nil}
+	for len(stack) > 0 {
+		e, err := b.next(r)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			return nil
+		}
+		if e.Tag == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		parent := stack[len(stack)-1]
+		cur := parent
+		switch e.Tag {
+		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+			if e.Tag == dwarf.TagInlinedSubroutine && parent == nil {
+				break
+			}
+			rs, err := b.d.Ranges(e)
+			if err != nil || len(rs) == 0 {
+				break
+			}
+			n := &fnNode{ranges: rs}
+			if e.Tag == dwarf.TagInlinedSubroutine {
+				n.callFile = uintAttr(e, dwarf.AttrCallFile)
+				n.callLine = uintAttr(e, dwarf.AttrCallLine)
+				n.callCol = uintAttr(e, dwarf.AttrCallColumn)
+			}
+			if n.name, err = b.nameOf(e); err != nil {
+				return err
+			}
+			if err := b.spend(96 + 16*len(rs)); err != nil {
+				return err
+			}
+			if e.Tag == dwarf.TagSubprogram {
+				for _, rg := range rs {
+					if rg[0] < rg[1] {
+						b.res.funcs = append(b.res.funcs, span{lo: rg[0], hi: rg[1], fn: n, cu: idx})
+					}
+				}
+				if err := b.spend(32 * len(rs)); err != nil {
+					return err
+				}
+			} else {
+				parent.children = append(parent.children, n)
+			}
+			cur = n
+		}
+		if e.Children {
+			stack = append(stack, cur)
+		}
+	}
+	return nil
+}
+
+// errNoProgress is damage that makes debug/dwarf's reader return the
+// same entry again, or empty entries without end.
+var errNoProgress = errors.New("dif: DWARF: the entries do not advance")
+
+// next is r.Next, refusing a reader that does not move forward (debug/dwarf
+// returns empty entries again and again past some damage).
+func (b *indexBuilder) next(r *dwarf.Reader) (*dwarf.Entry, error) {
+	e, err := r.Next()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("dif: DWARF: %w", err)
+	case e == nil:
+		return nil, nil
+	}
+	// Every entry takes a byte of .debug_info at least; a null entry
+	// (Tag 0) has no offset of its own.
+	if b.entries++; b.entries > b.infoLen {
+		return nil, errNoProgress
+	}
+	if e.Tag != 0 {
+		if b.read && e.Offset <= b.last {
+			return nil, errNoProgress
+		}
+		b.read, b.last = true, e.Offset
+	}
+	return e, nil
+}
+
+func uintAttr(e *dwarf.Entry, a dwarf.Attr) uint32 {
+	switch v := e.Val(a).(type) {
+	case int64:
+		if v >= 0 && v <= 1<<32-1 {
+			return uint32(v)
+		}
+	case uint64:
+		if v <= 1<<32-1 {
+			return uint32(v)
+		}
+	}
+	return 0
+}
+
+// nameOf is the name of a function entry: its linkage name, else its name,
+// looked for on the entry and then along DW_AT_abstract_origin and
+// DW_AT_specification, as llvm-symbolizer looks.
+func (b *indexBuilder) nameOf(e *dwarf.Entry) (*fnName, error) {
+	return b.nameDepth(e, 0)
+}
+
+// nameDepth is nameOf for an entry reached after depth references. An
+// entry that names nothing itself shares the name of the entry it refers
+// to (an inlined call, its abstract origin), decoded once.
+func (b *indexBuilder) nameDepth(e *dwarf.Entry, depth int) (*fnName, error) {
+	if n, ok := b.names[e.Offset]; ok {
+		return n, nil
+	}
+	linkage := strAttr(e, dwarf.AttrLinkageName)
+	if linkage == "" {
+		linkage = strAttr(e, dwarf.Attr(0x2007))
+	}
+	name := strAttr(e, dwarf.AttrName)
+	var ref *fnName
+	if linkage == "" || name == "" {
+		next, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			next, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+		if ok && depth < maxOriginDepth {
+			if c, seen := b.names[next]; seen {
+				ref = c
+			} else {
+				b.nameReader.Seek(next)
+				if ne, err := b.nameReader.Next(); err == nil && ne != nil && ne.Offset == next && ne.Tag != 0 {
+					if ref, err = b.nameDepth(ne, depth+1); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	var n *fnName
+	switch {
+	case ref != nil && linkage == "" && name == "":
+		n = ref // shared
+		if err := b.spend(16); err != nil {
+			return nil, err
+		}
+	default:
+		n = &fnName{linkage: linkage, name: name}
+		if ref != nil {
+			if n.linkage == "" {
+				n.linkage = ref.linkage
+			}
+			if n.name == "" {
+				n.name = ref.name
+			}
+		}
+		if err := b.spend(64 + len(n.linkage) + len(n.name)); err != nil {
+			return nil, err
+		}
+	}
+	b.names[e.Offset] = n
+	return n, nil
+}
+
+func strAttr(e *dwarf.Entry, a dwarf.Attr) string {
+	s, _ := e.Val(a).(string)
+	return s
+}
+
+// lines reads the line table of unit cu into u.
+func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
+	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
+	if !ok {
+		return nil
+	}
+	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	table, err := readLineHeader(b.line, b.lineStr, b.str, uint64(off), compDir)
+	if err != nil {
+		return err
+	}
+	lr, err := b.d.LineReader(cu)
+	if err != nil || lr == nil || table == nil {
+		return nil // a damaged line table leaves the unit without lines
+	}
+	if err := b.spend(16*len(table) + 32); err != nil {
+		return err
+	}
+	u.table = table
+	// The rows' files are entries of lr.Files(), which are the entries
+	// of table (DW_LNE_define_file is refused).
+	fileIdx := map[*dwarf.LineFile]uint32{}
+	for i, f := range lr.Files() {
+		if f != nil && i < len(table) {
+			fileIdx[f] = uint32(i)
+		}
+	}
+	var seq *lineSeq
+	var le dwarf.LineEntry
+	for {
+		if err := lr.Next(&le); err != nil {
+			break // io.EOF, or damage: keep what was read
+		}
+		if seq == nil {
+			u.seqs = append(u.seqs, lineSeq{lo: le.Address})
+			seq = &u.seqs[len(u.seqs)-1]
+		}
+		if le.EndSequence {
+			seq.hi = le.Address
+			seq = nil
+			continue
+		}
+		fi, ok := fileIdx[le.File]
+		if !ok {
+			fi = uint32(len(table)) // none
+		}
+		seq.rows = append(seq.rows, lineRow{addr: le.Address, file: fi, line: uint32(le.Line), col: uint32(le.Column)})
+		if err := b.spend(24); err != nil {
+			return err
+		}
+	}
+	if seq != nil { // a sequence without its end: drop it
+		u.seqs = u.seqs[:len(u.seqs)-1]
+	}
+	for i := range u.seqs {
+		s := &u.seqs[i]
+		sort.SliceStable(s.rows, func(x, y int) bool { return s.rows[x].addr < s.rows[y].addr })
+	}
+	sort.SliceStable(u.seqs, func(x, y int) bool { return u.seqs[x].lo < u.seqs[y].lo })
+	return nil
+}
+
+// Lookup resolves the relative address addr: the frames of the function
+// that holds it, innermost (the deepest inlined call) first. ok is false
+// when no function and no line of the file holds it.
+func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
+	if r.bp != nil {
+		return r.bp.lookup(addr)
+	}
+	if r.pdb != nil {
+		return r.pdb.lookup(addr)
+	}
+	top, cu := r.function(addr)
+	symName, symStart, hasSym := r.syms.lookup(addr)
+	if top == nil {
+		cu = -1
+		if s := findSpan(r.units, addr); s != nil {
+			cu = s.cu
+		}
+	}
+	var file, compDir string
+	var line, col int
+	if cu >= 0 {
+		u := r.cus[cu]
+		compDir = u.compDir
+		if row := u.row(addr); row != nil {
+			if int(row.file) < len(u.table) {
+				file = u.table[row.file]
+			}
+			line, col = int(row.line), int(row.col)
+		}
+	}
+	if top == nil {
+		if !hasSym && file == "" {
+			return nil, false
+		}
+		f := Frame{File: file, CompDir: compDir, Line: line, Column: col}
+		if hasSym {
+			n := fnName{linkage: symName}
+			f.Function, f.Symbol, f.SymAddr = n.function(), symName, symStart
+		}
+		return []Frame{f}, true
+	}
+	u := r.cus[cu]
+	chain := []*fnNode{top.fn}
+	for n := top.fn; ; {
+		var next *fnNode
+		for _, c := range n.children {
+			if contains(c.ranges, addr) {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		chain = append(chain, next)
+		n = next
+	}
+	start := top.fn.start()
+	if hasSym {
+		start = symStart
+	}
+	frames = make([]Frame, len(chain))
+	for i := range chain {
+		n := chain[len(chain)-1-i]
+		f := &frames[i]
+		f.Function, f.Symbol = n.name.function(), n.name.symbol()
+		f.SymAddr, f.CompDir = start, compDir
+		if i == 0 {
+			f.File, f.Line, f.Column = file, line, col
+		} else {
+			inner := chain[len(chain)-i]
+			if int(inner.callFile) < len(u.table) {
+				f.File = u.table[inner.callFile]
+			}
+			f.Line, f.Column = int(inner.callLine), int(inner.callCol)
+		}
+	}
+	// The outermost frame is named by the symbol table when it has the
+	// address, as llvm-symbolizer names it (gcc writes no linkage name for
+	// a static C++ function; its symbol has one).
+	if hasSym {
+		n := fnName{linkage: symName}
+		last := &frames[len(frames)-1]
+		last.Function, last.Symbol = n.function(), symName
+	}
+	return frames, true
+}
+
+func (n *fnNode) start() uint64 {
+	lo := n.ranges[0][0]
+	for _, r := range n.ranges {
+		lo = min(lo, r[0])
+	}
+	return lo
+}
+
+func contains(rs [][2]uint64, addr uint64) bool {
+	for _, r := range rs {
+		if r[0] <= addr && addr < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// spanLookback bounds the spans before an address that a lookup looks at
+// for one holding it (spans that start earlier and end later).
+const spanLookback = 64
+
+// findSpan is the span of ss (sorted by lo) that holds addr, the one that
+// starts last when several do.
+func findSpan(ss []span, addr uint64) *span {
+	i := sort.Search(len(ss), func(i int) bool { return ss[i].lo > addr })
+	for j := i - 1; j >= 0 && j >= i-spanLookback; j-- {
+		if ss[j].lo <= addr && addr < ss[j].hi {
+			return &ss[j]
+		}
+	}
+	return nil
+}
+
+func (r *Resolver) function(addr uint64) (*span, int32) {
+	s := findSpan(r.funcs, addr)
+	if s == nil {
+		return nil, 0
+	}
+	return s, s.cu
+}
+
+// row is the line table row that holds addr, or nil.
+func (u *dwarfUnit) row(addr uint64) *lineRow {
+	i := sort.Search(len(u.seqs), func(i int) bool { return u.seqs[i].lo > addr })
+	for j := i - 1; j >= 0 && j >= i-spanLookback; j-- {
+		s := &u.seqs[j]
+		if s.lo <= addr && addr < s.hi {
+			k := sort.Search(len(s.rows), func(k int) bool { return s.rows[k].addr > addr })
+			if k == 0 {
+				return nil
+			}
+			return &s.rows[k-1]
+		}
+	}
+	return nil
+}
+
+func (n *fnName) symbol() string {
+	if n.linkage != "" {
+		return n.linkage
+	}
+	return n.name
+}
+
+// function is the demangled name, parameters included; a name that is
+// not mangled stays as it is.
+func (n *fnName) function() string {
+	if n.linkage == "" {
+		return n.name
+	}
+	if s, err := demangle.ToString(n.linkage); err == nil {
+		return s
+	}
+	return n.linkage
+}
+
+// checkAbbrevs refuses, before debug/dwarf parses every unit's abbreviation
+// table, info whose units would make it parse more than twice the
+// abbreviation section (plus a MiB) in tables: many units pointing at
+// overlapping tables.
+func checkAbbrevs(info, abbrev []byte) error {
+	seen := map[uint64]bool{}
+	left := 2*len(abbrev) + 1<<20
+	for off := 0; off < len(info); {
+		rest := info[off:]
+		if len(rest) < 11 {
+			return nil
+		}
+		n := uint64(binary.LittleEndian.Uint32(rest))
+		hdr := 4
+		dwarf64 := false
+		if n == 0xffffffff {
+			if len(rest) < 23 {
+				return nil
+			}
+			n, hdr, dwarf64 = binary.LittleEndian.Uint64(rest[4:]), 12, true
+		}
+		if n == 0 || n > uint64(len(rest)-hdr) {
+			return nil // debug/dwarf reports the damage
+		}
+		vers := binary.LittleEndian.Uint16(rest[hdr:])
+		p := hdr + 2
+		if vers >= 5 {
+			p += 2
+		}
+		var ao uint64
+		if dwarf64 {
+			ao = binary.LittleEndian.Uint64(rest[p:])
+		} else {
+			ao = uint64(binary.LittleEndian.Uint32(rest[p:]))
+		}
+		off += hdr + int(n)
+		if seen[ao] || ao >= uint64(len(abbrev)) {
+			continue
+		}
+		seen[ao] = true
+		used, ok := abbrevTableLen(abbrev[ao:], left)
+		if !ok {
+			return ErrBudget
+		}
+		left -= used
+	}
+	return nil
+}
+
+// abbrevTableLen is the bytes of the abbreviation table at the start of b,
+// walked no further than max bytes (ok false beyond).
+func abbrevTableLen(b []byte, max int) (int, bool) {
+	p := 0
+	uleb := func() uint64 {
+		var v uint64
+		for shift := 0; p < len(b); shift += 7 {
+			c := b[p]
+			p++
+			if shift < 64 {
+				v |= uint64(c&0x7f) << shift
+			}
+			if c&0x80 == 0 {
+				break
+			}
+		}
+		return v
+	}
+	for p < len(b) && p <= max {
+		if uleb() == 0 {
+			break
+		}
+		uleb()
+		p++ // children
+		for p < len(b) && p <= max {
+			at, form := uleb(), uleb()
+			if at == 0 && form == 0 {
+				break
+			}
+			if form == 0x21 { // DW_FORM_implicit_const
+				uleb()
+			}
+		}
+	}
+	return p, p <= max
+}
+
+// checkLineHeader refuses a line table that debug/dwarf would read with
+// allocations that a few bytes of the file decide: more than maxLineFiles
+// directories or files, their joined paths beyond maxLinePaths bytes, path
+// forms that take no bytes, and DW_LNE_define_file in the program (each
+// adds a joined path). Damage it does not understand is left to
+// debug/dwarf, which reports it.
+func readLineHeader(line, lineStr, str []byte, off uint64, compDir string) (table []string, err error) {
+	if off >= uint64(len(line)) {
+		return nil, nil
+	}
+	c := lineCursor{b: line, p: int(off)}
+	n := uint64(c.u32())
+	dwarf64 := false
+	if n == 0xffffffff {
+		n, dwarf64 = c.u64(), true
+	}
+	if c.bad || n > uint64(len(line)-c.p) {
+		return nil, nil
+	}
+	end := c.p + int(n)
+	c.b = line[:end]
+	vers := c.u16()
+	if vers < 2 || vers > 5 {
+		return nil, nil
+	}
+	if vers >= 5 {
+		c.p += 2
+	}
+	var hlen uint64
+	if dwarf64 {
+		hlen = c.u64()
+	} else {
+		hlen = uint64(c.u32())
+	}
+	if c.bad || hlen > uint64(end-c.p) {
+		return nil, nil
+	}
+	program := c.p + int(hlen)
+	c.p++ // minimum_instruction_length
+	if vers >= 4 {
+		c.p++
+	}
+	c.p += 3 // default_is_stmt, line_base, line_range
+	opBase := int(c.u8())
+	if c.bad || c.p+max(opBase-1, 0) > end {
+		return nil, nil
+	}
+	opLens := line[c.p : c.p+max(opBase-1, 0)]
+	c.p += len(opLens)
+	// The file table, its paths joined as llvm-symbolizer joins them.
+	var dirs, names []string
+	var dirIdx []uint64
+	paths := 0
+	bad := errors.New("dif: DWARF line table header is beyond the reading budget")
+	if vers < 5 {
+		for {
+			s := c.str()
+			if c.bad {
+				return nil, nil
+			}
+			if s == "" {
+				break
+			}
+			dirs = append(dirs, s)
+			paths += len(s)
+			if len(dirs) > maxLineFiles || paths > maxLinePaths {
+				return nil, bad
+			}
+		}
+		names, dirIdx = append(names, ""), append(dirIdx, 0) // files count from 1
+		for {
+			s := c.str()
+			if c.bad {
+				return nil, nil
+			}
+			if s == "" {
+				break
+			}
+			d := c.uleb()
+			c.uleb()
+			c.uleb()
+			names, dirIdx = append(names, s), append(dirIdx, d)
+			paths += len(s) // and the directory it is joined to
+			if d > 0 && d <= uint64(len(dirs)) {
+				paths += len(dirs[d-1])
+			}
+			if len(names) > maxLineFiles || paths > maxLinePaths {
+				return nil, bad
+			}
+		}
+	} else {
+		for list := 0; list < 2; list++ {
+			nf := int(c.u8())
+			type lf struct{ lnct, form uint64 }
+			forms := make([]lf, nf)
+			for i := range forms {
+				forms[i] = lf{c.uleb(), c.uleb()}
+			}
+			count := c.uleb()
+			if c.bad {
+				return nil, nil
+			}
+			if count > 0 && nf == 0 || count > maxLineFiles {
+				return nil, bad
+			}
+			for i := uint64(0); i < count; i++ {
+				var path string
+				var dir uint64
+				for _, f := range forms {
+					s, v, ok := c.lnct(f.form, dwarf64, lineStr, str, maxLinePaths-paths)
+					if !ok {
+						return nil, bad
+					}
+					switch f.lnct {
+					case 1: // DW_LNCT_path
+						path = s
+					case 2: // DW_LNCT_directory_index
+						dir = v
+					}
+					paths += len(s)
+				}
+				if c.bad {
+					return nil, nil
+				}
+				if list == 0 {
+					dirs = append(dirs, path)
+				} else {
+					names, dirIdx = append(names, path), append(dirIdx, dir)
+					if dir < uint64(len(dirs)) {
+						paths += len(dirs[dir]) // joined to it
+					}
+					if paths > maxLinePaths {
+						return nil, bad
+					}
+				}
+			}
+		}
+	}
+	if paths+len(names)*(len(compDir)+2) > maxLinePaths {
+		return nil, bad
+	}
+	table = make([]string, len(names))
+	for i, name := range names {
+		if name == "" || isAbsPath(name) {
+			table[i] = name
+			continue
+		}
+		var dir string
+		if vers >= 5 {
+			if dirIdx[i] < uint64(len(dirs)) {
+				dir = dirs[dirIdx[i]]
+			}
+		} else if dirIdx[i] > 0 && dirIdx[i] <= uint64(len(dirs)) {
+			dir = dirs[dirIdx[i]-1]
+		}
+		p := ""
+		if compDir != "" && !isAbsPath(dir) {
+			p = compDir
+		}
+		table[i] = appendPath(appendPath(p, dir), name)
+	}
+	// The program: no DW_LNE_define_file.
+	c.p = program
+	for c.p < end && !c.bad {
+		op := int(c.u8())
+		switch {
+		case op == 0:
+			l := c.uleb()
+			if l == 0 || l > uint64(end-c.p) {
+				return nil, nil
+			}
+			if line[c.p] == 3 { // DW_LNE_define_file
+				return nil, &UnsupportedError{Reason: "DW_LNE_define_file in a line table"}
+			}
+			c.p += int(l)
+		case op == 9: // DW_LNS_fixed_advance_pc
+			c.p += 2
+		case op < opBase:
+			for k := 0; k < int(opLens[op-1]); k++ {
+				c.uleb()
+			}
+		}
+	}
+	return table, nil
+}
+
+// lineCursor reads a line table header; bad is set past its end.
+type lineCursor struct {
+	b   []byte
+	p   int
+	bad bool
+}
+
+func (c *lineCursor) take(n int) []byte {
+	if c.bad || n > len(c.b)-c.p {
+		c.bad = true
+		return make([]byte, 8)
+	}
+	s := c.b[c.p : c.p+n]
+	c.p += n
+	return s
+}
+
+func (c *lineCursor) u8() uint8   { return c.take(1)[0] }
+func (c *lineCursor) u16() uint16 { return binary.LittleEndian.Uint16(c.take(2)) }
+func (c *lineCursor) u32() uint32 { return binary.LittleEndian.Uint32(c.take(4)) }
+func (c *lineCursor) u64() uint64 { return binary.LittleEndian.Uint64(c.take(8)) }
+
+func (c *lineCursor) uleb() uint64 {
+	var v uint64
+	for shift := 0; ; shift += 7 {
+		b := c.u8()
+		if c.bad {
+			return 0
+		}
+		if shift < 64 {
+			v |= uint64(b&0x7f) << shift
+		}
+		if b&0x80 == 0 {
+			return v
+		}
+	}
+}
+
+// str reads a NUL-terminated string.
+func (c *lineCursor) str() string {
+	i := bytes.IndexByte(c.b[min(c.p, len(c.b)):], 0)
+	if c.bad || i < 0 {
+		c.bad = true
+		return ""
+	}
+	s := string(c.b[c.p : c.p+i])
+	c.p += i + 1
+	return s
+}
+
+// lnct reads one field of form form: the string it names (at most left+1
+// bytes of it) and the value of a constant; ok false for a form
+// debug/dwarf would read as taking no bytes.
+func (c *lineCursor) lnct(form uint64, dwarf64 bool, lineStr, str []byte, left int) (s string, v uint64, ok bool) {
+	strAt := func(sec []byte, off uint64) string {
+		if off >= uint64(len(sec)) {
+			return ""
+		}
+		b := sec[off:]
+		b = b[:min(len(b), max(left, 0)+1)]
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			return string(b[:i])
+		}
+		return string(b) // longer than left: the caller refuses it
+	}
+	switch form {
+	case 0x08: // string
+		return c.str(), 0, true
+	case 0x0e, 0x1f: // strp, line_strp
+		var o uint64
+		if dwarf64 {
+			o = c.u64()
+		} else {
+			o = uint64(c.u32())
+		}
+		if form == 0x0e {
+			return strAt(str, o), 0, true
+		}
+		return strAt(lineStr, o), 0, true
+	case 0x1d: // strp_sup
+		if dwarf64 {
+			c.u64()
+		} else {
+			c.u32()
+		}
+		return "", 0, true
+	case 0x1a, 0x0f: // strx, udata
+		return "", c.uleb(), true
+	case 0x25, 0x0b: // strx1, data1
+		return "", uint64(c.u8()), true
+	case 0x26, 0x05: // strx2, data2
+		return "", uint64(c.u16()), true
+	case 0x27: // strx3
+		c.take(3)
+		return "", 0, true
+	case 0x28, 0x06: // strx4, data4
+		return "", uint64(c.u32()), true
+	case 0x07: // data8
+		return "", c.u64(), true
+	case 0x1e: // data16
+		c.take(16)
+		return "", 0, true
+	case 0x09: // block
+		c.take(int(min(c.uleb(), uint64(len(c.b)))))
+		return "", 0, true
+	}
+	return "", 0, false
+}
+
+func isAbsPath(p string) bool {
+	return strings.HasPrefix(p, "/") || len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, "\\\\")
+}
+
+// appendPath joins c to p as llvm's sys::path::append does (POSIX style):
+// one separator between them, no cleaning.
+func appendPath(p, c string) string {
+	switch {
+	case c == "":
+		return p
+	case p == "":
+		return c
+	case strings.HasSuffix(p, "/"):
+		return p + strings.TrimLeft(c, "/")
+	case strings.HasPrefix(c, "/"):
+		return p + c
+	}
+	return p + "/" + c
+}

@@ -1,0 +1,342 @@
+package dif
+
+import (
+	"bytes"
+	"compress/zlib"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The testdata programs are testdata/native/crash.c and util.h of the
+// repository, built in /tmp/native: dwarf4.elf by gcc -O2 -g -gdwarf-4,
+// dwarf5z.elf by clang-14 -O2 -g -gdwarf-5 -gz=zlib. The frames wanted are
+// llvm-symbolizer --inlining's.
+func TestDWARFTestdata(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		addr uint64
+		want []Frame
+	}{
+		{"testdata/dwarf4.elf", 0x11a0, []Frame{
+			{Function: "square", Symbol: "square", File: "/tmp/native/util.h", Line: 4, Column: 11},
+			{Function: "sum", Symbol: "sum", File: "/tmp/native/crash.c", Line: 11, Column: 8},
+			{Function: "compute", Symbol: "compute", File: "/tmp/native/crash.c", Line: 18, Column: 10},
+		}},
+		{"testdata/dwarf5z.elf", 0x1150, []Frame{
+			{Function: "sum", Symbol: "sum", File: "/tmp/native/crash.c", Line: 10, Column: 20},
+			{Function: "compute", Symbol: "compute", File: "/tmp/native/crash.c", Line: 18, Column: 10},
+		}},
+	} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		got, ok := res.Lookup(tc.addr)
+		if !ok {
+			t.Fatalf("%s: nothing at 0x%x", tc.file, tc.addr)
+		}
+		for i := range got {
+			got[i].SymAddr, got[i].CompDir = 0, ""
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s 0x%x (-want +got):\n%s", tc.file, tc.addr, diff)
+		}
+	}
+	// dwarf4.elf with bytes changed so that debug/dwarf's reader returns
+	// empty entries without end: refused, not a loop.
+	loop, err := os.ReadFile("testdata/dwarf-loop.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadELFDWARF(bytes.NewReader(loop), int64(len(loop)))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errNoProgress) {
+			t.Errorf("dwarf-loop.elf: %v, want errNoProgress", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("dwarf-loop.elf: no answer in 10 s")
+	}
+	tiny, err := os.ReadFile("testdata/tiny.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadELFDWARF(bytes.NewReader(tiny), int64(len(tiny))); !errors.Is(err, ErrNoDWARF) {
+		t.Errorf("an ELF without DWARF: %v, want ErrNoDWARF", err)
+	}
+}
+
+// testSection is a section of elfWith.
+type testSection struct {
+	name  string
+	flags elf.SectionFlag
+	data  []byte
+}
+
+// elfWith builds a little-endian ELF64 object holding secs.
+func elfWith(secs ...testSection) []byte {
+	le := binary.LittleEndian
+	var body bytes.Buffer
+	body.Write(make([]byte, 64))
+	shstr := []byte{0}
+	type hdr struct {
+		name   uint32
+		typ    elf.SectionType
+		flags  elf.SectionFlag
+		off    uint64
+		size   uint64
+		offset int
+	}
+	hdrs := []hdr{{}}
+	for _, s := range secs {
+		hdrs = append(hdrs, hdr{name: uint32(len(shstr)), typ: elf.SHT_PROGBITS, flags: s.flags, off: uint64(body.Len()), size: uint64(len(s.data))})
+		shstr = append(append(shstr, s.name...), 0)
+		body.Write(s.data)
+	}
+	hdrs = append(hdrs, hdr{name: uint32(len(shstr)), typ: elf.SHT_STRTAB, off: uint64(body.Len())})
+	shstr = append(append(shstr, ".shstrtab"...), 0)
+	hdrs[len(hdrs)-1].size = uint64(len(shstr))
+	body.Write(shstr)
+	shoff := body.Len()
+	for _, h := range hdrs {
+		var e [64]byte
+		le.PutUint32(e[0:], h.name)
+		le.PutUint32(e[4:], uint32(h.typ))
+		le.PutUint64(e[8:], uint64(h.flags))
+		le.PutUint64(e[24:], h.off)
+		le.PutUint64(e[32:], h.size)
+		body.Write(e[:])
+	}
+	b := body.Bytes()
+	copy(b, elf.ELFMAG)
+	b[elf.EI_CLASS], b[elf.EI_DATA], b[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+	le.PutUint16(b[16:], uint16(elf.ET_DYN))
+	le.PutUint16(b[18:], uint16(elf.EM_X86_64))
+	le.PutUint64(b[40:], uint64(shoff))
+	le.PutUint16(b[58:], 64)
+	le.PutUint16(b[60:], uint16(len(hdrs)))
+	le.PutUint16(b[62:], uint16(len(hdrs)-1))
+	return b
+}
+
+// cuAbbrev is an abbreviation table of one entry: code 1, a compile unit
+// without children with a DW_AT_stmt_list (sec_offset).
+var cuAbbrev = []byte{1, 0x11, 0, 0x10, 0x17, 0, 0, 0}
+
+// cuInfo is a DWARF 4 unit whose compile unit entry (abbreviation 1 at
+// abbrevOff) points at the line table at offset 0.
+func cuInfo(abbrevOff uint32) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 2+4+1+1+4)
+	b = binary.LittleEndian.AppendUint16(b, 4)
+	b = binary.LittleEndian.AppendUint32(b, abbrevOff)
+	b = append(b, 8, 1)
+	return binary.LittleEndian.AppendUint32(b, 0)
+}
+
+// lineTable wraps a line table header's fields after header_length.
+func lineTable(version uint16, fields []byte) []byte {
+	var h []byte
+	if version >= 5 {
+		h = append(h, 8, 0)
+	}
+	h = binary.LittleEndian.AppendUint32(h, uint32(len(fields)))
+	h = append(h, fields...)
+	b := binary.LittleEndian.AppendUint32(nil, uint32(2+len(h)))
+	b = binary.LittleEndian.AppendUint16(b, version)
+	return append(b, h...)
+}
+
+func uleb(v uint64) []byte {
+	var b []byte
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
+
+// dwarfBudget bounds what reading one of the crafted files below may
+// allocate, whatever they claim.
+const dwarfTestBudget = 24 << 20
+
+// TestDWARFWithinBudget reads small files whose counts and sizes would
+// make a reader that trusts them allocate gigabytes: each is refused, or
+// read, within a budget that does not depend on them.
+func TestDWARFWithinBudget(t *testing.T) {
+	le := binary.LittleEndian
+	// A compressed .debug_info that says it inflates to 1 PiB.
+	chdr := le.AppendUint32(nil, uint32(elf.COMPRESS_ZLIB))
+	chdr = le.AppendUint32(chdr, 0)
+	chdr = le.AppendUint64(chdr, 1<<50)
+	chdr = le.AppendUint64(chdr, 1)
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write(make([]byte, 1<<16))
+	zw.Close()
+	zdebug := append([]byte("ZLIB"), binary.BigEndian.AppendUint64(nil, 1<<40)...)
+
+	// DWARF 5 line tables: 2^40 directories of no fields, and 2^40 of
+	// one string each.
+	std := []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1}
+	noForms := append(append(append([]byte{}, std...), 0), uleb(1<<40)...)
+	oneForm := append(append(append([]byte{}, std...), 1, 1, 0x08), uleb(1<<40)...)
+	// A DWARF 4 line table: a 60 KiB directory, and 60,000 files in it of
+	// five bytes each: 3.6 GB of joined paths.
+	v4 := append([]byte{}, std[:len(std)-1]...)
+	v4 = append(v4, bytes.Repeat([]byte{'d'}, 60<<10)...)
+	v4 = append(v4, 0, 0)
+	for range 60_000 {
+		v4 = append(v4, 'f', 0, 1, 0, 0)
+	}
+	v4 = append(v4, 0)
+
+	// 20,000 units, each pointing at its own entry of a 160 KiB
+	// abbreviation table of 20,000 entries: debug/dwarf would parse 200
+	// million entries into tables.
+	var abbrev []byte
+	var offs []uint32
+	for i := range 20_000 {
+		offs = append(offs, uint32(len(abbrev)))
+		abbrev = append(append(abbrev, uleb(uint64(i+1))...), 0x11, 0, 0x03, 0x08, 0, 0)
+	}
+	abbrev = append(abbrev, 0)
+	var units []byte
+	for _, off := range offs {
+		units = append(units, cuInfo(off)...)
+	}
+
+	tests := []struct {
+		name string
+		file []byte
+	}{
+		{"SHF_COMPRESSED .debug_info of 1 PiB", elfWith(testSection{".debug_info", elf.SHF_COMPRESSED, append(chdr, z.Bytes()...)})},
+		{".zdebug_info of 1 TiB", elfWith(testSection{".zdebug_info", 0, append(zdebug, z.Bytes()...)})},
+		{"line table of 2^40 directories of no fields", elfWith(testSection{".debug_info", 0, cuInfo(0)},
+			testSection{".debug_abbrev", 0, cuAbbrev}, testSection{".debug_line", 0, lineTable(5, noForms)})},
+		{"line table of 2^40 directories", elfWith(testSection{".debug_info", 0, cuInfo(0)},
+			testSection{".debug_abbrev", 0, cuAbbrev}, testSection{".debug_line", 0, lineTable(5, oneForm)})},
+		{"line table of 60,000 files in a 60 KiB directory", elfWith(testSection{".debug_info", 0, cuInfo(0)},
+			testSection{".debug_abbrev", 0, cuAbbrev}, testSection{".debug_line", 0, lineTable(4, v4)})},
+		{"20,000 units of overlapping abbreviation tables", elfWith(testSection{".debug_info", 0, units},
+			testSection{".debug_abbrev", 0, abbrev})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			checkBudget(t, "ReadELFDWARF", dwarfTestBudget, func() {
+				_, err = ReadELFDWARF(bytes.NewReader(tc.file), int64(len(tc.file)))
+			})
+			if err == nil {
+				t.Errorf("%d bytes read without an error", len(tc.file))
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// FuzzDWARFResolver reads ELF objects' DWARF within a budget and resolves
+// addresses in them without panicking.
+func FuzzDWARFResolver(f *testing.F) {
+	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint64(0x11a0))
+	}
+	f.Add(elfWith(testSection{".debug_info", 0, cuInfo(0)}, testSection{".debug_abbrev", 0, cuAbbrev},
+		testSection{".debug_line", 0, lineTable(4, []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 'a', 0, 0, 0, 0, 0})}), uint64(0))
+	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
+		var res *Resolver
+		var err error
+		checkBudget(t, "ReadELFDWARF", uint64(64<<20+64*len(data)), func() {
+			res, err = ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+		})
+		if err != nil {
+			return
+		}
+		for _, a := range []uint64{addr, addr + 1, 0x1000, 0x11a0} {
+			frames, ok := res.Lookup(a)
+			if ok && len(frames) == 0 {
+				t.Errorf("0x%x: ok without frames", a)
+			}
+		}
+	})
+}
+
+// TestDWARFMutations reads 5,000 copies of the testdata programs (ELF, a
+// dSYM and a PDB) with
+// random bytes changed: each is read or refused, within the budget,
+// without a panic and without looping (a copy whose DWARF made
+// debug/dwarf's reader return empty entries without end hung the first
+// resolver).
+func TestDWARFMutations(t *testing.T) {
+	type seed struct {
+		data []byte
+		read func(r *bytes.Reader, size int64) (*Resolver, error)
+	}
+	var seeds []seed
+	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf", "testdata/dwarf-macho.dsym", "testdata/crash-O0.pdb"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadELFDWARF(r, size) }
+		if strings.HasSuffix(p, ".dsym") {
+			read = func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadMachODWARF(r, size) }
+		}
+		if strings.HasSuffix(p, ".pdb") {
+			read = func(r *bytes.Reader, size int64) (*Resolver, error) { return ReadPDBSymbols(r, size) }
+		}
+		seeds = append(seeds, seed{data, read})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	read := 0
+	for i := range 5000 {
+		sd := seeds[i%len(seeds)]
+		d := bytes.Clone(sd.data)
+		for range 1 + rng.IntN(40) {
+			d[rng.IntN(len(d))] = byte(rng.IntN(256))
+		}
+		done := make(chan error, 1)
+		go func() {
+			res, err := sd.read(bytes.NewReader(d), int64(len(d)))
+			if err == nil {
+				res.Lookup(0x11a0)
+				res.Lookup(0x1150)
+				res.Lookup(0x1000005a0)
+				res.Lookup(0x1010)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				read++
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("mutation %d: no answer in 10 s", i)
+		}
+	}
+	t.Logf("%d of 5000 read", read)
+}

@@ -1,0 +1,420 @@
+package dif
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// pdbReader reads whole streams of an MSF 7.00 file, within a budget.
+type pdbReader struct {
+	r         io.ReaderAt
+	size      int64
+	blockSize uint64
+	numBlocks uint64
+	sizes     []uint64
+	blocks    [][]uint32 // of each stream
+	budget    *sectionBudget
+}
+
+var errPDB = errors.New("dif: the PDB is damaged")
+
+func newPDBReader(r io.ReaderAt, size int64) (*pdbReader, error) {
+	var sb [56]byte
+	if _, err := r.ReadAt(sb[:], 0); err != nil || string(sb[:32]) != pdbMagic {
+		return nil, errors.New("dif: not a PDB")
+	}
+	le := binary.LittleEndian
+	p := &pdbReader{r: r, size: size, blockSize: uint64(le.Uint32(sb[32:])), numBlocks: uint64(le.Uint32(sb[40:])), budget: dwarfBudget(size)}
+	dirBytes, blockMap := uint64(le.Uint32(sb[44:])), uint64(le.Uint32(sb[52:]))
+	switch p.blockSize {
+	case 512, 1024, 2048, 4096:
+	default:
+		return nil, errPDB
+	}
+	if p.numBlocks*p.blockSize > uint64(size) || dirBytes < 4 || dirBytes > maxPDBDirectory || blockMap >= p.numBlocks {
+		return nil, errPDB
+	}
+	nDirBlocks := (dirBytes + p.blockSize - 1) / p.blockSize
+	if 4*nDirBlocks > p.blockSize {
+		return nil, errPDB
+	}
+	mapBuf := make([]byte, 4*nDirBlocks)
+	if _, err := r.ReadAt(mapBuf, int64(blockMap*p.blockSize)); err != nil {
+		return nil, errPDB
+	}
+	dirBlocks := make([]uint32, nDirBlocks)
+	for i := range dirBlocks {
+		dirBlocks[i] = le.Uint32(mapBuf[4*i:])
+	}
+	dir, err := p.readBlocks(dirBlocks, dirBytes)
+	if err != nil {
+		return nil, err
+	}
+	n := uint64(le.Uint32(dir))
+	if 4+4*n > dirBytes {
+		return nil, errPDB
+	}
+	pos := 4 + 4*n
+	for i := range n {
+		s := uint64(le.Uint32(dir[4+4*i:]))
+		if s == 0xffffffff {
+			s = 0
+		}
+		nb := (s + p.blockSize - 1) / p.blockSize
+		if pos+4*nb > dirBytes {
+			return nil, errPDB
+		}
+		bl := make([]uint32, nb)
+		for k := range bl {
+			bl[k] = le.Uint32(dir[pos+4*uint64(k):])
+		}
+		pos += 4 * nb
+		p.sizes, p.blocks = append(p.sizes, s), append(p.blocks, bl)
+	}
+	return p, nil
+}
+
+// readBlocks reads n bytes from blocks, taking them from the budget.
+func (p *pdbReader) readBlocks(blocks []uint32, n uint64) ([]byte, error) {
+	if n > uint64(len(blocks))*p.blockSize {
+		return nil, errPDB
+	}
+	if p.budget != nil {
+		if err := p.budget.take(n); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, n)
+	for i, b := range blocks {
+		at := uint64(i) * p.blockSize
+		if at >= n {
+			break
+		}
+		if uint64(b) >= p.numBlocks {
+			return nil, errPDB
+		}
+		if _, err := p.r.ReadAt(out[at:min(n, at+p.blockSize)], int64(uint64(b)*p.blockSize)); err != nil {
+			return nil, errPDB
+		}
+	}
+	return out, nil
+}
+
+// stream reads stream i whole.
+func (p *pdbReader) stream(i uint64) ([]byte, error) {
+	if i >= uint64(len(p.sizes)) {
+		return nil, errPDB
+	}
+	return p.readBlocks(p.blocks[i], p.sizes[i])
+}
+
+// pdbIndex is what the resolver keeps of a PDB: procedures and lines, by
+// relative virtual address.
+type pdbIndex struct {
+	procs []pdbProc // sorted by lo
+}
+
+type pdbProc struct {
+	lo, hi uint64
+	name   string
+	lines  []pdbLine // sorted by addr
+}
+
+type pdbLine struct {
+	addr uint64
+	line uint32
+	file string
+}
+
+// ReadPDBSymbols reads the procedures (S_GPROC32, S_LPROC32 and their _ID
+// forms) and the C13 line tables of a PDB's modules into a Resolver
+// answering relative virtual addresses. Inlined calls (S_INLINESITE) are
+// not read: an address in one resolves to its outermost procedure. The
+// streams read are taken from the budget of ReadELFDWARF, what is kept
+// from its index budget.
+func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
+	p, err := newPDBReader(r, size)
+	if err != nil {
+		return nil, err
+	}
+	le := binary.LittleEndian
+	dbi, err := p.stream(3)
+	if err != nil {
+		return nil, err
+	}
+	if len(dbi) < 64 || int32(le.Uint32(dbi)) != -1 {
+		return nil, errPDB
+	}
+	sub := func(at int) int { return int(int32(le.Uint32(dbi[at:]))) }
+	modSize, scSize, smSize, siSize, tsSize, ecSize, dbgSize := sub(24), sub(28), sub(32), sub(36), sub(40), sub(52), sub(48)
+	for _, n := range []int{modSize, scSize, smSize, siSize, tsSize, ecSize, dbgSize} {
+		if n < 0 || n > len(dbi) {
+			return nil, errPDB
+		}
+	}
+	mods := dbi[64:]
+	if modSize > len(mods) {
+		return nil, errPDB
+	}
+	mods = mods[:modSize]
+	dbgAt := 64 + modSize + scSize + smSize + siSize + tsSize + ecSize
+	if dbgAt+dbgSize > len(dbi) || dbgSize < 12 {
+		return nil, errPDB
+	}
+	// Section headers: the sixth stream of the optional debug header.
+	shStream := uint64(le.Uint16(dbi[dbgAt+10:]))
+	sh, err := p.stream(shStream)
+	if err != nil {
+		return nil, err
+	}
+	var sectionVA []uint64
+	for at := 0; at+40 <= len(sh); at += 40 {
+		sectionVA = append(sectionVA, uint64(le.Uint32(sh[at+12:])))
+	}
+	rva := func(seg uint16, off uint32) (uint64, bool) {
+		if seg == 0 || int(seg) > len(sectionVA) {
+			return 0, false
+		}
+		return sectionVA[seg-1] + uint64(off), true
+	}
+	names, err := p.namesTable()
+	if err != nil {
+		return nil, err
+	}
+	str := func(off uint32) string {
+		if uint64(off) >= uint64(len(names)) {
+			return ""
+		}
+		b := names[off:]
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
+		}
+		return string(b)
+	}
+	idx := &pdbIndex{}
+	res := &Resolver{pdb: idx}
+	spend := func(n int) error {
+		res.size += int64(n)
+		if res.size > maxDWARFIndex {
+			return ErrBudget
+		}
+		return nil
+	}
+	for at := 0; at+64 <= len(mods); {
+		m := mods[at:]
+		stream := uint64(le.Uint16(m[34:]))
+		symBytes, c11, c13 := uint64(le.Uint32(m[36:])), uint64(le.Uint32(m[40:])), uint64(le.Uint32(m[44:]))
+		// Two names after the fixed part, then alignment to 4.
+		end := 64
+		for range 2 {
+			i := bytes.IndexByte(m[end:], 0)
+			if i < 0 {
+				return nil, errPDB
+			}
+			end += i + 1
+		}
+		at += (end + 3) &^ 3
+		if stream == 0xffff {
+			continue
+		}
+		ms, err := p.stream(stream)
+		if err != nil {
+			return nil, err
+		}
+		if symBytes > uint64(len(ms)) || c11 > uint64(len(ms))-symBytes || c13 > uint64(len(ms))-symBytes-c11 {
+			return nil, errPDB
+		}
+		first := len(idx.procs)
+		// Procedures.
+		syms := ms[:symBytes]
+		for pos := 4; pos+4 <= len(syms); {
+			reclen := int(le.Uint16(syms[pos:]))
+			if reclen < 2 || pos+2+reclen > len(syms) {
+				break
+			}
+			kind, data := le.Uint16(syms[pos+2:]), syms[pos+4:pos+2+reclen]
+			pos += 2 + reclen
+			switch kind {
+			case 0x1110, 0x110f, 0x1147, 0x1146: // S_GPROC32, S_LPROC32, S_GPROC32_ID, S_LPROC32_ID
+				if len(data) < 36 {
+					continue
+				}
+				lo, ok := rva(le.Uint16(data[32:]), le.Uint32(data[28:]))
+				if !ok {
+					continue
+				}
+				name := data[35:]
+				if i := bytes.IndexByte(name, 0); i >= 0 {
+					name = name[:i]
+				}
+				if err := spend(96 + len(name)); err != nil {
+					return nil, err
+				}
+				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: string(name)})
+			}
+		}
+		procs := idx.procs[first:]
+		sort.Slice(procs, func(i, j int) bool { return procs[i].lo < procs[j].lo })
+		// Lines, and the file checksums they name files through.
+		c13s := ms[symBytes+c11 : symBytes+c11+c13]
+		var checksums []byte
+		type block struct {
+			seg    uint16
+			off    uint32
+			data   []byte
+			hasCol bool
+		}
+		var blocks []block
+		for pos := 0; pos+8 <= len(c13s); {
+			kind, n := le.Uint32(c13s[pos:]), int(le.Uint32(c13s[pos+4:]))
+			if n < 0 || n > len(c13s)-pos-8 {
+				break
+			}
+			body := c13s[pos+8 : pos+8+n]
+			pos += (8 + n + 3) &^ 3
+			switch kind {
+			case 0xf4: // DEBUG_S_FILECHKSMS
+				checksums = body
+			case 0xf2: // DEBUG_S_LINES
+				if len(body) >= 12 {
+					blocks = append(blocks, block{seg: le.Uint16(body[4:]), off: le.Uint32(body), data: body[12:], hasCol: le.Uint16(body[6:])&1 != 0})
+				}
+			}
+		}
+		fileName := func(off uint32) string {
+			if uint64(off)+4 > uint64(len(checksums)) {
+				return ""
+			}
+			return str(le.Uint32(checksums[off:]))
+		}
+		for _, bl := range blocks {
+			base, ok := rva(bl.seg, bl.off)
+			if !ok {
+				continue
+			}
+			for d := bl.data; len(d) >= 12; {
+				fileOff, nLines, cb := le.Uint32(d), uint64(le.Uint32(d[4:])), uint64(le.Uint32(d[8:]))
+				if cb < 12 || cb > uint64(len(d)) || nLines > (cb-12)/8 {
+					break
+				}
+				file := fileName(fileOff)
+				lines := d[12:cb]
+				d = d[cb:]
+				for k := range nLines {
+					e := lines[8*k:]
+					addr := base + uint64(le.Uint32(e))
+					ln := le.Uint32(e[4:]) & 0xffffff
+					j := sort.Search(len(procs), func(j int) bool { return procs[j].lo > addr }) - 1
+					if j < 0 || addr >= procs[j].hi {
+						continue
+					}
+					if err := spend(32); err != nil {
+						return nil, err
+					}
+					procs[j].lines = append(procs[j].lines, pdbLine{addr: addr, line: ln, file: file})
+				}
+			}
+		}
+	}
+	sort.SliceStable(idx.procs, func(i, j int) bool { return idx.procs[i].lo < idx.procs[j].lo })
+	for i := range idx.procs {
+		ls := idx.procs[i].lines
+		sort.SliceStable(ls, func(a, b int) bool { return ls[a].addr < ls[b].addr })
+	}
+	return res, nil
+}
+
+// namesTable reads the string buffer of the /names stream, which the
+// information stream's named stream map names.
+func (p *pdbReader) namesTable() ([]byte, error) {
+	le := binary.LittleEndian
+	info, err := p.stream(1)
+	if err != nil {
+		return nil, err
+	}
+	if len(info) < 32 {
+		return nil, errPDB
+	}
+	at := 28
+	bufLen := int(le.Uint32(info[at:]))
+	at += 4
+	if bufLen < 0 || bufLen > len(info)-at {
+		return nil, errPDB
+	}
+	strs := info[at : at+bufLen]
+	at += bufLen
+	if at+8 > len(info) {
+		return nil, errPDB
+	}
+	at += 8 // size, capacity
+	word := func() (uint32, bool) {
+		if at+4 > len(info) {
+			return 0, false
+		}
+		v := le.Uint32(info[at:])
+		at += 4
+		return v, true
+	}
+	nPresent, ok := word()
+	if !ok || uint64(nPresent) > uint64(len(info)-at)/4 {
+		return nil, errPDB
+	}
+	present := info[at : at+4*int(nPresent)]
+	at += 4 * int(nPresent)
+	nDeleted, ok := word()
+	if !ok || uint64(nDeleted) > uint64(len(info)-at)/4 {
+		return nil, errPDB
+	}
+	at += 4 * int(nDeleted)
+	stream := uint64(1 << 63)
+	for bit := 0; bit < 32*int(nPresent); bit++ {
+		if present[bit/32*4+bit%32/8]&(1<<(bit%8)) == 0 {
+			continue
+		}
+		key, ok1 := word()
+		val, ok2 := word()
+		if !ok1 || !ok2 {
+			return nil, errPDB
+		}
+		if uint64(key) < uint64(len(strs)) {
+			name := strs[key:]
+			if i := bytes.IndexByte(name, 0); i >= 0 && string(name[:i]) == "/names" {
+				stream = uint64(val)
+			}
+		}
+	}
+	if stream == 1<<63 {
+		return nil, fmt.Errorf("dif: the PDB has no /names stream")
+	}
+	names, err := p.stream(stream)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) < 12 || le.Uint32(names) != 0xeffeeffe {
+		return nil, errPDB
+	}
+	n := uint64(le.Uint32(names[8:]))
+	if n > uint64(len(names)-12) {
+		return nil, errPDB
+	}
+	return names[12 : 12+n], nil
+}
+
+// lookup resolves a relative virtual address.
+func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
+	i := sort.Search(len(idx.procs), func(i int) bool { return idx.procs[i].lo > addr }) - 1
+	if i < 0 || addr >= idx.procs[i].hi {
+		return nil, false
+	}
+	p := &idx.procs[i]
+	n := fnName{linkage: p.name}
+	f := Frame{Function: n.function(), Symbol: p.name, SymAddr: p.lo}
+	if k := sort.Search(len(p.lines), func(k int) bool { return p.lines[k].addr > addr }) - 1; k >= 0 {
+		f.File, f.Line = p.lines[k].file, int(p.lines[k].line)
+	}
+	return []Frame{f}, true
+}
