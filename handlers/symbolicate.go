@@ -167,6 +167,14 @@ func handleSymbolicate(d Deps) apiFunc {
 		if frames > maxNativeFrames {
 			return invalid(valueErr, fmt.Sprintf("A request may carry at most %d frames", maxNativeFrames), "body", "stacktraces")
 		}
+		// Every frame's address and mode, before any file is read.
+		for si, st := range req.Stacktraces {
+			for i, f := range st.Frames {
+				if err := checkFrame(f, len(mods), si, i); err != nil {
+					return err
+				}
+			}
+		}
 		callerFirst := false
 		switch req.Options.FrameOrder {
 		case "", "callee_first":
@@ -445,6 +453,25 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 }
 
 var errParseBudget = errors.New("the request's parse budget is spent")
+
+// checkFrame checks the address and the addr_mode of frame i of stack
+// trace si, for a request of nmods modules.
+func checkFrame(f nativeFrameIn, nmods, si, i int) error {
+	if _, ok := parseAddr(f.InstructionAddr); !ok || len(f.InstructionAddr) == 0 {
+		return invalid(valueErr, "Expected an address", "body", "stacktraces", si, "frames", i, "instruction_addr")
+	}
+	switch {
+	case f.AddrMode == "" || f.AddrMode == "abs":
+	case strings.HasPrefix(f.AddrMode, "rel:"):
+		n, err := strconv.Atoi(f.AddrMode[len("rel:"):])
+		if err != nil || n < 0 || n >= nmods {
+			return invalid(valueErr, "addr_mode is abs or rel:N with N a module's index", "body", "stacktraces", si, "frames", i, "addr_mode")
+		}
+	default:
+		return invalid(valueErr, "addr_mode is abs or rel:N", "body", "stacktraces", si, "frames", i, "addr_mode")
+	}
+	return nil
+}
 
 // resolveFrame answers the frame f (index i of stack trace si): one frame,
 // or several for inlined calls, in the request's order.

@@ -24,7 +24,12 @@ type bpFunc struct {
 	name    string
 	lines   []bpLine // sorted by lo
 	inlines []bpInline
+	ranges  int // of the inlines, together
 }
+
+// maxBreakpadInlineRanges bounds the ranges of one function's INLINE
+// records.
+const maxBreakpadInlineRanges = 1 << 16
 
 type bpLine struct {
 	lo, hi uint64
@@ -205,6 +210,11 @@ func (idx *bpIndex) record(line []byte, cur **bpFunc, spend func(int) error) err
 		if err := spend(64 + 16*len(in.ranges)); err != nil {
 			return err
 		}
+		// A lookup scans the inlined calls of its function: their ranges
+		// are bounded, so that it stays cheap.
+		if (*cur).ranges += len(in.ranges); (*cur).ranges > maxBreakpadInlineRanges {
+			return ErrBudget
+		}
 		(*cur).inlines = append((*cur).inlines, in)
 	case "PUBLIC":
 		f := fields(line[len("PUBLIC "):], 3)
@@ -274,6 +284,9 @@ func (idx *bpIndex) lookup(addr uint64) ([]Frame, bool) {
 		}
 	}
 	sort.SliceStable(chain, func(a, b int) bool { return chain[a].depth < chain[b].depth })
+	if len(chain) > maxInlineDepth-1 {
+		chain = chain[:maxInlineDepth-1] // the deepest calls cut
+	}
 	frames := make([]Frame, 0, len(chain)+1)
 	for j := len(chain) - 1; j >= -1; j-- {
 		var fr Frame

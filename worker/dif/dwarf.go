@@ -33,6 +33,9 @@ const (
 	// maxOriginDepth bounds the abstract_origin/specification chain
 	// followed for a name.
 	maxOriginDepth = 8
+	// maxInlineDepth bounds the frames one address expands to: the
+	// outermost function and its inlined calls, the deepest cut.
+	maxInlineDepth = 64
 )
 
 // UnsupportedError is a file whose debug information errata does not read
@@ -101,6 +104,7 @@ type fnNode struct {
 	callLine uint32
 	callCol  uint32
 	children []*fnNode
+	kids     []span // the children's ranges, sorted by lo (built after the walk)
 }
 
 type fnName struct {
@@ -281,6 +285,11 @@ func buildResolver(sec map[string][]byte) (res *Resolver, err error) {
 	if err := b.build(); err != nil {
 		return nil, err
 	}
+	for _, f := range b.res.funcs {
+		if err := b.indexKids(f.fn); err != nil {
+			return nil, err
+		}
+	}
 	sort.Slice(b.res.funcs, func(i, j int) bool { return b.res.funcs[i].lo < b.res.funcs[j].lo })
 	sort.Slice(b.res.units, func(i, j int) bool { return b.res.units[i].lo < b.res.units[j].lo })
 	return b.res, nil
@@ -353,6 +362,37 @@ func (b *indexBuilder) build() error {
 			}
 		}
 	}
+}
+
+// indexKids sorts the ranges of n's inlined calls, and theirs, once: a
+// lookup then finds the call holding an address by a search, not a scan.
+// A function with several ranges is reached from each; kids are built
+// once per node.
+func (b *indexBuilder) indexKids(n *fnNode) error {
+	stack := []*fnNode{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.kids != nil || len(n.children) == 0 {
+			continue
+		}
+		kids := make([]span, 0, len(n.children))
+		for _, c := range n.children {
+			for _, rg := range c.ranges {
+				if rg[0] < rg[1] {
+					kids = append(kids, span{lo: rg[0], hi: rg[1], fn: c})
+				}
+			}
+			stack = append(stack, c)
+		}
+		if err := b.spend(32 * len(kids)); err != nil {
+			return err
+		}
+		sort.Slice(kids, func(i, j int) bool { return kids[i].lo < kids[j].lo })
+		n.kids = kids
+		n.children = nil
+	}
+	return nil
 }
 
 // unit reads the entries of one unit (r just past its unit entry).
@@ -631,19 +671,13 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 	}
 	u := r.cus[cu]
 	chain := []*fnNode{top.fn}
-	for n := top.fn; ; {
-		var next *fnNode
-		for _, c := range n.children {
-			if contains(c.ranges, addr) {
-				next = c
-				break
-			}
-		}
-		if next == nil {
+	for n := top.fn; len(chain) < maxInlineDepth; {
+		k := findSpan(n.kids, addr)
+		if k == nil {
 			break
 		}
-		chain = append(chain, next)
-		n = next
+		chain = append(chain, k.fn)
+		n = k.fn
 	}
 	start := top.fn.start()
 	if hasSym {

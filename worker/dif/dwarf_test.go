@@ -340,3 +340,71 @@ func TestDWARFMutations(t *testing.T) {
 	}
 	t.Logf("%d of 5000 read", read)
 }
+
+// inlineDWARF builds an ELF whose one function f, at 0x1000 for 0x10000
+// bytes, holds n inlined calls: nested each in the one before (deep), or
+// side by side, one byte each (wide).
+func inlineDWARF(n int, deep bool) []byte {
+	le := binary.LittleEndian
+	abbrev := []byte{
+		1, 0x11, 1, 0, 0, // compile unit, children
+		2, 0x2e, 1, 0x11, 0x01, 0x12, 0x06, 0x03, 0x08, 0, 0, // subprogram: low_pc addr, high_pc data4, name string
+		3, 0x1d, 1, 0x11, 0x01, 0x12, 0x06, 0, 0, // inlined subroutine: low_pc, high_pc
+		0,
+	}
+	var dies []byte
+	dies = append(dies, 1)
+	dies = append(dies, 2)
+	dies = le.AppendUint64(dies, 0x1000)
+	dies = le.AppendUint32(dies, 0x10000)
+	dies = append(dies, 'f', 0)
+	for i := range n {
+		dies = append(dies, 3)
+		if deep {
+			dies = le.AppendUint64(dies, 0x1000)
+			dies = le.AppendUint32(dies, 0x10000)
+		} else {
+			dies = le.AppendUint64(dies, uint64(0x1000+i))
+			dies = le.AppendUint32(dies, 1)
+			dies = append(dies, 0) // no children
+		}
+	}
+	if deep {
+		dies = append(dies, bytes.Repeat([]byte{0}, n)...)
+	}
+	dies = append(dies, 0, 0) // f's children, the unit's
+	info := le.AppendUint32(nil, uint32(2+4+1+len(dies)))
+	info = le.AppendUint16(info, 4)
+	info = le.AppendUint32(info, 0)
+	info = append(info, 8)
+	info = append(info, dies...)
+	return elfWith(testSection{".debug_info", 0, info}, testSection{".debug_abbrev", 0, abbrev})
+}
+
+// TestDWARFInlineBounds: an address in 10,000 nested inlined calls expands
+// to maxInlineDepth frames, and a function of 60,000 inlined calls side by
+// side finds the one holding an address by a search.
+func TestDWARFInlineBounds(t *testing.T) {
+	deep := inlineDWARF(10_000, true)
+	res, err := ReadELFDWARF(bytes.NewReader(deep), int64(len(deep)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames, _ := res.Lookup(0x1010); len(frames) != maxInlineDepth {
+		t.Errorf("%d frames in 10,000 nested calls, want %d", len(frames), maxInlineDepth)
+	}
+	wide := inlineDWARF(60_000, false)
+	if res, err = ReadELFDWARF(bytes.NewReader(wide), int64(len(wide))); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i := range 5000 {
+		frames, _ := res.Lookup(uint64(0x1000 + 12*i))
+		if len(frames) != 2 || frames[1].Function != "f" {
+			t.Fatalf("0x%x: %+v, want an inlined call in f", 0x1000+12*i, frames)
+		}
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("5,000 lookups among 60,000 calls took %v", d)
+	}
+}
