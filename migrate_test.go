@@ -363,12 +363,12 @@ func upgraded(t *testing.T, db string) *errataServer {
 	return s
 }
 
-// TestMigrateFromTheFifthSchemaReadsSectionTables upgrades a database made
-// by the main of schema version 5 before debug files kept their section
-// tables (testdata/schema_v5.sql), holding an ELF executable: errata
-// migrate reads its section table from the stored file, once, and the
-// debuginfod section route then serves a section of it byte for byte.
-func TestMigrateFromTheFifthSchemaReadsSectionTables(t *testing.T) {
+// TestMigrateFromTheFourthSchemaReadsSectionTables upgrades a database made
+// by the previous main (schema version 4, testdata/schema_v4.sql), before
+// debug files kept their section tables, holding an ELF executable and its
+// source bundle: errata migrate reads the section table and the source index
+// from the stored files, once, and the debuginfod routes then serve them.
+func TestMigrateFromTheFourthSchemaReadsSectionTables(t *testing.T) {
 	elf, err := os.ReadFile("worker/dif/testdata/tiny.elf")
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +388,7 @@ func TestMigrateFromTheFifthSchemaReadsSectionTables(t *testing.T) {
 	zw.Close()
 	bundle := zb.Bytes()
 	bsum := sha1.Sum(bundle)
-	db := oldDatabase(t, "testdata/schema_v5.sql", fmt.Sprintf(`
+	db := oldDatabase(t, "testdata/schema_v4.sql", fmt.Sprintf(`
 		INSERT INTO blobs (sha1, size) VALUES ('%[1]s', %[2]d);
 		INSERT INTO blob_data (key, data) VALUES ('%[1]s', decode('%[3]s', 'hex'));
 		INSERT INTO blob_owners (organization_id, sha1) VALUES (1, '%[1]s');
