@@ -474,14 +474,20 @@ func handleReleaseCommits(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]releaseCommitOut, len(commits))
-		for i, c := range commits {
-			out[i] = newReleaseCommitOut(c)
-		}
-		setPageHeaders(w, r, d.PublicURL, info)
-		writeJSON(w, r, d.Log, http.StatusOK, out)
+		writeCommitPage(w, r, d, commits, info)
 		return nil
 	}
+}
+
+// writeCommitPage answers a page of commits in the shape of a release's
+// commit list, with its pagination headers.
+func writeCommitPage(w http.ResponseWriter, r *http.Request, d Deps, commits []store.Commit, info store.PageInfo) {
+	out := make([]releaseCommitOut, len(commits))
+	for i, c := range commits {
+		out[i] = newReleaseCommitOut(c)
+	}
+	setPageHeaders(w, r, d.PublicURL, info)
+	writeJSON(w, r, d.Log, http.StatusOK, out)
 }
 
 // fileChangeOut is a file changed by a release's commit, as Sentry's

@@ -35,12 +35,7 @@ func handleRepositoryCommits(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]releaseCommitOut, len(commits))
-		for i, c := range commits {
-			out[i] = newReleaseCommitOut(c)
-		}
-		setPageHeaders(w, r, d.PublicURL, info)
-		writeJSON(w, r, d.Log, http.StatusOK, out)
+		writeCommitPage(w, r, d, commits, info)
 		return nil
 	}
 }
