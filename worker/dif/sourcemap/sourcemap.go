@@ -131,6 +131,13 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 		}
 		m.sources[i] = src
 		m.size += len(src)
+		// A sourceRoot is copied into every source: the joined names are
+		// charged to the segments' budget (a segment is 20 bytes), so a
+		// long root over many sources cannot multiply the map's size.
+		*segments += len(src)/20 + 1
+		if *segments > MaxSegments {
+			return nil, fmt.Errorf("%w: sources over the budget of %d segments", ErrMalformed, MaxSegments)
+		}
 	}
 	for _, s := range m.names {
 		m.size += len(s) + 16
@@ -143,7 +150,7 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 	if err := m.decode(*raw.Mappings, segments); err != nil {
 		return nil, err
 	}
-	m.size += len(m.segs)*20 + len(m.lines)*4 + len(m.sources)*16 + 64
+	m.size += cap(m.segs)*20 + cap(m.lines)*4 + len(m.sources)*16 + 64
 	return m, nil
 }
 
@@ -207,6 +214,9 @@ func (m *Map) decode(s string, segments *int) error {
 	if *segments+nsegs > MaxSegments {
 		return fmt.Errorf("%w: over %d segments", ErrMalformed, MaxSegments)
 	}
+	// What is reserved is charged, not what is used: a string of commas
+	// reserves segments it never fills.
+	*segments += nsegs
 	m.lines = make([]uint32, 0, nlines+1)
 	m.segs = make([]segment, 0, nsegs)
 	var src, oline, ocol, name int64
@@ -279,7 +289,6 @@ func (m *Map) decode(s string, segments *int) error {
 		m.lines = append(m.lines, uint32(len(m.segs)))
 		i++ // past ';' (or the end)
 	}
-	*segments += len(m.segs)
 	return nil
 }
 

@@ -185,3 +185,21 @@ func FuzzSourceMap(f *testing.F) {
 		m.Lookup(0, 0)
 	})
 }
+
+// TestSourceRootIsChargedToTheBudget sends a map whose long sourceRoot is
+// copied into each of 20,000 sources: 2 GB once joined, from 2 MB of
+// map. It is refused, the joined names charged to the segments' budget.
+func TestSourceRootIsChargedToTheBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"version":3,"sourceRoot":"` + strings.Repeat("r", 100_000) + `","sources":[`)
+	for i := range 20_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("null")
+	}
+	b.WriteString(`],"names":[],"mappings":"AAAA"}`)
+	if _, err := Parse([]byte(b.String())); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a sourceRoot over 20,000 sources: %v, want ErrMalformed", err)
+	}
+}
