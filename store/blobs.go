@@ -151,15 +151,18 @@ func (s *Store) checkQuota(ctx context.Context, q querier, org int64, list []spo
 	for i, c := range list {
 		sha1s[i], sizes[i] = c.sha1, int64(c.size)
 	}
+	// What the organization stores is summed only when the list adds
+	// something: a blob it owns already (most chunks of a re-upload)
+	// costs no scan of its blobs.
 	var used, adding int64
 	err := q.QueryRow(ctx, `
-		SELECT
+		SELECT a.adding, CASE WHEN a.adding > 0 THEN
 			(SELECT COALESCE(sum(b.size), 0)::bigint FROM blob_owners o JOIN blobs b ON b.sha1 = o.sha1
-			 WHERE o.organization_id = $1),
-			(SELECT COALESCE(sum(c.size), 0)::bigint FROM (
+			 WHERE o.organization_id = $1) ELSE 0 END
+		FROM (SELECT COALESCE(sum(c.size), 0)::bigint AS adding FROM (
 				SELECT DISTINCT ON (sha1) sha1, size FROM unnest($2::text[], $3::bigint[]) AS u (sha1, size)) c
-			 WHERE NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.organization_id = $1 AND o.sha1 = c.sha1))`,
-		org, sha1s, sizes).Scan(&used, &adding)
+			 WHERE NOT EXISTS (SELECT 1 FROM blob_owners o WHERE o.organization_id = $1 AND o.sha1 = c.sha1)) a`,
+		org, sha1s, sizes).Scan(&adding, &used)
 	if err != nil {
 		return wrap(err)
 	}

@@ -20,9 +20,12 @@ const deploymentKey = "errata-deployment"
 
 // ClaimBlobPrefix makes the object store's prefix this deployment's: it
 // writes the deployment's id there when no deployment's is, and fails with
-// ErrSharedPrefix when another's is. Of two deployments that claim an
-// empty prefix at once, the one whose id is not read back fails. Nothing
-// to do when the bytes live in PostgreSQL.
+// ErrSharedPrefix when another's is. The write is not conditional (the S3
+// client has no If-None-Match): two deployments that first claim an empty
+// prefix within the same moment may each read back their own id, and the
+// later write wins; the loser's next claim (every collection, every start)
+// then fails, before its next orphan sweep. Nothing to do when the bytes
+// live in PostgreSQL.
 func (s *Store) ClaimBlobPrefix(ctx context.Context) error {
 	return s.claimPrefix(ctx, s)
 }

@@ -357,6 +357,9 @@ func (s *Store) backfill(ctx context.Context, format, column string, read func(r
 		for _, t := range batch {
 			after = t.id
 			fr, err := s.OpenFile(ctx, t.org, t.file)
+			if errors.Is(err, ErrNotFound) {
+				continue // collected since the batch was read: nothing to fill, and no reason to stop migrate
+			}
 			if err != nil {
 				return total, wrap(err)
 			}
