@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"errata/store"
 	"errata/worker/dif"
 )
 
@@ -99,8 +100,10 @@ func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.err != nil && (e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil) {
-		// Not the file's fault: the next request tries again.
+	if e.err != nil && (e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil ||
+		errors.Is(e.err, errParseBudget) || errors.Is(e.err, store.ErrUnavailable)) {
+		// Not the file's fault (the request's budget, the blob store
+		// out of reach): the next request tries again.
 		c.remove(el)
 		return e.res, true, e.err
 	}
