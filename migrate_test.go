@@ -438,3 +438,76 @@ func TestMigrateFromTheFourthSchemaReadsSectionTables(t *testing.T) {
 		t.Errorf("section .comment after the upgrade: %d %q, want 200 %q", resp.StatusCode, got, want)
 	}
 }
+
+// TestMigrateFromTheFifthSchema upgrades a database made by the previous
+// main (schema version 5, testdata/schema_v5.sql is its schema.sql) holding
+// what that version added: a release's owner, a project's platform, a job
+// of an organization with its turn, an ELF debug file with the section
+// table read at its assembly. All of it reads the same after the upgrade:
+// the stored section table is served as it was, not read again or dropped.
+func TestMigrateFromTheFifthSchema(t *testing.T) {
+	elf, err := os.ReadFile("worker/dif/testdata/tiny.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const buildID = "1b0744b61e51db55ac271ee28d84d991a2cfc6fa"
+	sum := sha1.Sum(elf)
+	db := oldDatabase(t, "testdata/schema_v5.sql", fmt.Sprintf(`
+		UPDATE projects SET platform = 'c' WHERE id = 1;
+		UPDATE deployment SET id = '5a1f0c3e-5b2d-4e8f-9a6b-0c1d2e3f4a5b';
+		INSERT INTO releases (id, organization_id, version, owner_id) VALUES (1, 1, 'web@1.0.0', 1);
+		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1);
+		INSERT INTO jobs (kind, unique_key, payload, run_at, organization_id)
+			VALUES ('assemble_dif', 'assemble_dif:v5', '{"organizationId": 1}', now() + interval '1 day', 1);
+		INSERT INTO job_turns (organization_id, last_claimed) VALUES (1, '2026-11-25T10:00:00Z');
+		INSERT INTO blobs (sha1, size) VALUES ('%[1]s', %[2]d);
+		INSERT INTO blob_data (key, data) VALUES ('%[1]s', decode('%[3]s', 'hex'));
+		INSERT INTO blob_owners (organization_id, sha1) VALUES (1, '%[1]s');
+		INSERT INTO files (id, organization_id, size, sha1) VALUES (1, 1, %[2]d, '%[1]s');
+		INSERT INTO file_blobs (file_id, position, organization_id, sha1, start) VALUES (1, 0, 1, '%[1]s', 0);
+		INSERT INTO debug_files (project_id, file_id, checksum, debug_id, code_id, object_name, cpu_name, file_format, data, sections)
+			VALUES (1, 1, '%[1]s', 'b644071b-511e-55db-ac27-1ee28d84d991', '%[4]s', 'tiny', 'x86_64', 'elf',
+				'{"type": "exe", "features": ["symtab"]}', '[[".comment", 1, 48, 270, 39, 0]]')`,
+		hex.EncodeToString(sum[:]), len(elf), hex.EncodeToString(elf), buildID))
+
+	s := upgraded(t, db)
+	var release struct {
+		Version string
+		Owner   *struct{ Email string }
+	}
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/web@1.0.0/", &release); status != http.StatusOK ||
+		release.Owner == nil || release.Owner.Email != "dev@example.com" {
+		t.Errorf("the release after the upgrade: %d %+v, want its owner dev@example.com", status, release)
+	}
+	var projects []struct{ Slug, Platform string }
+	if status := s.getJSON(t, "/api/0/organizations/acme/releases/web@1.0.0/", &struct {
+		Projects *[]struct{ Slug, Platform string }
+	}{&projects}); status != http.StatusOK || len(projects) != 1 || projects[0].Platform != "c" {
+		t.Errorf("the release's projects after the upgrade: %d %+v, want web with platform c", status, projects)
+	}
+	if n := s.count(t, `SELECT count(*) FROM jobs WHERE unique_key = 'assemble_dif:v5' AND organization_id = 1 AND state = 'queued'`); n != 1 {
+		t.Errorf("%d queued jobs of acme from before the upgrade, want 1", n)
+	}
+	if n := s.count(t, `SELECT count(*) FROM job_turns WHERE organization_id = 1 AND last_claimed = '2026-11-25T10:00:00Z'`); n != 1 {
+		t.Errorf("%d turns of acme kept, want 1", n)
+	}
+	if n := s.count(t, `SELECT count(*) FROM deployment WHERE id = '5a1f0c3e-5b2d-4e8f-9a6b-0c1d2e3f4a5b'`); n != 1 {
+		t.Errorf("the deployment id after the upgrade: %d rows keep it, want 1", n)
+	}
+	// The one row stored for .comment is what serves it (readelf -S tiny.elf:
+	// PROGBITS at 0x10e, 0x27 bytes).
+	req, _ := http.NewRequest("GET", s.url+"/debuginfod/acme/buildid/"+buildID+"/section/.comment", nil)
+	req.SetBasicAuth("gdb", s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := elf[0x10e : 0x10e+0x27]; resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+		t.Errorf("section .comment after the upgrade: %d %q, want 200 %q", resp.StatusCode, got, want)
+	}
+	if n := s.count(t, `SELECT count(*) FROM debug_files WHERE sections = '[[".comment", 1, 48, 270, 39, 0]]'`); n != 1 {
+		t.Errorf("the section table after the upgrade was read again or dropped: %d rows keep it, want 1", n)
+	}
+}
