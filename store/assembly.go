@@ -76,11 +76,7 @@ type AssemblyStatus struct {
 // does not look at the chunks: the job waits a while for missing ones. An
 // earlier identical request that ended in error is run again.
 func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlug, version string, req AssemblyRequest) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		org, err := orgIDForMember(ctx, tx, userID, orgSlug)
-		if err != nil {
-			return err
-		}
+	return s.inOrgTurn(ctx, userID, orgSlug, func(tx pgx.Tx, org int64) error {
 		job := AssemblyJob{
 			OrganizationID: org, OrgSlug: orgSlug, Version: &version,
 			Projects: []string{}, Checksum: req.Checksum, Chunks: req.Chunks,
@@ -114,11 +110,8 @@ func (s *Store) EnqueueReleaseAssembly(ctx context.Context, userID int64, orgSlu
 // request reports on the same job.
 func (s *Store) AssembleArtifactBundle(ctx context.Context, userID int64, orgSlug string, req AssemblyRequest) (AssemblyStatus, error) {
 	var st AssemblyStatus
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		org, err := orgIDForMember(ctx, tx, userID, orgSlug)
-		if err != nil {
-			return err
-		}
+	err := s.inOrgTurn(ctx, userID, orgSlug, func(tx pgx.Tx, org int64) error {
+		var err error
 		st.MissingChunks, err = missingChunks(ctx, tx, org, req.Chunks)
 		if err != nil || len(st.MissingChunks) > 0 {
 			return err

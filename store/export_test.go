@@ -45,3 +45,12 @@ func (s *Store) HoldConnectionForTest(ctx context.Context, held, release chan st
 	<-release
 	c.Release()
 }
+
+// TakeTurnForTest takes organization org's turn, as a request that writes
+// its jobs does, and returns its release.
+func (s *Store) TakeTurnForTest(ctx context.Context, org int64) (func(), error) {
+	return s.turns.take(ctx, org)
+}
+
+// AcquiredConnsForTest is how many of the pool's connections are in use.
+func (s *Store) AcquiredConnsForTest() int32 { return s.pool.Stat().AcquiredConns() }

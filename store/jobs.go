@@ -148,6 +148,23 @@ func (t *orgTurns) take(ctx context.Context, key int64) (func(), error) {
 	}
 }
 
+// inOrgTurn runs fn in a transaction for the organization orgSlug that
+// userID belongs to, in that organization's turn (orgTurns): a request that
+// may enqueue jobs waits for the turn without a connection, and one that
+// may not see the organization never takes, nor waits for, its turn.
+func (s *Store) inOrgTurn(ctx context.Context, userID int64, orgSlug string, fn func(tx pgx.Tx, org int64) error) error {
+	org, err := orgIDForMember(ctx, s.pool, userID, orgSlug)
+	if err != nil {
+		return wrap(err)
+	}
+	release, err := s.turns.take(ctx, org)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.inTx(ctx, func(tx pgx.Tx) error { return fn(tx, org) })
+}
+
 // jobsLockClass is the first key of the advisory lock that orders the
 // checks of an organization's job limit (the two-key form; commits use 1).
 const jobsLockClass = 2

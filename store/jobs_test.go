@@ -190,3 +190,57 @@ func TestTwoWorkersNeverClaimTheSameJob(t *testing.T) {
 		t.Errorf("%d jobs claimed, want 200", len(seen))
 	}
 }
+
+// TestAssembliesTakeTheirOrganizationsTurn: an artifact bundle or release
+// assembly request waits for its organization's turn without holding a
+// connection, as a debug file assembly does, so that a flood of them never
+// takes the pool other organizations need; another organization's request
+// does not wait.
+func TestAssembliesTakeTheirOrganizationsTurn(t *testing.T) {
+	ctx := context.Background()
+	st, db := storetest.NewWithURL(t)
+	storetest.Exec(t, db, `
+		INSERT INTO users (id, email, name) VALUES (1, 'dev@example.com', 'Dev');
+		INSERT INTO organizations (id, slug, name) VALUES (1, 'acme', 'Acme'), (2, 'other', 'Other');
+		INSERT INTO memberships (organization_id, user_id, role) VALUES (1, 1, 'owner'), (2, 1, 'owner')`)
+	sum := strings.Repeat("ab", 20)
+	req := store.AssemblyRequest{Checksum: sum, Chunks: []string{sum}}
+	assemblies := map[string]func(ctx context.Context, org string) error{
+		"artifact bundle": func(ctx context.Context, org string) error {
+			_, err := st.AssembleArtifactBundle(ctx, 1, org, req)
+			return err
+		},
+		"release": func(ctx context.Context, org string) error {
+			return st.EnqueueReleaseAssembly(ctx, 1, org, "1.0", req)
+		},
+	}
+	release, err := st.TakeTurnForTest(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, assemble := range assemblies {
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		done := make(chan error, 1)
+		go func() { done <- assemble(short, "acme") }()
+		time.Sleep(150 * time.Millisecond)
+		if n := st.AcquiredConnsForTest(); n != 0 {
+			t.Errorf("%s: %d connections held while waiting for the turn, want 0", name, n)
+		}
+		if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s while acme's turn is taken: %v, want it to wait until its context ends", name, err)
+		}
+		cancel()
+		if err := assemble(ctx, "other"); err != nil {
+			t.Errorf("%s of another organization: %v", name, err)
+		}
+	}
+	if n := storetest.Count(t, db, `SELECT count(*) FROM jobs WHERE organization_id = 1`); n != 0 {
+		t.Errorf("%d jobs of acme enqueued by requests that never had the turn, want 0", n)
+	}
+	release()
+	for name, assemble := range assemblies {
+		if err := assemble(ctx, "acme"); err != nil {
+			t.Errorf("%s after the turn is released: %v", name, err)
+		}
+	}
+}
