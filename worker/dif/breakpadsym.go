@@ -55,8 +55,9 @@ var errBreakpad = errors.New("dif: a Breakpad record does not read")
 
 // ReadBreakpadSymbols reads the FILE, FUNC, line, INLINE_ORIGIN, INLINE and
 // PUBLIC records of a Breakpad symbol file into a Resolver, a line of at
-// most maxBreakpadRecord bytes at a time (a longer one is malformed), what
-// it keeps bounded by maxDWARFIndex.
+// most maxBreakpadRecord bytes at a time (a longer record is left out, and
+// a function's line records with it), what it keeps bounded by
+// maxDWARFIndex.
 func ReadBreakpadSymbols(r io.Reader) (*Resolver, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	idx := &bpIndex{files: map[uint64]string{}, origins: map[uint64]string{}}
@@ -69,11 +70,40 @@ func ReadBreakpadSymbols(r io.Reader) (*Resolver, error) {
 		return nil
 	}
 	var cur *bpFunc
+	skipping := false // the records of a function left out
 	first := true
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxBreakpadRecord {
-			return nil, fmt.Errorf("dif: Breakpad line %d is longer than %d bytes", lineNo, maxBreakpadRecord)
+			if first {
+				return nil, fmt.Errorf("dif: Breakpad line %d is longer than %d bytes", lineNo, maxBreakpadRecord)
+			}
+			// A record beyond the budget (a C++ name of templates can be)
+			// is left out, as damage elsewhere in an uploaded file is. A
+			// function with such a record, its own or one of its lines or
+			// inlined calls, goes whole with its records; the rest of the
+			// file reads.
+			switch {
+			case inFunction(line):
+				if cur != nil {
+					idx.funcs = idx.funcs[:len(idx.funcs)-1]
+				}
+				cur, skipping = nil, true
+			case bytes.HasPrefix(line, []byte("FUNC ")):
+				cur, skipping = nil, true
+			case !bytes.HasPrefix(line, []byte("FILE ")) && !bytes.HasPrefix(line, []byte("INLINE_ORIGIN ")):
+				cur = nil // PUBLIC, STACK, INFO end a function
+			}
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if err != nil && err != io.EOF {
 			return nil, err
@@ -84,7 +114,10 @@ func ReadBreakpadSymbols(r io.Reader) (*Resolver, error) {
 				return nil, errors.New("dif: not a Breakpad symbol file")
 			}
 			first = false
+		} else if skipping && inFunction(line) {
+			// A record of the function left out above.
 		} else if len(line) > 0 {
+			skipping = false
 			if perr := idx.record(line, &cur, spend); perr != nil {
 				return nil, fmt.Errorf("dif: Breakpad line %d: %w", lineNo, perr)
 			}
@@ -103,6 +136,24 @@ func ReadBreakpadSymbols(r io.Reader) (*Resolver, error) {
 		sort.SliceStable(ls, func(a, b int) bool { return ls[a].lo < ls[b].lo })
 	}
 	return res, nil
+}
+
+// inFunction reports whether a Breakpad record belongs to the FUNC record
+// before it: a line record (its first field hex digits) or an INLINE.
+func inFunction(line []byte) bool {
+	if bytes.HasPrefix(line, []byte("INLINE ")) {
+		return true
+	}
+	end := bytes.IndexByte(line, ' ')
+	if end <= 0 {
+		return false
+	}
+	for _, c := range line[:end] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // fields splits a record into at most n fields, the last one the rest of
@@ -135,9 +186,10 @@ func decField(b []byte) (uint64, bool) {
 }
 
 func (idx *bpIndex) record(line []byte, cur **bpFunc, spend func(int) error) error {
-	word := line
-	if i := bytes.IndexByte(line, ' '); i >= 0 {
-		word = line[:i]
+	word, rest, _ := bytes.Cut(line, []byte(" "))
+	// FUNC and PUBLIC may say "m" (several names share the address) first.
+	if r, ok := bytes.CutPrefix(bytes.TrimLeft(rest, " "), []byte("m ")); ok && (string(word) == "FUNC" || string(word) == "PUBLIC") {
+		rest = r
 	}
 	switch string(word) {
 	case "FILE", "INLINE_ORIGIN":
@@ -158,12 +210,7 @@ func (idx *bpIndex) record(line []byte, cur **bpFunc, spend func(int) error) err
 			idx.origins[id] = string(f[2])
 		}
 	case "FUNC":
-		f := fields(line, 6)
-		if len(f) > 1 && string(f[1]) == "m" {
-			f = fields(line[len("FUNC m "):], 4)
-		} else {
-			f = fields(line[len("FUNC "):], 4)
-		}
+		f := fields(rest, 4)
 		if len(f) < 4 {
 			return errBreakpad
 		}
@@ -217,10 +264,7 @@ func (idx *bpIndex) record(line []byte, cur **bpFunc, spend func(int) error) err
 		}
 		(*cur).inlines = append((*cur).inlines, in)
 	case "PUBLIC":
-		f := fields(line[len("PUBLIC "):], 3)
-		if len(f) > 0 && string(f[0]) == "m" {
-			f = fields(line[len("PUBLIC m "):], 3)
-		}
+		f := fields(rest, 3)
 		if len(f) < 3 {
 			return errBreakpad
 		}
