@@ -609,11 +609,11 @@ func applySourceContext(r *http.Request, st *store.Store, sts []struct {
 			if f.mod == nil || f.Lineno < 1 || f.Lineno > len(lines) {
 				continue
 			}
-			k := f.Lineno - 1
-			line := lines[k]
+			k, col := f.Lineno-1, max(f.Colno-1, 0)
+			line := trimContextLine(lines[k], col)
 			f.ContextLine = &line
-			f.PreContext = slices.Clone(lines[max(0, k-sourceContextLines):k])
-			f.PostContext = slices.Clone(lines[k+1 : min(len(lines), k+1+sourceContextLines)])
+			f.PreContext = trimContextLines(lines[max(0, k-sourceContextLines):k], col)
+			f.PostContext = trimContextLines(lines[k+1:min(len(lines), k+1+sourceContextLines)], col)
 		}
 	}
 	return used, nil

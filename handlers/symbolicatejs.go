@@ -403,7 +403,7 @@ func (rs *jsResolver) resolveFrame(f jsFrameIn, o *jsFrameOut, name **string, wi
 			}
 			content = *text
 		}
-		o.PreContext, o.ContextLine, o.PostContext = sourceContext(content, p.Line)
+		o.PreContext, o.ContextLine, o.PostContext = sourceContext(content, p.Line, p.Column)
 	}
 	return "", nil
 }
@@ -469,8 +469,9 @@ func (rs *jsResolver) findSource(file *jsFile, abs string) (*string, error) {
 func ptr[T any](v T) *T { return &v }
 
 // sourceContext returns up to contextLines lines before line (0-based) of
-// content, the line and up to contextLines after it.
-func sourceContext(content string, line int) (pre []string, ctx *string, post []string) {
+// content, the line and up to contextLines after it, each cut around column
+// (0-based) when long (trimContextLine).
+func sourceContext(content string, line, column int) (pre []string, ctx *string, post []string) {
 	pre, post = []string{}, []string{}
 	// Walk to the first line wanted without splitting the whole file.
 	first := max(line-contextLines, 0)
@@ -487,7 +488,7 @@ func sourceContext(content string, line int) (pre []string, ctx *string, post []
 			break
 		}
 		l, next, found := strings.Cut(rest, "\n")
-		l = strings.TrimSuffix(l, "\r")
+		l = trimContextLine(strings.TrimSuffix(l, "\r"), column)
 		switch {
 		case i < line:
 			pre = append(pre, l)
