@@ -144,13 +144,18 @@ func (s *Store) StoredFile(ctx context.Context, pf PendingFile) (PendingFile, er
 // RecordDifAssembly records result as what the running assemble_dif job
 // of job's chunks found, and returns the files the job lists now: a
 // request may have added some while it ran, which it then assembles too.
+// Under a lease (WithJobLease) it writes only while the job is still the
+// lease's worker's; a worker whose lease ran out records nothing and is
+// given no more files.
 func (s *Store) RecordDifAssembly(ctx context.Context, job DifAssemblyJob, result DifAssemblyResult) ([]DifJobFile, error) {
+	lease, leased := ctx.Value(jobLeaseKey{}).(jobLease)
 	var files []DifJobFile
 	err := s.pool.QueryRow(ctx, `
 		UPDATE jobs SET result = $2
 		WHERE unique_key = $1 AND state = 'running'
+		  AND (NOT $3 OR (id = $4 AND locked_by = $5))
 		RETURNING COALESCE(payload->'files', '[]')`,
-		difJobKey(job.OrganizationID, job.Chunks), result).Scan(&files)
+		difJobKey(job.OrganizationID, job.Chunks), result, leased, lease.id, lease.worker).Scan(&files)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil // a legacy job, or no longer this worker's
 	}

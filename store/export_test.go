@@ -54,3 +54,6 @@ func (s *Store) TakeTurnForTest(ctx context.Context, org int64) (func(), error) 
 
 // AcquiredConnsForTest is how many of the pool's connections are in use.
 func (s *Store) AcquiredConnsForTest() int32 { return s.pool.Stat().AcquiredConns() }
+
+// DifJobKeyForTest is the unique key of the assemble_dif job of org's chunks.
+func DifJobKeyForTest(org int64, chunks []string) string { return difJobKey(org, chunks) }

@@ -20,6 +20,22 @@ type Job struct {
 	MaxAttempts int
 }
 
+// jobLeaseKey is the context key of the lease a job's function runs under.
+type jobLeaseKey struct{}
+
+type jobLease struct {
+	id     int64
+	worker string
+}
+
+// WithJobLease returns ctx for running job id under worker's lease: a
+// store method that writes to the running job (RecordDifAssembly) then
+// writes only while the job is still worker's, so a worker whose lease ran
+// out cannot overwrite what the job's new holder records.
+func WithJobLease(ctx context.Context, id int64, worker string) context.Context {
+	return context.WithValue(ctx, jobLeaseKey{}, jobLease{id, worker})
+}
+
 // JobStatus is what a job's enqueuer can see of it.
 type JobStatus struct {
 	ID        int64

@@ -244,3 +244,43 @@ func TestAssembliesTakeTheirOrganizationsTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestAnExpiredLeaseRecordsNoAssemblyResult: a worker whose lease on an
+// assemble_dif job ran out, and whose job another worker claimed again,
+// neither overwrites the new holder's result nor is given its files.
+func TestAnExpiredLeaseRecordsNoAssemblyResult(t *testing.T) {
+	ctx := context.Background()
+	st, db := storetest.NewWithURL(t)
+	job := store.DifAssemblyJob{OrganizationID: 1, Chunks: []string{strings.Repeat("a", 40)}}
+	storetest.Exec(t, db, `INSERT INTO organizations (id, slug, name) VALUES (1, 'acme', 'Acme')`)
+	storetest.Exec(t, db, `
+		INSERT INTO jobs (organization_id, kind, unique_key, payload, state, attempts, max_attempts, locked_by, locked_until)
+		VALUES (1, $1, $2, '{"files": [{"checksum": "x"}]}', 'running', 1, 3, 'old', now() - interval '1 second')`,
+		store.DifAssembleJobKind, store.DifJobKeyForTest(job.OrganizationID, job.Chunks))
+	j, err := st.ClaimJob(ctx, "new", []string{store.DifAssembleJobKind}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := func() *string {
+		var sha1 *string
+		if err := storetest.Pool(t, db).QueryRow(ctx, `SELECT result->>'sha1' FROM jobs WHERE id = $1`, j.ID).Scan(&sha1); err != nil {
+			t.Fatal(err)
+		}
+		return sha1
+	}
+
+	files, err := st.RecordDifAssembly(store.WithJobLease(ctx, j.ID, "old"), job, store.DifAssemblyResult{SHA1: "old"})
+	if err != nil || files != nil {
+		t.Errorf("the old worker's record: files %v, err %v; want none", files, err)
+	}
+	if got := result(); got != nil {
+		t.Errorf("the old worker recorded %q on the new holder's job", *got)
+	}
+	files, err = st.RecordDifAssembly(store.WithJobLease(ctx, j.ID, "new"), job, store.DifAssemblyResult{SHA1: "new"})
+	if err != nil || len(files) != 1 {
+		t.Errorf("the new holder's record: files %v, err %v; want the job's one file", files, err)
+	}
+	if got := result(); got == nil || *got != "new" {
+		t.Errorf("result after the holder's record: %v, want new", got)
+	}
+}

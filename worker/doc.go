@@ -7,7 +7,9 @@
 // finds the job on its next poll. A job is claimed with FOR UPDATE SKIP
 // LOCKED under a lease that the running worker renews, so several processes
 // on one database never run the same job at once, and a job whose worker
-// died runs again once its lease runs out. Organizations take turns (see
+// died runs again once its lease runs out; a function runs with its lease in
+// its context (store.WithJobLease), so what it records on its job is refused
+// once the job is another worker's. Organizations take turns (see
 // store.ClaimJob), and a slot of its own runs the jobs of no organization
 // (mail, collection) so that they never wait behind an organization's. Failed runs are retried with
 // exponential backoff until max attempts, then the job ends in state error

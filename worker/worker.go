@@ -242,7 +242,7 @@ func (w *Worker) run(hard context.Context, job store.Job) (err error) {
 	if job.Attempts > job.MaxAttempts {
 		return Permanent(errors.New("gave up: the job's workers stopped before it finished"))
 	}
-	ctx, cancel := context.WithCancel(hard)
+	ctx, cancel := context.WithCancel(store.WithJobLease(hard, job.ID, w.id))
 	defer cancel()
 	go func() {
 		t := time.NewTicker(w.cfg.Lease / 3)
