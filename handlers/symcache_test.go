@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +98,46 @@ func TestSymbolCache(t *testing.T) {
 	wg.Wait()
 	if n != 1 {
 		t.Errorf("%d parses of one file wanted by 8 requests", n)
+	}
+}
+
+// TestSymbolCacheGrowth: a DWARF resolver parses a unit the first time
+// an address falls in it; grew counts what it holds then, and drops it
+// when the cache no longer has room for it.
+func TestSymbolCacheGrowth(t *testing.T) {
+	data, err := os.ReadFile("../worker/dif/testdata/dwarf4.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() (*dif.Resolver, error) { return dif.ReadELFDWARF(bytes.NewReader(data), int64(len(data))) }
+	ctx := context.Background()
+	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
+	res, _, err := c.get(ctx, "d", read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := res.Size()
+	if _, ok := res.Lookup(0x11a0); !ok {
+		t.Fatal("nothing at 0x11a0")
+	}
+	if b, _ := c.Stats(); b != before+symbolErrorSize || res.Size() <= before {
+		t.Fatalf("the cache holds %d bytes for a resolver of %d then %d", b, before, res.Size())
+	}
+	c.grew("d")
+	if b, n := c.Stats(); n != 1 || b != res.Size()+symbolErrorSize {
+		t.Errorf("grown: the cache holds %d bytes in %d entries, want %d in 1", b, n, res.Size()+symbolErrorSize)
+	}
+
+	// A cache with room for the file read but not once it parsed a unit.
+	small := NewDebugFileCache(before + symbolErrorSize)
+	res, _, err = small.get(ctx, "d", read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Lookup(0x11a0)
+	small.grew("d")
+	if b, n := small.Stats(); n != 0 || b != 0 {
+		t.Errorf("a cache too small for the grown file holds %d bytes in %d entries", b, n)
 	}
 }
 
