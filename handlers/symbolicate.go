@@ -236,7 +236,7 @@ func handleSymbolicate(d Deps) apiFunc {
 		// counts what they hold now.
 		for _, m := range mods {
 			if m.res != nil {
-				cache.grew(m.resKey)
+				cache.recount(m.resKey)
 			}
 		}
 		if req.Options.ApplySourceContext == nil || *req.Options.ApplySourceContext {

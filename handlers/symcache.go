@@ -114,11 +114,12 @@ func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.
 	return e.res, true, e.err
 }
 
-// grew counts again what the resolver of the file whose SHA-1 is key
+// recount counts again what the resolver of the file whose SHA-1 is key
 // holds: a DWARF resolver parses a unit the first time an address falls
-// in it, after the cache took it in. The least recently used entries
-// make room, as for a new one.
-func (c *DebugFileCache) grew(key string) {
+// in it, after the cache took it in (and drops its sections once every
+// unit is parsed). The least recently used entries make room, as for a
+// new one.
+func (c *DebugFileCache) recount(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok && el.Value.(*symbolEntry).size > 0 {

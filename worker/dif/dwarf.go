@@ -19,7 +19,8 @@ import (
 // written in the file: the DWARF bytes read (decompressed) from one file
 // are at most dwarfBytesPerByte times the file's size plus dwarfBytesSlack,
 // and never more than maxDWARFBytes; they are kept with the resolver
-// (counted in its Size), since its units are parsed on first use. The
+// (counted in its Size) until every unit is parsed, since its units are
+// parsed on first use. The
 // index of the units (at most maxDWARFUnits of them) and of the units
 // parsed is at most maxDWARFIndex bytes: beyond it, the units parsed
 // before are dropped (dwarfunits.go). A file beyond the budget before its
@@ -76,14 +77,15 @@ type Resolver struct {
 	syms symbols
 	bp   *bpIndex  // a Breakpad symbol file's records, instead of the above
 	pdb  *pdbIndex // a PDB's procedures and lines, instead of the above
-	size int64     // bytes held once built (DWARF sections, the unit index, symbols)
+	size int64     // bytes of the index built (DWARF units and their ranges, symbols)
 }
 
-// Size is the bytes the resolver holds (approximately): what it held once
-// built, and the DWARF units it has parsed since.
+// Size is the bytes the resolver holds (approximately): its index, the
+// DWARF units it has parsed since it was built, and the DWARF sections
+// until every unit is parsed.
 func (r *Resolver) Size() int64 {
 	if r.dw != nil {
-		return r.size + r.dw.parsed.Load()
+		return r.size + r.dw.parsed.Load() + r.dw.sections.Load()
 	}
 	return r.size
 }
@@ -307,11 +309,12 @@ func buildResolver(sec map[string][]byte) (*Resolver, error) {
 	if err := x.scan(); err != nil {
 		return nil, err
 	}
-	res := &Resolver{dw: x, size: x.base}
+	var held int64
 	for _, b := range sec {
-		res.size += int64(len(b))
+		held += int64(len(b))
 	}
-	return res, nil
+	x.sections.Store(held)
+	return &Resolver{dw: x, size: x.base}, nil
 }
 
 // indexBuilder parses one unit (or, scanning, the units' entries) within

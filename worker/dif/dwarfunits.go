@@ -14,7 +14,8 @@ import (
 // address falls in it, as llvm-symbolizer reads lazily: a first answer
 // parses one unit, not all. Parsed units are kept; together with the
 // unit index they take at most maxDWARFIndex bytes, and a unit that would
-// pass that drops the units parsed before it.
+// pass that drops the units parsed before it. The DWARF sections are kept
+// until every unit is parsed, then dropped.
 //
 // debug/dwarf's Data is not safe for concurrent readers (a reader
 // entering a DWARF 5 unit for the first time completes the unit's header
@@ -32,8 +33,10 @@ type dwarfIndex struct {
 	base               int64   // bytes of the above, counted against limit
 	limit              int64   // maxDWARFIndex (tests lower it)
 
-	mu     sync.Mutex   // held while d is used
-	parsed atomic.Int64 // bytes of the units parsed, counted against limit
+	mu       sync.Mutex   // held while d is used
+	done     int          // units parsed (mu held)
+	parsed   atomic.Int64 // bytes of the units parsed, counted against limit
+	sections atomic.Int64 // bytes of the DWARF sections held: 0 once every unit is parsed
 }
 
 type lazyUnit struct {
@@ -130,9 +133,15 @@ func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
 			x.units[k].p.Store(nil)
 		}
 		x.parsed.Store(0)
+		x.done = 0
 	}
 	u.p.Store(p)
 	x.parsed.Add(p.size)
+	if x.done++; x.done == len(x.units) {
+		// Every unit is parsed: no lookup reads the sections again.
+		x.d, x.line, x.lineStr, x.str = nil, nil, nil, nil
+		x.sections.Store(0)
+	}
 	return p, p.err
 }
 

@@ -97,8 +97,9 @@ func testDWARFUnitsConcurrent(t *testing.T, data []byte, addrs []uint64) {
 			t.Errorf("goroutine %d (-want +got):\n%s", g, diff)
 		}
 	}
-	if res.Size() <= before || res.Size() != full.Size() {
-		t.Errorf("Size %d once read, %d once every unit is parsed, want it grown to %d", before, res.Size(), full.Size())
+	if res.Size() != full.Size() || res.dw.sections.Load() != 0 || res.dw.d != nil {
+		t.Errorf("Size %d once every unit is parsed (the sections %d bytes), want %d without the sections",
+			res.Size(), res.dw.sections.Load(), full.Size())
 	}
 	t.Logf("%d addresses, %d units: Size %d once read, %d once parsed", len(addrs), len(res.dw.units), before, res.Size())
 }
@@ -135,8 +136,8 @@ func testDWARFUnitsBudget(t *testing.T, data []byte, addrs []uint64) {
 			t.Fatalf("0x%x: %d bytes of units parsed, more than the budget of %d", a, p, 2*largest)
 		}
 	}
-	if full.Size() <= res.Size() {
-		t.Errorf("Size %d within the budget, %d without: want less", res.Size(), full.Size())
+	if res.dw.parsed.Load() >= full.dw.parsed.Load() || res.dw.sections.Load() == 0 {
+		t.Errorf("%d bytes of units parsed within the budget, %d without: want less, the sections kept", res.dw.parsed.Load(), full.dw.parsed.Load())
 	}
 	t.Logf("largest unit %d bytes; %d held besides the units", largest, held)
 }
