@@ -28,10 +28,11 @@ type dwarfIndex struct {
 	infoLen            int
 	ends               []dwarf.Offset // the end of each unit in .debug_info, ascending
 	units              []lazyUnit
-	spans              []span  // the units' ranges (span.cu), sorted by lo
-	rangeless          []int32 // units whose entry gives no range: looked in when no unit's range holds an address
-	base               int64   // bytes of the above, counted against limit
-	limit              int64   // maxDWARFIndex (tests lower it)
+	spans              []span   // the units' ranges (span.cu), sorted by lo
+	reach              []uint64 // reach[j]: the highest end of spans[:j+1]
+	rangeless          []int32  // units whose entry gives no range: looked in when no unit's range holds an address
+	base               int64    // bytes of the above, counted against limit
+	limit              int64    // maxDWARFIndex (tests lower it)
 
 	mu       sync.Mutex   // held while d is used
 	done     int          // units parsed (mu held)
@@ -103,6 +104,15 @@ func (x *dwarfIndex) scan() error {
 		r.SkipChildren()
 	}
 	sort.Slice(x.spans, func(i, j int) bool { return x.spans[i].lo < x.spans[j].lo })
+	if err := b.spend(8 * len(x.spans)); err != nil {
+		return err
+	}
+	x.reach = make([]uint64, len(x.spans))
+	var hi uint64
+	for j, s := range x.spans {
+		hi = max(hi, s.hi)
+		x.reach[j] = hi
+	}
 	x.base = b.size
 	return nil
 }
@@ -170,7 +180,7 @@ func (x *dwarfIndex) find(addr uint64) (top *span, u *dwarfUnit, err error) {
 		}
 	}
 	i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].lo > addr })
-	for j := i - 1; j >= 0 && j >= i-spanLookback; j-- {
+	for j := i - 1; j >= 0 && j >= i-spanLookback && addr < x.reach[j]; j-- {
 		if addr < x.spans[j].hi {
 			look(x.spans[j].cu)
 		}
