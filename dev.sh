@@ -102,10 +102,11 @@ install_js_tools() {
 # install_native_tools brings the compilers, binutils and oracles of the
 # native resolution tests (native_test.go): gcc, clang-14 and lld-14 build
 # the fixtures, objcopy and strip split them, llvm-symbolizer, llvm-objdump
-# and gdb are the answers errata's are held against.
+# and gdb are the answers errata's are held against, eu-addr2line a second
+# vote.
 install_native_tools() {
 	local pkgs="" t
-	for t in gcc:gcc g++:g++ clang-14:clang-14 ld.lld-14:lld-14 ld64.lld-14:lld-14 objcopy:binutils llvm-symbolizer:llvm llvm-objdump:llvm dsymutil-14:llvm-14 llvm-dwarfdump-14:llvm-14 lld-link-14:lld-14 nm:binutils readelf:binutils gdb:gdb; do
+	for t in gcc:gcc g++:g++ clang-14:clang-14 ld.lld-14:lld-14 ld64.lld-14:lld-14 objcopy:binutils llvm-symbolizer:llvm llvm-objdump:llvm dsymutil-14:llvm-14 llvm-dwarfdump-14:llvm-14 lld-link-14:lld-14 nm:binutils readelf:binutils gdb:gdb eu-addr2line:elfutils; do
 		command -v "${t%%:*}" >/dev/null 2>&1 || pkgs="$pkgs ${t#*:}"
 	done
 	[ -z "$pkgs" ] || apt_install $pkgs

@@ -22,7 +22,7 @@ import (
 // nativeTools are the programs the native resolution tests build and
 // check with (dev.sh test installs them).
 var nativeTools = []string{"gcc", "g++", "clang-14", "clang++-14", "objcopy", "strip", "llvm-objdump", "llvm-symbolizer", "gdb",
-	"ld64.lld-14", "dsymutil-14", "llvm-dwarfdump-14", "lld-link-14", "nm", "readelf"}
+	"ld64.lld-14", "dsymutil-14", "llvm-dwarfdump-14", "lld-link-14", "nm", "readelf", "eu-addr2line"}
 
 func needNativeTools(t *testing.T) {
 	t.Helper()
@@ -51,6 +51,15 @@ var nativeBuilds = []nativeBuild{
 	{"clang-cpp-dwarf4-gz", "clang++-14", "crash.cpp", []string{"-O2", "-g", "-gdwarf-4", "-gz=zlib"}},
 	{"clang-c-dwarf4", "clang-14", "crash.c", []string{"-O2", "-g", "-gdwarf-4"}},
 	{"gcc-cpp-O0", "g++", "crash.cpp", []string{"-O0", "-g"}},
+	// For eu-addr2line's vote: elfutils 0.188 answers ?? for clang-14's
+	// DWARF 5 without .debug_aranges (errata does not need them).
+	{"clang-cpp-dwarf5-aranges", "clang++-14", "crash.cpp", []string{"-O2", "-g", "-gdwarf-5", "-gdwarf-aranges"}},
+}
+
+// euVotes reports whether eu-addr2line votes on build b: a build with
+// .debug_aranges (gcc writes them, clang-14 when asked).
+func (b nativeBuild) euVotes() bool {
+	return b.cc == "gcc" || b.cc == "g++" || slices.Contains(b.args, "-gdwarf-aranges")
 }
 
 // nativeFixture is a built program: the unstripped file, and a folder
@@ -182,6 +191,91 @@ func instructionStarts(t *testing.T, f nativeFixture, src string) ([]uint64, [][
 	return pcs, wants
 }
 
+// checkEuAddr2line is the second vote: errata's frames at pcs (got,
+// innermost first) equal eu-addr2line -f -i -C's on the unstripped file,
+// function, file, line, column and the inline chain. eu-addr2line names a
+// function by its DW_AT_name when its entry has no linkage name (gcc
+// writes none for a static C++ function), without scope or parameters,
+// where errata names the outermost frame from the symbol table as
+// llvm-symbolizer does ("square(int)"): there, the vote is on the name
+// without them. Its ?? is no function or file.
+func checkEuAddr2line(t *testing.T, f nativeFixture, src string, pcs []uint64, got [][]nativeWant) {
+	t.Helper()
+	if !strings.Contains(nativeTool(t, src, "readelf", "-S", "-W", f.full), ".debug_aranges") {
+		t.Fatalf("%s has no .debug_aranges: eu-addr2line cannot vote", f.name)
+	}
+	var in strings.Builder
+	for _, pc := range pcs {
+		fmt.Fprintf(&in, "0x%x\n", pc)
+	}
+	cmd := exec.Command("eu-addr2line", "-a", "-f", "-i", "-C", "-e", f.full)
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("eu-addr2line: %v", err)
+	}
+	// -a writes each address before its frames: a name line ("f", or
+	// "f inlined at file:line:col in g" for the innermost of several) and
+	// a place line ("file:line:col", "file:line" without a column, ??:0).
+	eu := map[uint64][]nativeWant{}
+	var cur uint64
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		if a, ok := strings.CutPrefix(lines[i], "0x"); ok {
+			if cur, err = strconv.ParseUint(a, 16, 64); err != nil {
+				t.Fatalf("eu-addr2line address %q", lines[i])
+			}
+			eu[cur] = []nativeWant{}
+			continue
+		}
+		if i+1 >= len(lines) {
+			t.Fatalf("eu-addr2line: a name without its place: %q", lines[i])
+		}
+		name, _, _ := strings.Cut(lines[i], " inlined at ")
+		place := strings.Split(lines[i+1], ":")
+		i++
+		w := nativeWant{Function: strings.TrimPrefix(name, "??")}
+		nums := []*int{&w.Line, &w.Column}
+		if len(place) < 3 {
+			nums = nums[:1]
+		}
+		for k, n := range nums {
+			if *n, err = strconv.Atoi(place[len(place)-len(nums)+k]); err != nil {
+				t.Fatalf("eu-addr2line place %q", lines[i])
+			}
+		}
+		w.File = strings.TrimPrefix(strings.Join(place[:len(place)-len(nums)], ":"), "??")
+		eu[cur] = append(eu[cur], w)
+	}
+	bad, names := 0, 0
+	for i, pc := range pcs {
+		want, ok := eu[pc]
+		if !ok {
+			t.Fatalf("eu-addr2line did not answer 0x%x", pc)
+		}
+		mine := slices.Clone(got[i])
+		for k := range mine {
+			if k < len(want) && !strings.Contains(want[k].Function, "(") && strings.Contains(mine[k].Function, "(") {
+				base, _, _ := strings.Cut(mine[k].Function, "(")
+				if j := strings.LastIndex(base, "::"); j >= 0 {
+					base = base[j+2:]
+				}
+				mine[k].Function = base
+				names++
+			}
+		}
+		if diff := cmp.Diff(want, mine); diff != "" {
+			if bad++; bad <= 5 {
+				t.Errorf("0x%x: errata and eu-addr2line differ (-eu-addr2line +errata):\n%s", pc, diff)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d addresses differ from eu-addr2line", bad, len(pcs))
+	}
+	t.Logf("%d instruction starts as eu-addr2line (%d names compared without scope and parameters)", len(pcs), names)
+}
+
 // symbolicated is the answer of the route, as the tests read it.
 type symbolicated struct {
 	Status      string `json:"status"`
@@ -307,6 +401,9 @@ func TestNativeSymbolication(t *testing.T) {
 			}
 			if bad > 0 {
 				t.Errorf("%d of %d addresses differ", bad, len(pcs))
+			}
+			if f.euVotes() {
+				checkEuAddr2line(t, f, src, pcs, got)
 			}
 			if contexts == 0 {
 				t.Error("no frame with source context")

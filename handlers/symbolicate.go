@@ -134,6 +134,7 @@ type nativeModule struct {
 	addr, vmaddr  uint64
 	size          uint64 // 0: up to the next module
 	res           *dif.Resolver
+	resKey        string // the SHA-1 that the cache keeps res by
 	frameStatus   string // of frames in it that res does not answer
 	out           *nativeModuleOut
 	resolvedFiles []int64
@@ -230,6 +231,13 @@ func handleSymbolicate(d Deps) apiFunc {
 				out = append(out, fs...)
 			}
 			resp.Stacktraces[si].Frames = out
+		}
+		// The resolvers parsed the units the frames fell in: the cache
+		// counts what they hold now.
+		for _, m := range mods {
+			if m.res != nil {
+				cache.recount(m.resKey)
+			}
 		}
 		if req.Options.ApplySourceContext == nil || *req.Options.ApplySourceContext {
 			bundles, err := applySourceContext(r, d.Store, resp.Stacktraces)
@@ -420,7 +428,7 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 			switch {
 			case err == nil:
 				c.Status = "ok"
-				m.res = res
+				m.res, m.resKey = res, f.Checksum
 				m.resolvedFiles = append(m.resolvedFiles, f.ID)
 				out.DebugStatus, out.Features.HasDebugInfo = "found", true
 			case errors.Is(err, errParseBudget):
@@ -517,7 +525,11 @@ func resolveFrame(mods []*nativeModule, f nativeFrameIn, i int, crashing, caller
 	if !crashing && (f.AdjustInstructionAddr == nil || *f.AdjustInstructionAddr) && lookup > 0 {
 		lookup-- // a return address: the call is the byte before
 	}
-	frames, ok := m.res.Lookup(lookup)
+	frames, ok, err := m.res.Resolve(lookup)
+	if err != nil {
+		out.Status = "malformed" // the part of the file that holds it cannot be read
+		return []nativeFrameOut{out}, nil
+	}
 	if !ok {
 		out.Status = "missing_symbol"
 		return []nativeFrameOut{out}, nil

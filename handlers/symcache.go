@@ -110,18 +110,40 @@ func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.
 	if c.entries[key] != el {
 		return e.res, true, e.err // evicted while it was parsed
 	}
-	e.size = symbolErrorSize
-	if e.res != nil {
-		e.size += e.res.Size()
+	c.count(el)
+	return e.res, true, e.err
+}
+
+// recount counts again what the resolver of the file whose SHA-1 is key
+// holds: a DWARF resolver parses a unit the first time an address falls
+// in it, after the cache took it in (and drops its sections once every
+// unit is parsed). The least recently used entries make room, as for a
+// new one.
+func (c *DebugFileCache) recount(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok && el.Value.(*symbolEntry).size > 0 {
+		c.count(el)
 	}
-	c.bytes += e.size
+}
+
+// count sets el's size to what its entry holds now, and drops the least
+// recently used entries while the cache holds more than its bound (el
+// itself first when it alone is larger); c.mu is held.
+func (c *DebugFileCache) count(el *list.Element) {
+	e := el.Value.(*symbolEntry)
+	size := int64(symbolErrorSize)
+	if e.res != nil {
+		size += e.res.Size()
+	}
+	c.bytes += size - e.size
+	e.size = size
 	if e.size > c.max {
 		c.remove(el)
 	}
 	for c.bytes > c.max && c.lru.Len() > 0 {
 		c.remove(c.lru.Back())
 	}
-	return e.res, true, e.err
 }
 
 // remove drops el; c.mu is held.

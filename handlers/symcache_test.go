@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +99,34 @@ func TestSymbolCache(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d parses of one file wanted by 8 requests", n)
 	}
+}
+
+// TestSymbolCacheRecount: a DWARF resolver parses a unit the first time
+// an address falls in it (and drops its sections once every unit is
+// parsed): recount counts what it holds then.
+func TestSymbolCacheRecount(t *testing.T) {
+	data, err := os.ReadFile("../worker/dif/testdata/dwarf4.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() (*dif.Resolver, error) { return dif.ReadELFDWARF(bytes.NewReader(data), int64(len(data))) }
+	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
+	res, _, err := c.get(context.Background(), "d", read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := res.Size()
+	if _, ok := res.Lookup(0x11a0); !ok {
+		t.Fatal("nothing at 0x11a0")
+	}
+	if b, _ := c.Stats(); b != before+symbolErrorSize || res.Size() == before {
+		t.Fatalf("the cache holds %d bytes for a resolver of %d then %d", b, before, res.Size())
+	}
+	c.recount("d")
+	if b, n := c.Stats(); n != 1 || b != res.Size()+symbolErrorSize {
+		t.Errorf("recounted: the cache holds %d bytes in %d entries, want %d in 1", b, n, res.Size()+symbolErrorSize)
+	}
+	t.Logf("%d bytes read, %d once its unit is parsed", before, res.Size())
 }
 
 // TestSymbolCachePanic: a reader that panics releases the requests

@@ -18,14 +18,24 @@ import (
 // Budgets of the DWARF resolver. None depends on a count or a length
 // written in the file: the DWARF bytes read (decompressed) from one file
 // are at most dwarfBytesPerByte times the file's size plus dwarfBytesSlack,
-// and never more than maxDWARFBytes; the index built from them at most
-// maxDWARFIndex bytes. Beyond either, the file is ErrBudget (malformed for
-// a resolution). The DWARF sections are dropped once the index is built.
+// and never more than maxDWARFBytes; they are kept with the resolver
+// (counted in its Size) until every unit is parsed, since its units are
+// parsed on first use. The
+// index of the units (at most maxDWARFUnits of them) and of the units
+// parsed is at most maxDWARFIndex bytes: beyond it, the units parsed
+// before are dropped (dwarfunits.go). A file beyond the budget before its
+// first answer is ErrBudget (malformed for a resolution), a unit beyond it
+// alone too.
 const (
 	maxDWARFBytes     = 160 << 20
 	dwarfBytesPerByte = 8
 	dwarfBytesSlack   = 1 << 20
 	maxDWARFIndex     = 128 << 20
+	// maxDWARFUnits bounds the units of .debug_info: debug/dwarf keeps
+	// about a hundred bytes for each, and a unit takes 11 bytes of the
+	// file at least. unitCost is what one counts against maxDWARFIndex.
+	maxDWARFUnits = 1 << 19
+	unitCost      = 128
 	// maxLineFiles bounds the directories and the files of one line
 	// table header; maxLinePaths the bytes of their joined paths.
 	maxLineFiles = 1 << 16
@@ -60,30 +70,41 @@ type Frame struct {
 }
 
 // Resolver answers addresses from an object's debug information. It is
-// immutable once built and safe for concurrent use.
+// safe for concurrent use: the DWARF units it parses on first use are
+// parsed once, under a lock, and published whole.
 type Resolver struct {
-	cus   []*dwarfUnit
-	funcs []span // top-level subprograms, sorted by lo
-	units []span // compilation unit ranges, sorted by lo
-	syms  symbols
-	bp    *bpIndex  // a Breakpad symbol file's records, instead of the above
-	pdb   *pdbIndex // a PDB's procedures and lines, instead of the above
-	size  int64     // bytes the index holds, as counted against maxDWARFIndex
+	dw   *dwarfIndex // DWARF units, found by address and parsed on first use
+	syms symbols
+	bp   *bpIndex  // a Breakpad symbol file's records, instead of the above
+	pdb  *pdbIndex // a PDB's procedures and lines, instead of the above
+	size int64     // bytes of the index built (DWARF units and their ranges, symbols)
 }
 
-// Size is the bytes the resolver's index holds (approximately).
-func (r *Resolver) Size() int64 { return r.size }
+// Size is the bytes the resolver holds (approximately): its index, the
+// DWARF units it has parsed since it was built, and the DWARF sections
+// until every unit is parsed.
+func (r *Resolver) Size() int64 {
+	if r.dw != nil {
+		return r.size + r.dw.parsed.Load() + r.dw.sections.Load()
+	}
+	return r.size
+}
 
 type span struct {
 	lo, hi uint64
-	fn     *fnNode // for funcs
-	cu     int32
+	fn     *fnNode // for a unit's functions
+	cu     int32   // for the units' ranges
 }
 
+// dwarfUnit is a unit parsed: its line table, and its functions with
+// their inlined calls. err is why it could not be.
 type dwarfUnit struct {
 	compDir string
 	table   []string  // the line table's files, as lineRow.file and DW_AT_call_file index them
 	seqs    []lineSeq // sorted by lo
+	funcs   []span    // top-level subprograms, sorted by lo
+	size    int64     // bytes counted against maxDWARFIndex
+	err     error
 }
 
 type lineSeq struct {
@@ -265,9 +286,12 @@ func inflate(r io.Reader, n uint64, budget *sectionBudget) ([]byte, error) {
 	return b, nil
 }
 
-// buildResolver indexes DWARF sections (keyed without ".debug_").
-func buildResolver(sec map[string][]byte) (res *Resolver, err error) {
-	if err := checkAbbrevs(sec["info"], sec["abbrev"]); err != nil {
+// buildResolver indexes DWARF sections (keyed without ".debug_"): the
+// units and their ranges, each unit parsed on first use (dwarfunits.go).
+// The resolver keeps the sections.
+func buildResolver(sec map[string][]byte) (*Resolver, error) {
+	ends, err := checkUnits(sec["info"], sec["abbrev"])
+	if err != nil {
 		return nil, err
 	}
 	d, err := dwarf.New(sec["abbrev"], nil, nil, sec["info"], sec["line"], nil, sec["ranges"], sec["str"])
@@ -281,87 +305,71 @@ func buildResolver(sec map[string][]byte) (res *Resolver, err error) {
 			}
 		}
 	}
-	b := &indexBuilder{d: d, infoLen: len(sec["info"]), line: sec["line"], lineStr: sec["line_str"], str: sec["str"], names: map[dwarf.Offset]*fnName{}, res: &Resolver{}}
-	if err := b.build(); err != nil {
+	x := &dwarfIndex{d: d, infoLen: len(sec["info"]), line: sec["line"], lineStr: sec["line_str"], str: sec["str"], ends: ends, limit: maxDWARFIndex}
+	if err := x.scan(); err != nil {
 		return nil, err
 	}
-	for _, f := range b.res.funcs {
-		if err := b.indexKids(f.fn); err != nil {
-			return nil, err
-		}
+	var held int64
+	for _, b := range sec {
+		held += int64(len(b))
 	}
-	sort.Slice(b.res.funcs, func(i, j int) bool { return b.res.funcs[i].lo < b.res.funcs[j].lo })
-	sort.Slice(b.res.units, func(i, j int) bool { return b.res.units[i].lo < b.res.units[j].lo })
-	return b.res, nil
+	x.sections.Store(held)
+	return &Resolver{dw: x, size: x.base}, nil
 }
 
+// indexBuilder parses one unit (or, scanning, the units' entries) within
+// limit bytes of index.
 type indexBuilder struct {
 	d                  *dwarf.Data
 	line, lineStr, str []byte
 	names              map[dwarf.Offset]*fnName
-	res                *Resolver
 	nameReader         *dwarf.Reader
+	size, limit        int64
 	infoLen, entries   int          // the bytes of .debug_info, the entries next returned
 	read               bool         // next has returned an entry
 	last               dwarf.Offset // the offset of that entry
 }
 
 func (b *indexBuilder) spend(n int) error {
-	b.res.size += int64(n)
-	if b.res.size > maxDWARFIndex {
+	b.size += int64(n)
+	if b.size > b.limit {
 		return ErrBudget
 	}
 	return nil
 }
 
-func (b *indexBuilder) build() error {
+// parseUnit parses the unit whose unit entry is at off and whose bytes end
+// at end into u.
+func (b *indexBuilder) parseUnit(off, end dwarf.Offset, u *dwarfUnit) error {
 	r := b.d.Reader()
+	r.Seek(off)
 	b.nameReader = b.d.Reader()
-	for {
-		cu, err := b.next(r)
-		if err != nil {
+	cu, err := b.next(r)
+	if err != nil {
+		return err
+	}
+	if cu == nil || cu.Offset != off {
+		return errors.New("dif: DWARF: the unit entry is not where it was")
+	}
+	u.compDir, _ = cu.Val(dwarf.AttrCompDir).(string)
+	if err := b.spend(64 + len(u.compDir)); err != nil {
+		return err
+	}
+	if err := b.lines(cu, u); err != nil {
+		return err
+	}
+	if cu.Children {
+		if err := b.unit(r, end, u); err != nil {
 			return err
-		}
-		if cu == nil {
-			return nil
-		}
-		switch cu.Tag {
-		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
-		case dwarf.TagSkeletonUnit:
-			return &UnsupportedError{Reason: "split DWARF: a skeleton unit refers to a .dwo file"}
-		default:
-			r.SkipChildren()
-			continue
-		}
-		if cu.Val(dwarf.Attr(0x2130)) != nil || cu.Val(dwarf.AttrDwoName) != nil {
-			return &UnsupportedError{Reason: "split DWARF: a unit refers to a .dwo file (DW_AT_GNU_dwo_name)"}
-		}
-		idx := int32(len(b.res.cus))
-		u := &dwarfUnit{}
-		u.compDir, _ = cu.Val(dwarf.AttrCompDir).(string)
-		b.res.cus = append(b.res.cus, u)
-		if err := b.spend(64); err != nil {
-			return err
-		}
-		if err := b.lines(cu, u); err != nil {
-			return err
-		}
-		if rs, err := b.d.Ranges(cu); err == nil {
-			for _, rg := range rs {
-				if rg[0] < rg[1] {
-					b.res.units = append(b.res.units, span{lo: rg[0], hi: rg[1], cu: idx})
-				}
-			}
-			if err := b.spend(32 * len(rs)); err != nil {
-				return err
-			}
-		}
-		if cu.Children {
-			if err := b.unit(r, cu, idx); err != nil {
-				return err
-			}
 		}
 	}
+	for _, f := range u.funcs {
+		if err := b.indexKids(f.fn); err != nil {
+			return err
+		}
+	}
+	sort.Slice(u.funcs, func(i, j int) bool { return u.funcs[i].lo < u.funcs[j].lo })
+	return nil
 }
 
 // indexKids sorts the ranges of n's inlined calls, and theirs, once: a
@@ -395,8 +403,9 @@ func (b *indexBuilder) indexKids(n *fnNode) error {
 	return nil
 }
 
-// unit reads the entries of one unit (r just past its unit entry).
-func (b *indexBuilder) unit(r *dwarf.Reader, cu *dwarf.Entry, idx int32) error {
+// unit reads the entries of one unit into u (r just past its unit entry),
+// up to the unit's end.
+func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) error {
 	// stack holds, for each open entry with children, the function node
 	// its children nest in (nil outside functions).
 	stack := []*fnNode{nil}
@@ -411,6 +420,9 @@ func (b *indexBuilder) unit(r *dwarf.Reader, cu *dwarf.Entry, idx int32) error {
 		if e.Tag == 0 {
 			stack = stack[:len(stack)-1]
 			continue
+		}
+		if e.Offset >= end {
+			return nil // the unit's children do not end within it
 		}
 		parent := stack[len(stack)-1]
 		cur := parent
@@ -438,7 +450,7 @@ func (b *indexBuilder) unit(r *dwarf.Reader, cu *dwarf.Entry, idx int32) error {
 			if e.Tag == dwarf.TagSubprogram {
 				for _, rg := range rs {
 					if rg[0] < rg[1] {
-						b.res.funcs = append(b.res.funcs, span{lo: rg[0], hi: rg[1], fn: n, cu: idx})
+						u.funcs = append(u.funcs, span{lo: rg[0], hi: rg[1], fn: n})
 					}
 				}
 				if err := b.spend(32 * len(rs)); err != nil {
@@ -630,26 +642,36 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 
 // Lookup resolves the relative address addr: the frames of the function
 // that holds it, innermost (the deepest inlined call) first. ok is false
-// when no function and no line of the file holds it.
+// when no function and no line of the file holds it, or when the DWARF
+// unit that holds it cannot be read (Resolve says why).
 func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
+	frames, ok, _ = r.Resolve(addr)
+	return frames, ok
+}
+
+// Resolve is Lookup, with the error of the DWARF unit that holds addr when
+// that unit cannot be read: a unit is parsed the first time an address
+// falls in it, so damage in one shows then, and only for its addresses.
+func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 	if r.bp != nil {
-		return r.bp.lookup(addr)
+		frames, ok = r.bp.lookup(addr)
+		return frames, ok, nil
 	}
 	if r.pdb != nil {
-		return r.pdb.lookup(addr)
+		frames, ok = r.pdb.lookup(addr)
+		return frames, ok, nil
 	}
-	top, cu := r.function(addr)
-	symName, symStart, hasSym := r.syms.lookup(addr)
-	if top == nil {
-		cu = -1
-		if s := findSpan(r.units, addr); s != nil {
-			cu = s.cu
+	var top *span
+	var u *dwarfUnit
+	if r.dw != nil {
+		if top, u, err = r.dw.find(addr); err != nil {
+			return nil, false, err
 		}
 	}
+	symName, symStart, hasSym := r.syms.lookup(addr)
 	var file, compDir string
 	var line, col int
-	if cu >= 0 {
-		u := r.cus[cu]
+	if u != nil {
 		compDir = u.compDir
 		if row := u.row(addr); row != nil {
 			if int(row.file) < len(u.table) {
@@ -660,16 +682,15 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 	}
 	if top == nil {
 		if !hasSym && file == "" {
-			return nil, false
+			return nil, false, nil
 		}
 		f := Frame{File: file, CompDir: compDir, Line: line, Column: col}
 		if hasSym {
 			n := fnName{linkage: symName}
 			f.Function, f.Symbol, f.SymAddr = n.function(), symName, symStart
 		}
-		return []Frame{f}, true
+		return []Frame{f}, true, nil
 	}
-	u := r.cus[cu]
 	chain := []*fnNode{top.fn}
 	for n := top.fn; len(chain) < maxInlineDepth; {
 		k := findSpan(n.kids, addr)
@@ -707,7 +728,7 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 		last := &frames[len(frames)-1]
 		last.Function, last.Symbol = n.function(), symName
 	}
-	return frames, true
+	return frames, true, nil
 }
 
 func (n *fnNode) start() uint64 {
@@ -741,14 +762,6 @@ func findSpan(ss []span, addr uint64) *span {
 		}
 	}
 	return nil
-}
-
-func (r *Resolver) function(addr uint64) (*span, int32) {
-	s := findSpan(r.funcs, addr)
-	if s == nil {
-		return nil, 0
-	}
-	return s, s.cu
 }
 
 // row is the line table row that holds addr, or nil.
@@ -786,30 +799,44 @@ func (n *fnName) function() string {
 	return n.linkage
 }
 
-// checkAbbrevs refuses, before debug/dwarf parses every unit's abbreviation
-// table, info whose units would make it parse more than twice the
-// abbreviation section (plus a MiB) in tables: many units pointing at
-// overlapping tables.
-func checkAbbrevs(info, abbrev []byte) error {
+// checkUnits refuses, before debug/dwarf parses every unit's header and
+// abbreviation table, info of more than maxDWARFUnits units, or whose
+// units would make it parse more than twice the abbreviation section
+// (plus a MiB) in tables: many units pointing at overlapping tables. It
+// returns the end of each unit, as debug/dwarf counts them (a unit of no
+// bytes is none).
+func checkUnits(info, abbrev []byte) (ends []dwarf.Offset, err error) {
 	seen := map[uint64]bool{}
 	left := 2*len(abbrev) + 1<<20
 	for off := 0; off < len(info); {
 		rest := info[off:]
+		if len(rest) >= 4 && binary.LittleEndian.Uint32(rest) == 0 {
+			off += 4
+			continue
+		}
 		if len(rest) < 11 {
-			return nil
+			return ends, nil
 		}
 		n := uint64(binary.LittleEndian.Uint32(rest))
 		hdr := 4
 		dwarf64 := false
 		if n == 0xffffffff {
 			if len(rest) < 23 {
-				return nil
+				return ends, nil
 			}
 			n, hdr, dwarf64 = binary.LittleEndian.Uint64(rest[4:]), 12, true
+			if n == 0 {
+				off += hdr
+				continue
+			}
 		}
-		if n == 0 || n > uint64(len(rest)-hdr) {
-			return nil // debug/dwarf reports the damage
+		if n > uint64(len(rest)-hdr) {
+			return ends, nil // debug/dwarf reports the damage
 		}
+		if len(ends) == maxDWARFUnits {
+			return nil, ErrBudget
+		}
+		ends = append(ends, dwarf.Offset(off+hdr+int(n)))
 		vers := binary.LittleEndian.Uint16(rest[hdr:])
 		p := hdr + 2
 		if vers >= 5 {
@@ -828,11 +855,11 @@ func checkAbbrevs(info, abbrev []byte) error {
 		seen[ao] = true
 		used, ok := abbrevTableLen(abbrev[ao:], left)
 		if !ok {
-			return ErrBudget
+			return nil, ErrBudget
 		}
 		left -= used
 	}
-	return nil
+	return ends, nil
 }
 
 // abbrevTableLen is the bytes of the abbreviation table at the start of b,

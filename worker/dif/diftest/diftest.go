@@ -7,7 +7,10 @@ package diftest
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -259,4 +262,45 @@ func SourceBundle(members, nameLen int) []byte {
 	le.PutUint32(end[12:], uint32(len(f)-dir))
 	le.PutUint32(end[16:], uint32(dir-8))
 	return append(f, end...)
+}
+
+// CProgram writes the C sources of a program of nfiles units of nfuncs
+// functions each (and a struct of nfields members per function, for the
+// size of the debug information) into dir, and returns their paths. Each
+// function calls a static inline helper, inlined at -O2, and the one
+// before it; main calls the first of each unit.
+func CProgram(dir string, nfiles, nfuncs, nfields int) ([]string, error) {
+	var paths []string
+	write := func(name string, src []byte) error {
+		p := filepath.Join(dir, name)
+		paths = append(paths, p)
+		return os.WriteFile(p, src, 0o644)
+	}
+	var decls, calls bytes.Buffer
+	for i := range nfiles {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "static inline int helper%d(int x) { return x * %d + (x >> 3); }\n", i, i+3)
+		for j := range nfuncs {
+			fmt.Fprintf(&b, "struct s%d_%d {", i, j)
+			for k := range nfields {
+				fmt.Fprintf(&b, " int member%d_%d_%d;", i, j, k)
+			}
+			fmt.Fprintf(&b, " };\nint f%d_%d(struct s%d_%d *p, int x) {\n", i, j, i, j)
+			fmt.Fprintf(&b, "\tint y = helper%d(x) + p->member%d_%d_%d;\n", i, i, j, nfields-1)
+			if j > 0 {
+				fmt.Fprintf(&b, "\tif (x > %d)\n\t\ty += f%d_%d((struct s%d_%d *)p, x - 1);\n", j, i, j-1, i, j-1)
+			}
+			fmt.Fprintf(&b, "\treturn y * %d;\n}\n", j+1)
+		}
+		if err := write(fmt.Sprintf("unit%d.c", i), b.Bytes()); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&decls, "struct s%d_0 { int m[%d]; };\nint f%d_0(struct s%d_0 *p, int x);\n", i, nfields, i, i)
+		fmt.Fprintf(&calls, "\t{ struct s%d_0 s = {{0}}; r += f%d_0(&s, argc); }\n", i, i)
+	}
+	main := fmt.Sprintf("%sint main(int argc, char **argv) {\n\tint r = 0;\n%s\treturn r & 1;\n}\n", decls.String(), calls.String())
+	if err := write("main.c", []byte(main)); err != nil {
+		return nil, err
+	}
+	return paths, nil
 }

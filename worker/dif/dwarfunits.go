@@ -1,0 +1,201 @@
+package dif
+
+import (
+	"debug/dwarf"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// dwarfIndex finds the unit of an address by the units' own ranges (the
+// DW_AT_ranges, or DW_AT_low_pc and DW_AT_high_pc, of each unit entry,
+// read when the file is read; .debug_aranges is not needed), and parses a
+// unit (its functions, inlined calls and line table) the first time an
+// address falls in it, as llvm-symbolizer reads lazily: a first answer
+// parses one unit, not all. Parsed units are kept; together with the
+// unit index they take at most maxDWARFIndex bytes, and a unit that would
+// pass that drops the units parsed before it. The DWARF sections are kept
+// until every unit is parsed, then dropped.
+//
+// debug/dwarf's Data is not safe for concurrent readers (a reader
+// entering a DWARF 5 unit for the first time completes the unit's header
+// in place), so every use of d holds mu, and scan enters every unit before
+// the index is shared. A lookup of a parsed unit takes no lock: the unit
+// is published whole through an atomic pointer.
+type dwarfIndex struct {
+	d                  *dwarf.Data
+	line, lineStr, str []byte
+	infoLen            int
+	ends               []dwarf.Offset // the end of each unit in .debug_info, ascending
+	units              []lazyUnit
+	spans              []span   // the units' ranges (span.cu), sorted by lo
+	reach              []uint64 // reach[j]: the highest end of spans[:j+1]
+	rangeless          []int32  // units whose entry gives no range: looked in when no unit's range holds an address
+	base               int64    // bytes of the above, counted against limit
+	limit              int64    // maxDWARFIndex (tests lower it)
+
+	mu       sync.Mutex   // held while d is used
+	done     int          // units parsed (mu held)
+	parsed   atomic.Int64 // bytes of the units parsed, counted against limit
+	sections atomic.Int64 // bytes of the DWARF sections held: 0 once every unit is parsed
+}
+
+type lazyUnit struct {
+	off, end dwarf.Offset // its unit entry, the end of its bytes
+	p        atomic.Pointer[dwarfUnit]
+}
+
+// scan reads the unit entry of each unit: its ranges, and whether it is
+// one that errata does not read (split DWARF). It does not read the
+// entries within units: a unit with children is left by debug/dwarf's
+// jump to the next unit, and the last one is not read past its entry.
+func (x *dwarfIndex) scan() error {
+	b := &indexBuilder{d: x.d, infoLen: x.infoLen, limit: x.limit}
+	if err := b.spend(8 * len(x.ends)); err != nil {
+		return err
+	}
+	r := x.d.Reader()
+	for {
+		e, err := b.next(r)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			break
+		}
+		k := sort.Search(len(x.ends), func(k int) bool { return x.ends[k] > e.Offset })
+		switch e.Tag {
+		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+		case dwarf.TagSkeletonUnit:
+			return &UnsupportedError{Reason: "split DWARF: a skeleton unit refers to a .dwo file"}
+		default:
+			r.SkipChildren()
+			continue
+		}
+		if e.Val(dwarf.Attr(0x2130)) != nil || e.Val(dwarf.AttrDwoName) != nil {
+			return &UnsupportedError{Reason: "split DWARF: a unit refers to a .dwo file (DW_AT_GNU_dwo_name)"}
+		}
+		if k == len(x.ends) {
+			break // not within a unit debug/dwarf counted: damage
+		}
+		idx := int32(len(x.units))
+		x.units = append(x.units, lazyUnit{off: e.Offset, end: x.ends[k]})
+		if err := b.spend(unitCost); err != nil {
+			return err
+		}
+		held := 0
+		if rs, err := x.d.Ranges(e); err == nil {
+			for _, rg := range rs {
+				if rg[0] < rg[1] {
+					x.spans = append(x.spans, span{lo: rg[0], hi: rg[1], cu: idx})
+					held++
+				}
+			}
+			if err := b.spend(32 * len(rs)); err != nil {
+				return err
+			}
+		}
+		if held == 0 {
+			x.rangeless = append(x.rangeless, idx)
+		}
+		if k == len(x.ends)-1 {
+			break // the last unit: its entries are read when an address falls in it
+		}
+		r.SkipChildren()
+	}
+	sort.Slice(x.spans, func(i, j int) bool { return x.spans[i].lo < x.spans[j].lo })
+	if err := b.spend(8 * len(x.spans)); err != nil {
+		return err
+	}
+	x.reach = make([]uint64, len(x.spans))
+	var hi uint64
+	for j, s := range x.spans {
+		hi = max(hi, s.hi)
+		x.reach[j] = hi
+	}
+	x.base = b.size
+	return nil
+}
+
+// unit is unit i, parsed on its first use.
+func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
+	u := &x.units[i]
+	if p := u.p.Load(); p != nil {
+		return p, p.err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if p := u.p.Load(); p != nil {
+		return p, p.err
+	}
+	limit := x.limit - x.base
+	b := &indexBuilder{d: x.d, infoLen: x.infoLen, line: x.line, lineStr: x.lineStr, str: x.str,
+		names: map[dwarf.Offset]*fnName{}, limit: limit}
+	p := &dwarfUnit{}
+	if err := b.parseUnit(u.off, u.end, p); err != nil {
+		p = &dwarfUnit{err: err}
+		b.size = 64
+	}
+	p.size = b.size
+	if x.parsed.Load()+p.size > limit {
+		// The units parsed before make room for this one.
+		for k := range x.units {
+			x.units[k].p.Store(nil)
+		}
+		x.parsed.Store(0)
+		x.done = 0
+	}
+	u.p.Store(p)
+	x.parsed.Add(p.size)
+	if x.done++; x.done == len(x.units) {
+		// Every unit is parsed: no lookup reads the sections again.
+		x.d, x.line, x.lineStr, x.str = nil, nil, nil, nil
+		x.sections.Store(0)
+	}
+	return p, p.err
+}
+
+// find is the function that holds addr and its unit, or without a
+// function the unit whose range holds addr, the one that starts last (nil
+// when none does). Several units may hold an address (functions that the
+// linker discarded, left at 0): the function that starts last is the one.
+// The units without ranges are looked in when no unit's range holds addr.
+// err is the error of a unit that holds addr and cannot be read, when no
+// other unit answers.
+func (x *dwarfIndex) find(addr uint64) (top *span, u *dwarfUnit, err error) {
+	var lines *dwarfUnit
+	look := func(i int32) {
+		p, perr := x.unit(i)
+		if perr != nil {
+			if err == nil {
+				err = perr
+			}
+			return
+		}
+		if lines == nil {
+			lines = p
+		}
+		if f := findSpan(p.funcs, addr); f != nil && (top == nil || f.lo > top.lo) {
+			top, u = f, p
+		}
+	}
+	i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].lo > addr })
+	for j := i - 1; j >= 0 && j >= i-spanLookback && addr < x.reach[j]; j-- {
+		if addr < x.spans[j].hi {
+			look(x.spans[j].cu)
+		}
+	}
+	if lines == nil && err == nil {
+		for _, k := range x.rangeless {
+			look(k)
+		}
+		lines = nil // a unit without ranges holds no address for its lines
+	}
+	switch {
+	case top != nil:
+		return top, u, nil
+	case lines != nil:
+		return nil, lines, nil
+	}
+	return nil, nil, err
+}

@@ -1,0 +1,143 @@
+package dif
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"errata/worker/dif/diftest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// unitsProgram builds a C program of 16 units with gcc -O2 -g (DWARF 5,
+// inlined calls) and returns it, and up to n addresses: the middle of
+// functions spread over it.
+func unitsProgram(t *testing.T, n int) ([]byte, []uint64) {
+	t.Helper()
+	dir := t.TempDir()
+	srcs, err := diftest.CProgram(dir, 15, 12, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "units")
+	if out, err := exec.Command("gcc", append([]string{"-O2", "-g", "-o", exe}, srcs...)...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.dw.units) < 16 {
+		t.Fatalf("%d DWARF units, want 16 at least", len(res.dw.units))
+	}
+	funcs := allFuncs(res)
+	var addrs []uint64
+	for i := 0; i < len(funcs); i += max(1, len(funcs)/n) {
+		addrs = append(addrs, funcs[i].lo+(funcs[i].hi-funcs[i].lo)/2)
+	}
+	return data, addrs
+}
+
+// answers resolves addrs with res, each answer as text.
+func answers(res *Resolver, addrs []uint64) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		frames, ok, err := res.Resolve(a)
+		out[i] = fmt.Sprintf("%v %v %+v", ok, err, frames)
+	}
+	return out
+}
+
+// TestDWARFUnits reads a program of many units whose units are parsed on
+// first use.
+func TestDWARFUnits(t *testing.T) {
+	data, addrs := unitsProgram(t, 400)
+	t.Run("concurrent", func(t *testing.T) { testDWARFUnitsConcurrent(t, data, addrs) })
+	t.Run("budget", func(t *testing.T) { testDWARFUnitsBudget(t, data, addrs) })
+}
+
+// testDWARFUnitsConcurrent resolves the same addresses from goroutines
+// that share one resolver whose units are not parsed yet: each unit is
+// parsed once, safely (run with -race), and the answers are those of a
+// resolver that parsed every unit first.
+func testDWARFUnitsConcurrent(t *testing.T, data []byte, addrs []uint64) {
+	full, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allFuncs(full)
+	want := answers(full, addrs)
+	res, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := res.Size()
+	got := make([][]string, 4)
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Go(func() {
+			// Each goroutine starts at another place of the list.
+			rot := append(append([]uint64{}, addrs[g*len(addrs)/len(got):]...), addrs[:g*len(addrs)/len(got)]...)
+			a := answers(res, rot)
+			got[g] = append(a[len(a)-g*len(addrs)/len(got):], a[:len(a)-g*len(addrs)/len(got)]...)
+		})
+	}
+	wg.Wait()
+	for g := range got {
+		if diff := cmp.Diff(want, got[g]); diff != "" {
+			t.Errorf("goroutine %d (-want +got):\n%s", g, diff)
+		}
+	}
+	if res.Size() != full.Size() || res.dw.sections.Load() != 0 || res.dw.d != nil {
+		t.Errorf("Size %d once every unit is parsed (the sections %d bytes), want %d without the sections",
+			res.Size(), res.dw.sections.Load(), full.Size())
+	}
+	t.Logf("%d addresses, %d units: Size %d once read, %d once parsed", len(addrs), len(res.dw.units), before, res.Size())
+}
+
+// testDWARFUnitsBudget lowers a resolver's index budget to a few units:
+// the units parsed before make room for the next, the answers stay the
+// same, and what the resolver holds stays within the budget.
+func testDWARFUnitsBudget(t *testing.T, data []byte, addrs []uint64) {
+	full, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := answers(full, addrs)
+	var largest int64
+	for i := range full.dw.units {
+		u, err := full.dw.unit(int32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, u.size)
+	}
+	res, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.dw.limit = res.dw.base + 2*largest
+	held := res.Size() - res.dw.base
+	for i, a := range addrs {
+		frames, ok, err := res.Resolve(a)
+		if got := fmt.Sprintf("%v %v %+v", ok, err, frames); got != want[i] {
+			t.Fatalf("0x%x: %s, want %s", a, got, want[i])
+		}
+		if p := res.dw.parsed.Load(); p > 2*largest {
+			t.Fatalf("0x%x: %d bytes of units parsed, more than the budget of %d", a, p, 2*largest)
+		}
+	}
+	if res.dw.parsed.Load() >= full.dw.parsed.Load() || res.dw.sections.Load() == 0 {
+		t.Errorf("%d bytes of units parsed within the budget, %d without: want less, the sections kept", res.dw.parsed.Load(), full.dw.parsed.Load())
+	}
+	t.Logf("largest unit %d bytes; %d held besides the units", largest, held)
+}
