@@ -808,23 +808,33 @@ func (n *fnName) function() string {
 func checkUnits(info, abbrev []byte) (ends []dwarf.Offset, err error) {
 	seen := map[uint64]bool{}
 	left := 2*len(abbrev) + 1<<20
+	// The byte order as debug/dwarf tells it: from the first unit's
+	// version, two bytes of which one is 0.
+	var order binary.ByteOrder = binary.LittleEndian
+	v := 4
+	if len(info) >= 4 && binary.LittleEndian.Uint32(info) == 0xffffffff {
+		v = 12
+	}
+	if len(info) >= v+2 && info[v] == 0 && info[v+1] != 0 {
+		order = binary.BigEndian
+	}
 	for off := 0; off < len(info); {
 		rest := info[off:]
-		if len(rest) >= 4 && binary.LittleEndian.Uint32(rest) == 0 {
+		if len(rest) >= 4 && order.Uint32(rest) == 0 {
 			off += 4
 			continue
 		}
 		if len(rest) < 11 {
 			return ends, nil
 		}
-		n := uint64(binary.LittleEndian.Uint32(rest))
+		n := uint64(order.Uint32(rest))
 		hdr := 4
 		dwarf64 := false
 		if n == 0xffffffff {
 			if len(rest) < 23 {
 				return ends, nil
 			}
-			n, hdr, dwarf64 = binary.LittleEndian.Uint64(rest[4:]), 12, true
+			n, hdr, dwarf64 = order.Uint64(rest[4:]), 12, true
 			if n == 0 {
 				off += hdr
 				continue
@@ -837,16 +847,16 @@ func checkUnits(info, abbrev []byte) (ends []dwarf.Offset, err error) {
 			return nil, ErrBudget
 		}
 		ends = append(ends, dwarf.Offset(off+hdr+int(n)))
-		vers := binary.LittleEndian.Uint16(rest[hdr:])
+		vers := order.Uint16(rest[hdr:])
 		p := hdr + 2
 		if vers >= 5 {
 			p += 2
 		}
 		var ao uint64
 		if dwarf64 {
-			ao = binary.LittleEndian.Uint64(rest[p:])
+			ao = order.Uint64(rest[p:])
 		} else {
-			ao = uint64(binary.LittleEndian.Uint32(rest[p:]))
+			ao = uint64(order.Uint32(rest[p:]))
 		}
 		off += hdr + int(n)
 		if seen[ao] || ao >= uint64(len(abbrev)) {
