@@ -23,8 +23,10 @@ const symbolErrorSize = 256
 // one request is waited for by the others that want it.
 type DebugFileCache struct {
 	max int64
-	// parse bounds the files parsed at once, so that what parsing holds
-	// (the DWARF sections of each) stays within a few budgets.
+	// parse bounds the files read at once, so that what reading holds
+	// (the DWARF sections of each) stays within a few budgets. A DWARF
+	// resolver parses a unit later, when an address first falls in it:
+	// one unit at a time per file, what it keeps counted by recount.
 	parse chan struct{}
 
 	mu      sync.Mutex

@@ -305,7 +305,8 @@ func buildResolver(sec map[string][]byte) (*Resolver, error) {
 			}
 		}
 	}
-	x := &dwarfIndex{d: d, infoLen: len(sec["info"]), line: sec["line"], lineStr: sec["line_str"], str: sec["str"], ends: ends, limit: maxDWARFIndex}
+	x := &dwarfIndex{d: d, order: dwarfOrder(sec["info"]), infoLen: len(sec["info"]), line: sec["line"], lineStr: sec["line_str"], str: sec["str"],
+		ends: ends, limit: maxDWARFIndex}
 	if err := x.scan(); err != nil {
 		return nil, err
 	}
@@ -321,6 +322,7 @@ func buildResolver(sec map[string][]byte) (*Resolver, error) {
 // limit bytes of index.
 type indexBuilder struct {
 	d                  *dwarf.Data
+	order              binary.ByteOrder // of the line tables
 	line, lineStr, str []byte
 	names              map[dwarf.Offset]*fnName
 	nameReader         *dwarf.Reader
@@ -585,7 +587,7 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 		return nil
 	}
 	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-	table, err := readLineHeader(b.line, b.lineStr, b.str, uint64(off), compDir)
+	table, err := readLineHeader(b.order, b.line, b.lineStr, b.str, uint64(off), compDir)
 	if err != nil {
 		return err
 	}
@@ -808,23 +810,24 @@ func (n *fnName) function() string {
 func checkUnits(info, abbrev []byte) (ends []dwarf.Offset, err error) {
 	seen := map[uint64]bool{}
 	left := 2*len(abbrev) + 1<<20
+	order := dwarfOrder(info)
 	for off := 0; off < len(info); {
 		rest := info[off:]
-		if len(rest) >= 4 && binary.LittleEndian.Uint32(rest) == 0 {
+		if len(rest) >= 4 && order.Uint32(rest) == 0 {
 			off += 4
 			continue
 		}
 		if len(rest) < 11 {
 			return ends, nil
 		}
-		n := uint64(binary.LittleEndian.Uint32(rest))
+		n := uint64(order.Uint32(rest))
 		hdr := 4
 		dwarf64 := false
 		if n == 0xffffffff {
 			if len(rest) < 23 {
 				return ends, nil
 			}
-			n, hdr, dwarf64 = binary.LittleEndian.Uint64(rest[4:]), 12, true
+			n, hdr, dwarf64 = order.Uint64(rest[4:]), 12, true
 			if n == 0 {
 				off += hdr
 				continue
@@ -837,16 +840,16 @@ func checkUnits(info, abbrev []byte) (ends []dwarf.Offset, err error) {
 			return nil, ErrBudget
 		}
 		ends = append(ends, dwarf.Offset(off+hdr+int(n)))
-		vers := binary.LittleEndian.Uint16(rest[hdr:])
+		vers := order.Uint16(rest[hdr:])
 		p := hdr + 2
 		if vers >= 5 {
 			p += 2
 		}
 		var ao uint64
 		if dwarf64 {
-			ao = binary.LittleEndian.Uint64(rest[p:])
+			ao = order.Uint64(rest[p:])
 		} else {
-			ao = uint64(binary.LittleEndian.Uint32(rest[p:]))
+			ao = uint64(order.Uint32(rest[p:]))
 		}
 		off += hdr + int(n)
 		if seen[ao] || ao >= uint64(len(abbrev)) {
@@ -860,6 +863,19 @@ func checkUnits(info, abbrev []byte) (ends []dwarf.Offset, err error) {
 		left -= used
 	}
 	return ends, nil
+}
+
+// dwarfOrder is the byte order of info as debug/dwarf tells it: from the
+// first unit's version, two bytes of which one is 0.
+func dwarfOrder(info []byte) binary.ByteOrder {
+	v := 4
+	if len(info) >= 4 && binary.LittleEndian.Uint32(info) == 0xffffffff {
+		v = 12
+	}
+	if len(info) >= v+2 && info[v] == 0 && info[v+1] != 0 {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
 }
 
 // abbrevTableLen is the bytes of the abbreviation table at the start of b,
@@ -905,11 +921,11 @@ func abbrevTableLen(b []byte, max int) (int, bool) {
 // forms that take no bytes, and DW_LNE_define_file in the program (each
 // adds a joined path). Damage it does not understand is left to
 // debug/dwarf, which reports it.
-func readLineHeader(line, lineStr, str []byte, off uint64, compDir string) (table []string, err error) {
+func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint64, compDir string) (table []string, err error) {
 	if off >= uint64(len(line)) {
 		return nil, nil
 	}
-	c := lineCursor{b: line, p: int(off)}
+	c := lineCursor{order: order, b: line, p: int(off)}
 	n := uint64(c.u32())
 	dwarf64 := false
 	if n == 0xffffffff {
@@ -1087,9 +1103,10 @@ func readLineHeader(line, lineStr, str []byte, off uint64, compDir string) (tabl
 
 // lineCursor reads a line table header; bad is set past its end.
 type lineCursor struct {
-	b   []byte
-	p   int
-	bad bool
+	order binary.ByteOrder
+	b     []byte
+	p     int
+	bad   bool
 }
 
 func (c *lineCursor) take(n int) []byte {
@@ -1103,9 +1120,9 @@ func (c *lineCursor) take(n int) []byte {
 }
 
 func (c *lineCursor) u8() uint8   { return c.take(1)[0] }
-func (c *lineCursor) u16() uint16 { return binary.LittleEndian.Uint16(c.take(2)) }
-func (c *lineCursor) u32() uint32 { return binary.LittleEndian.Uint32(c.take(4)) }
-func (c *lineCursor) u64() uint64 { return binary.LittleEndian.Uint64(c.take(8)) }
+func (c *lineCursor) u16() uint16 { return c.order.Uint16(c.take(2)) }
+func (c *lineCursor) u32() uint32 { return c.order.Uint32(c.take(4)) }
+func (c *lineCursor) u64() uint64 { return c.order.Uint64(c.take(8)) }
 
 func (c *lineCursor) uleb() uint64 {
 	var v uint64

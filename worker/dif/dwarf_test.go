@@ -17,7 +17,17 @@ import (
 
 // The testdata programs are testdata/native/crash.c and util.h of the
 // repository, built in /tmp/native: dwarf4.elf by gcc -O2 -g -gdwarf-4,
-// dwarf5z.elf by clang-14 -O2 -g -gdwarf-5 -gz=zlib. The frames wanted are
+// dwarf5z.elf by clang-14 -O2 -g -gdwarf-5 -gz=zlib. dwarf4-be.elf is a
+// big-endian program of two units, built in /tmp/nc/be by clang-14
+// --target=powerpc64-linux-gnu -nostdlib -fuse-ld=lld -static -g -gdwarf-4
+// -O2 from be.c:
+//
+//	static inline int sq(int x) { return x * x; }
+//	int f(int n) { int s = 0; for (int i = 0; i < n; i++) s += sq(i); return s; }
+//	int g(int n) { return f(n) + 1; }
+//	void _start(void) { g(3); for (;;) ; }
+//
+// and be2.c, "int h(int n) { return n * 7; }". The frames wanted are
 // llvm-symbolizer --inlining's.
 func TestDWARFTestdata(t *testing.T) {
 	for _, tc := range []struct {
@@ -29,6 +39,13 @@ func TestDWARFTestdata(t *testing.T) {
 			{Function: "square", Symbol: "square", File: "/tmp/native/util.h", Line: 4, Column: 11},
 			{Function: "sum", Symbol: "sum", File: "/tmp/native/crash.c", Line: 11, Column: 8},
 			{Function: "compute", Symbol: "compute", File: "/tmp/native/crash.c", Line: 18, Column: 10},
+		}},
+		{"testdata/dwarf4-be.elf", 0x10010380, []Frame{
+			{Function: "f", Symbol: "f", File: "/tmp/nc/be/be.c", Line: 2, Column: 27},
+			{Function: "g", Symbol: "g", File: "/tmp/nc/be/be.c", Line: 3, Column: 23},
+		}},
+		{"testdata/dwarf4-be.elf", 0x100103e4, []Frame{
+			{Function: "h", Symbol: "h", File: "/tmp/nc/be/be2.c", Line: 1, Column: 16},
 		}},
 		{"testdata/dwarf5z.elf", 0x1150, []Frame{
 			{Function: "sum", Symbol: "sum", File: "/tmp/native/crash.c", Line: 10, Column: 20},
@@ -266,7 +283,7 @@ func TestDWARFWithinBudget(t *testing.T) {
 // FuzzDWARFResolver reads ELF objects' DWARF within a budget and resolves
 // addresses in them without panicking.
 func FuzzDWARFResolver(f *testing.F) {
-	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf"} {
+	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf", "testdata/dwarf4-be.elf"} {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

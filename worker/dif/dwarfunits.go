@@ -2,6 +2,7 @@ package dif
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 // is published whole through an atomic pointer.
 type dwarfIndex struct {
 	d                  *dwarf.Data
+	order              binary.ByteOrder
 	line, lineStr, str []byte
 	infoLen            int
 	ends               []dwarf.Offset // the end of each unit in .debug_info, ascending
@@ -129,7 +131,7 @@ func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
 		return p, p.err
 	}
 	limit := x.limit - x.base
-	b := &indexBuilder{d: x.d, infoLen: x.infoLen, line: x.line, lineStr: x.lineStr, str: x.str,
+	b := &indexBuilder{d: x.d, order: x.order, infoLen: x.infoLen, line: x.line, lineStr: x.lineStr, str: x.str,
 		names: map[dwarf.Offset]*fnName{}, limit: limit}
 	p := &dwarfUnit{}
 	if err := b.parseUnit(u.off, u.end, p); err != nil {

@@ -2,6 +2,7 @@ package dif
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -140,4 +141,44 @@ func testDWARFUnitsBudget(t *testing.T, data []byte, addrs []uint64) {
 		t.Errorf("%d bytes of units parsed within the budget, %d without: want less, the sections kept", res.dw.parsed.Load(), full.dw.parsed.Load())
 	}
 	t.Logf("largest unit %d bytes; %d held besides the units", largest, held)
+}
+
+// TestDWARFDamagedUnit: a unit whose entries cannot be read fails the
+// addresses it holds, and only those; the unit beside it resolves.
+func TestDWARFDamagedUnit(t *testing.T) {
+	le := binary.LittleEndian
+	abbrev := []byte{
+		1, 0x11, 1, 0x11, 0x01, 0x12, 0x06, 0, 0, // compile unit, children: low_pc addr, high_pc data4
+		2, 0x2e, 0, 0x11, 0x01, 0x12, 0x06, 0x03, 0x08, 0, 0, // subprogram: low_pc, high_pc, name string
+		0,
+	}
+	unit := func(lo uint64, child []byte) []byte {
+		dies := le.AppendUint64([]byte{1}, lo)
+		dies = le.AppendUint32(dies, 0x100)
+		dies = append(append(dies, child...), 0)
+		b := le.AppendUint32(nil, uint32(2+4+1+len(dies)))
+		b = le.AppendUint16(b, 4)
+		b = le.AppendUint32(b, 0)
+		return append(append(b, 8), dies...)
+	}
+	good := le.AppendUint32(le.AppendUint64([]byte{2}, 0x1000), 0x100)
+	good = append(good, "good\x00"...)
+	bad := []byte{9, 0, 0, 0, 0} // an abbreviation the table does not have
+	info := append(unit(0x1000, good), unit(0x2000, bad)...)
+	data := elfWith(testSection{".debug_info", 0, info}, testSection{".debug_abbrev", 0, abbrev})
+	res, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames, ok, err := res.Resolve(0x1010); err != nil || !ok || frames[0].Function != "good" {
+		t.Errorf("0x1010: %+v %v %v, want good", frames, ok, err)
+	}
+	if frames, ok, err := res.Resolve(0x2010); err == nil || ok {
+		t.Errorf("0x2010: %+v %v %v, want the damaged unit's error", frames, ok, err)
+	} else {
+		t.Log(err)
+	}
+	if _, ok := res.Lookup(0x2010); ok {
+		t.Error("Lookup answers in the damaged unit")
+	}
 }
