@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// nativeStubHeaders writes the stdio.h and stdlib.h that the C program
+// needs into a new folder, for targets without a system's headers.
+func nativeStubHeaders(t *testing.T) string {
+	t.Helper()
+	stub := t.TempDir()
+	for name, text := range map[string]string{
+		"stdio.h":  "int printf(const char *, ...);\n",
+		"stdlib.h": "#define NULL ((void *)0)\nint atoi(const char *);\n",
+	} {
+		if err := os.WriteFile(filepath.Join(stub, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stub
+}
+
+// checkNativeAnswer compares the frames errata answered for pcs with
+// llvm-symbolizer's wants, by original_index, and returns how many of the
+// addresses expanded to inlined calls.
+func checkNativeAnswer(t *testing.T, out symbolicated, pcs []uint64, wants [][]nativeWant, peer string) int {
+	t.Helper()
+	got := make([][]nativeWant, len(pcs))
+	for _, fr := range out.Stacktraces[0].Frames {
+		got[fr.OriginalIndex] = append(got[fr.OriginalIndex], nativeWant{fr.Function, fr.AbsPath, fr.Lineno, fr.Colno})
+	}
+	bad, inlined := 0, 0
+	for i := range pcs {
+		if len(got[i]) > 1 {
+			inlined++
+		}
+		if diff := cmp.Diff(wants[i], got[i]); diff != "" {
+			if bad++; bad <= 5 {
+				t.Errorf("0x%x (-%s +errata):\n%s", pcs[i], peer, diff)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d addresses differ", bad, len(pcs))
+	}
+	return inlined
+}
+
+// TestNativeFormats builds the C program for the formats beyond ELF that
+// TestNativeSymbolication does not cover, uploads them with sentry-cli and
+// checks that errata resolves every instruction start of its own
+// functions as llvm-symbolizer does.
+func TestNativeFormats(t *testing.T) {
+	needNativeTools(t)
+	src := t.TempDir()
+	for _, f := range []string{"crash.c", "util.h"} {
+		b, err := os.ReadFile(filepath.Join("testdata/native", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stub := nativeStubHeaders(t)
+
+	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.token = s.user(t, "formats@example.com", "project:releases,project:read,project:write,org:read")
+	s.cli(t, "admin", "create-org", "--slug", "fmt", "--owner", "formats@example.com")
+	cli := newSentryCLI(t, "SENTRY_CLI_2", s, "fmt").in(t.TempDir())
+	upload := func(t *testing.T, project, dir string) sentryCLI {
+		t.Helper()
+		s.cli(t, "admin", "create-project", "--org", "fmt", "--slug", project)
+		c := cli
+		c.project = project
+		c.run(t, "debug-files", "upload", "--wait", dir).expect(t, 0)
+		return c
+	}
+	frames := func(pcs []uint64) []map[string]any {
+		fs := make([]map[string]any, len(pcs))
+		for i, pc := range pcs {
+			fs[i] = map[string]any{"instruction_addr": fmt.Sprintf("0x%x", pc), "adjust_instruction_addr": false}
+		}
+		return fs
+	}
+
+	// A PE and its PDB built at -O2 (clang-14 for Windows, lld-link-14;
+	// stub headers, as there is no Windows SDK): sum is inlined into
+	// compute, and errata's inline chains equal llvm-symbolizer's with the
+	// PDB beside the PE.
+	t.Run("pe-pdb-O2", func(t *testing.T) {
+		dir := t.TempDir()
+		nativeTool(t, src, "clang-14", "--target=x86_64-pc-windows-msvc", "-g", "-gcodeview", "-O2", "-nostdinc", "-I"+stub, "-c", "-o", "win2.obj", "crash.c")
+		exe := filepath.Join(dir, "crash.exe")
+		cmd := exec.Command("lld-link-14", "/debug", "/entry:main", "/nodefaultlib", "/subsystem:console", "/force:unresolved",
+			filepath.Join(src, "win2.obj"), "/out:"+exe, "/pdb:"+filepath.Join(dir, "crash.pdb"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			if _, statErr := os.Stat(exe); statErr != nil {
+				t.Fatalf("lld-link-14: %v\n%s", err, out)
+			}
+		}
+		pcs, wants := instructionStarts(t, nativeFixture{nativeBuild: nativeBuild{name: "pe-O2"}, full: exe}, src)
+		c := upload(t, "win", dir)
+		debugID := checkedID(t, c, filepath.Join(dir, "crash.pdb"))
+		out := symbolicateIn(t, s, "fmt/win", map[string]any{
+			"modules":     []map[string]any{{"type": "pe", "debug_id": debugID, "image_addr": "0x140000000", "image_size": 1 << 20}},
+			"stacktraces": []map[string]any{{"frames": frames(pcs)}},
+		})
+		if md := out.Modules[0]; md.DebugStatus != "found" {
+			t.Fatalf("module %+v, want found in the PDB", md)
+		}
+		inlined := checkNativeAnswer(t, out, pcs, wants, "llvm-symbolizer with the PDB")
+		if inlined == 0 {
+			t.Error("no address in an inlined call: the build does not test inlinees")
+		}
+		t.Logf("%d instruction starts, %d in inlined calls, as llvm-symbolizer", len(pcs), inlined)
+	})
+}
