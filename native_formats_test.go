@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"mime/multipart"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,6 +63,9 @@ func checkNativeAnswer(t *testing.T, out symbolicated, pcs []uint64, wants [][]n
 // functions as llvm-symbolizer does.
 func TestNativeFormats(t *testing.T) {
 	needNativeTools(t)
+	if _, err := exec.LookPath("llvm-lipo-14"); err != nil {
+		t.Fatal("llvm-lipo-14 is needed by this test: run it with ./dev.sh test, which installs it")
+	}
 	src := t.TempDir()
 	for _, f := range []string{"crash.c", "util.h"} {
 		b, err := os.ReadFile(filepath.Join("testdata/native", f))
@@ -120,5 +128,80 @@ func TestNativeFormats(t *testing.T) {
 			t.Error("no address in an inlined call: the build does not test inlinees")
 		}
 		t.Logf("%d instruction starts, %d in inlined calls, as llvm-symbolizer", len(pcs), inlined)
+	})
+
+	// A fat dSYM joined by llvm-lipo-14 from the dSYMs (dsymutil-14) of
+	// an x86_64 and an arm64 build (clang-14 for macOS, ld64.lld-14; stub
+	// headers, as there is no macOS SDK), uploaded with sentry-cli: each
+	// architecture, named by its UUID, resolves as llvm-symbolizer
+	// resolves it on its thin dSYM.
+	t.Run("macho-fat-dsym", func(t *testing.T) {
+		dir := t.TempDir()
+		fatDWARF := filepath.Join(dir, "mac.dSYM/Contents/Resources/DWARF/mac")
+		if err := os.MkdirAll(filepath.Dir(fatDWARF), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		type slice struct {
+			arch    string
+			fixture nativeFixture
+			uuid    string
+		}
+		var slices []slice
+		var thin []string
+		for _, arch := range []string{"x86_64", "arm64"} {
+			target, prog := "--target="+arch+"-apple-macos11", "mac-"+arch
+			nativeTool(t, src, "clang-14", target, "-g", "-O2", "-nostdinc", "-I"+stub, "-c", "-o", prog+".o", "crash.c")
+			nativeTool(t, src, "clang-14", target, "-fuse-ld=lld", "-nostdlib", "-Wl,-undefined,dynamic_lookup", "-Wl,-e,_main", "-o", prog, prog+".o")
+			dsym := filepath.Join(src, prog+".dSYM")
+			nativeTool(t, src, "dsymutil-14", prog, "-o", dsym)
+			m := regexp.MustCompile(`UUID: ([0-9A-F-]{36})`).FindStringSubmatch(nativeTool(t, src, "llvm-dwarfdump-14", "--uuid", prog))
+			if m == nil {
+				t.Fatalf("%s has no UUID", prog)
+			}
+			dwarf := filepath.Join(dsym, "Contents/Resources/DWARF", prog)
+			thin = append(thin, dwarf)
+			slices = append(slices, slice{arch, nativeFixture{nativeBuild: nativeBuild{name: prog}, full: filepath.Join(src, prog), symbolize: dwarf}, strings.ToLower(m[1])})
+		}
+		nativeTool(t, src, "llvm-lipo-14", append(append([]string{"-create"}, thin...), "-output", fatDWARF)...)
+		// sentry-cli sends each architecture of a fat file on its own;
+		// files/dsyms/ stores the fat file whole, as it is sent.
+		upload(t, "mac", dir)
+		s.cli(t, "admin", "create-project", "--org", "fmt", "--slug", "macfat")
+		fat, err := os.ReadFile(fatDWARF)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var form bytes.Buffer
+		mw := multipart.NewWriter(&form)
+		w, err := mw.CreateFormFile("file", "mac.dSYM.zip")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(zipOf(t, "mac.dSYM/Contents/Resources/DWARF/mac", fat))
+		mw.Close()
+		if r := send(http.DefaultClient, s, "POST", "/api/0/projects/fmt/macfat/files/dsyms/", mw.FormDataContentType(), &form); r.status != http.StatusCreated {
+			t.Fatalf("files/dsyms/: %v", r)
+		}
+		for _, project := range []string{"mac", "macfat"} {
+			_, list := s.api(t, "GET", "/api/0/projects/fmt/"+project+"/files/dsyms/", nil)
+			for _, sl := range slices {
+				t.Run(project+"/"+sl.arch, func(t *testing.T) {
+					if !strings.Contains(string(list), sl.uuid) {
+						t.Fatalf("no debug file of %s: %s", sl.uuid, list)
+					}
+					pcs, wants := instructionStarts(t, sl.fixture, src)
+					out := symbolicateIn(t, s, "fmt/"+project, map[string]any{
+						"modules": []map[string]any{{"type": "macho", "debug_id": sl.uuid,
+							"image_addr": "0x100000000", "image_vmaddr": "0x100000000", "image_size": 1 << 20}},
+						"stacktraces": []map[string]any{{"frames": frames(pcs)}},
+					})
+					if md := out.Modules[0]; md.DebugStatus != "found" {
+						t.Fatalf("module %+v, want found in the dSYM", md)
+					}
+					inlined := checkNativeAnswer(t, out, pcs, wants, "llvm-symbolizer on the thin dSYM")
+					t.Logf("%d instruction starts, %d in inlined calls, as llvm-symbolizer", len(pcs), inlined)
+				})
+			}
+		}
 	})
 }

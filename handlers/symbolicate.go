@@ -397,7 +397,13 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 		case f.Size > maxNativeFileSize:
 			c.Status, c.Reason = "malformed", "the file is larger than the resolver reads"
 		default:
-			res, _, err := cache.get(r.Context(), f.Checksum, func() (*dif.Resolver, error) {
+			// A fat Mach-O is one file for several debug ids: each
+			// architecture is parsed and kept on its own.
+			key := f.Checksum
+			if f.FileFormat == "macho" {
+				key += "/" + f.DebugID
+			}
+			res, _, err := cache.get(r.Context(), key, func() (*dif.Resolver, error) {
 				if *parsed+f.Size > maxNativeParse {
 					return nil, errParseBudget
 				}
@@ -410,7 +416,7 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 				case "breakpad":
 					return dif.ReadBreakpadSymbols(io.NewSectionReader(fr, 0, fr.Size()))
 				case "macho":
-					return dif.ReadMachODWARF(fr, fr.Size())
+					return dif.ReadMachODWARFFor(fr, fr.Size(), f.DebugID)
 				case "pdb":
 					return dif.ReadPDBSymbols(fr, fr.Size())
 				}
