@@ -94,6 +94,42 @@ func TestPDBInlinees(t *testing.T) {
 	}
 }
 
+// testdata/crash-cpp-O2.pdb is the PDB of testdata/native/crash.cpp built
+// in /tmp/native by clang++-14 --target=x86_64-pc-windows-msvc -g
+// -gcodeview -O2 (stub cstdio and cstdlib) and lld-link-14 /debug: its
+// inlined calls are class methods (LF_MFUNC_ID, named after their class in
+// the TPI stream) and a function. The inline frames wanted are
+// llvm-symbolizer's; its outermost frames are the public symbols'
+// demangled names (probe::Runner::run(int, bool)), which errata does not
+// read: it names them by the procedure.
+func TestPDBInlineeNames(t *testing.T) {
+	data, err := os.ReadFile("testdata/crash-cpp-O2.pdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadPDBSymbols(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const c, h = "/tmp/native/crash.cpp", "/tmp/native/./util.h"
+	for _, tc := range []struct {
+		rva  uint64
+		want []Frame
+	}{
+		{0x105b, []Frame{{Function: "probe::Runner::twice", File: c, Line: 13}, {Function: "probe::Runner::run", File: c, Line: 31}}},
+		{0x106d, []Frame{{Function: "square", File: h, Line: 4}, {Function: "probe::Runner::run", File: c, Line: 34}}},
+		{0x108a, []Frame{{Function: "probe::Runner::Runner", File: c, Line: 11}, {Function: "main", File: c, Line: 40}}},
+	} {
+		got, _ := res.Lookup(tc.rva)
+		for i := range got {
+			got[i].Symbol, got[i].SymAddr = "", 0
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("0x%x (-want +got):\n%s", tc.rva, diff)
+		}
+	}
+}
+
 // TestPDBAnnotations decodes binary annotations of every kind that
 // starts or ends a range, with 1, 2 and 4-byte operands.
 func TestPDBAnnotations(t *testing.T) {
@@ -168,6 +204,11 @@ func FuzzPDBResolver(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(inl, uint64(0x1044))
+	cpp, err := os.ReadFile("testdata/crash-cpp-O2.pdb")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(cpp, uint64(0x105b))
 	f.Add(diftest.PDB(4096), uint64(0))
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		var res *Resolver
