@@ -130,6 +130,39 @@ func TestNativeFormats(t *testing.T) {
 		t.Logf("%d instruction starts, %d in inlined calls, as llvm-symbolizer", len(pcs), inlined)
 	})
 
+	// A PE image with DWARF, as MinGW builds it (clang-14 for
+	// x86_64-w64-windows-gnu, ld.lld-14 -m i386pep with a build id for
+	// its CodeView record; without a MinGW sysroot, the functions of libc
+	// it calls are stubs built without debug information), uploaded with
+	// sentry-cli: errata equals llvm-symbolizer on it.
+	t.Run("pe-dwarf", func(t *testing.T) {
+		dir := t.TempDir()
+		libc := "void __main(void) {}\nint printf(const char *f, ...) { return 0; }\nint atoi(const char *s) { return 0; }\n"
+		if err := os.WriteFile(filepath.Join(src, "libc.c"), []byte(libc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		target := "--target=x86_64-w64-windows-gnu"
+		nativeTool(t, src, "clang-14", target, "-g", "-O2", "-nostdinc", "-I"+stub, "-c", "-o", "gnu.o", "crash.c")
+		nativeTool(t, src, "clang-14", target, "-O2", "-c", "-o", "libc.o", "libc.c")
+		exe := filepath.Join(dir, "crash.exe")
+		nativeTool(t, src, "ld.lld-14", "-m", "i386pep", "-e", "main", "--build-id", "-o", exe, "gnu.o", "libc.o")
+		pcs, wants := instructionStarts(t, nativeFixture{nativeBuild: nativeBuild{name: "pe-dwarf"}, full: exe}, src)
+		c := upload(t, "gnu", dir)
+		debugID := checkedID(t, c, exe)
+		out := symbolicateIn(t, s, "fmt/gnu", map[string]any{
+			"modules":     []map[string]any{{"type": "pe", "debug_id": debugID, "image_addr": "0x140000000", "image_size": 1 << 20}},
+			"stacktraces": []map[string]any{{"frames": frames(pcs)}},
+		})
+		if md := out.Modules[0]; md.DebugStatus != "found" || len(md.Candidates) != 1 || md.Candidates[0].FileFormat != "pe" {
+			t.Fatalf("module %+v, want found in the PE image", md)
+		}
+		inlined := checkNativeAnswer(t, out, pcs, wants, "llvm-symbolizer")
+		if inlined == 0 {
+			t.Error("no address in an inlined call")
+		}
+		t.Logf("%d instruction starts, %d in inlined calls, as llvm-symbolizer", len(pcs), inlined)
+	})
+
 	// A fat dSYM joined by llvm-lipo-14 from the dSYMs (dsymutil-14) of
 	// an x86_64 and an arm64 build (clang-14 for macOS, ld64.lld-14; stub
 	// headers, as there is no macOS SDK), uploaded with sentry-cli: each

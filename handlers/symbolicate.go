@@ -362,16 +362,18 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 			cands = append(cands, f)
 		}
 	}
-	// DWARF first (it has columns and inlined calls), then PDB, then
-	// Breakpad; newest first in each.
+	// DWARF first (it has columns and inlined calls), then PDB, then the
+	// DWARF a PE image may hold, then Breakpad; newest first in each.
 	rank := func(f store.ResolutionFile) int {
 		switch f.FileFormat {
 		case "elf", "macho":
 			return 0
 		case "pdb":
 			return 1
+		case "pe":
+			return 2
 		}
-		return 2
+		return 3
 	}
 	slices.SortStableFunc(cands, func(a, b store.ResolutionFile) int { return rank(a) - rank(b) })
 	out := m.out
@@ -390,7 +392,7 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 		out.Features.HasUnwindInfo = out.Features.HasUnwindInfo || has("unwind")
 		out.Features.HasSources = out.Features.HasSources || has("sources")
 		switch {
-		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "pdb" ||
+		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "pdb" || f.FileFormat == "pe" ||
 			f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
 			c.Status = "no_debug_info"
 		case m.res != nil:
@@ -419,6 +421,8 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 					return dif.ReadMachODWARFFor(fr, fr.Size(), f.DebugID)
 				case "pdb":
 					return dif.ReadPDBSymbols(fr, fr.Size())
+				case "pe":
+					return dif.ReadPEDWARF(fr, fr.Size())
 				}
 				return dif.ReadELFDWARF(fr, fr.Size())
 			})

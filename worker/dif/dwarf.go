@@ -68,6 +68,7 @@ type Resolver struct {
 	syms  symbols
 	bp    *bpIndex  // a Breakpad symbol file's records, instead of the above
 	pdb   *pdbIndex // a PDB's procedures and lines, instead of the above
+	pe    *peDWARF  // a PE image's DWARF, by relative address, instead of the above
 	size  int64     // bytes the index holds, as counted against maxDWARFIndex
 }
 
@@ -637,6 +638,9 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 	}
 	if r.pdb != nil {
 		return r.pdb.lookup(addr)
+	}
+	if r.pe != nil {
+		return r.pe.lookup(addr)
 	}
 	top, cu := r.function(addr)
 	symName, symStart, hasSym := r.syms.lookup(addr)
