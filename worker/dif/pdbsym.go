@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // pdbReader reads whole streams of an MSF 7.00 file, within a budget.
@@ -124,7 +125,7 @@ type pdbProc struct {
 	name   string
 	lines  []pdbLine // sorted by addr
 	sites  []pdbSite // its inlined calls, in the order of their records
-	top    []int32   // the sites inlined into it directly
+	first  int32     // the first site inlined into it directly, -1 for none
 }
 
 // pdbSite is an inlined call (S_INLINESITE): the inlinee's name, the
@@ -133,7 +134,9 @@ type pdbSite struct {
 	inlinee uint32 // its LF_FUNC_ID or LF_MFUNC_ID in the IPI stream
 	name    string
 	ranges  []pdbRange // in the order of the annotations
-	kids    []int32
+	// kid is the first call inlined into it, next the next call inlined
+	// into its parent, in the order of their records; -1 for none.
+	kid, next int32
 	// noLines is set when the module has no DEBUG_S_INLINEELINES entry
 	// for the inlinee: llvm-symbolizer stops the chain there.
 	noLines bool
@@ -266,9 +269,34 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		type scope struct {
 			end  uint64
 			site int32 // -1 for the procedure
+			last int32 // the last site inlined into it directly, -1 for none
 		}
 		var scopes []scope
 		syms := ms[:symBytes]
+		// The module's sites, counted first: each procedure's are a
+		// part of one array, which never grows.
+		nSites := 0
+		for pos := 4; pos+4 <= len(syms); {
+			reclen := int(le.Uint16(syms[pos:]))
+			if reclen < 2 || pos+2+reclen > len(syms) {
+				break
+			}
+			if kind := le.Uint16(syms[pos+2:]); kind == 0x114d || kind == 0x115d {
+				nSites++
+			}
+			pos += 2 + reclen
+		}
+		if err := spend(int(unsafe.Sizeof(pdbSite{})) * nSites); err != nil {
+			return nil, err
+		}
+		sites := make([]pdbSite, 0, nSites)
+		siteStart, open := 0, false // where the open procedure's sites start
+		endProc := func() {
+			if open {
+				idx.procs[len(idx.procs)-1].sites = sites[siteStart:len(sites):len(sites)]
+			}
+			siteStart, open = len(sites), false
+		}
 		for pos := 4; pos+4 <= len(syms); {
 			reclen := int(le.Uint16(syms[pos:]))
 			if reclen < 2 || pos+2+reclen > len(syms) {
@@ -283,6 +311,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 			switch kind {
 			case 0x1110, 0x110f, 0x1147, 0x1146: // S_GPROC32, S_LPROC32, S_GPROC32_ID, S_LPROC32_ID
 				scopes = scopes[:0]
+				endProc()
 				if len(data) < 36 {
 					continue
 				}
@@ -297,8 +326,9 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 				if err := spend(96 + len(name)); err != nil {
 					return nil, err
 				}
-				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: string(name)})
-				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: -1})
+				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: string(name), first: -1})
+				open = true
+				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: -1, last: -1})
 			case 0x114d, 0x115d: // S_INLINESITE, S_INLINESITE2
 				ann := 12
 				if kind == 0x115d {
@@ -308,20 +338,26 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 					continue
 				}
 				scratch = pdbAnnotations(data[ann:], scratch[:0])
-				if err := spend(96 + 48*len(scratch)); err != nil {
+				if err := spend(int(unsafe.Sizeof(pdbRange{})) * len(scratch)); err != nil {
 					return nil, err
 				}
-				pr := &idx.procs[len(idx.procs)-1]
-				k := int32(len(pr.sites))
-				pr.sites = append(pr.sites, pdbSite{inlinee: le.Uint32(data[8:]), ranges: slices.Clone(scratch)})
-				if parent := scopes[len(scopes)-1].site; parent < 0 {
-					pr.top = append(pr.top, k)
-				} else {
-					pr.sites[parent].kids = append(pr.sites[parent].kids, k)
+				// k is the site's index among its procedure's.
+				k := int32(len(sites) - siteStart)
+				sites = append(sites, pdbSite{inlinee: le.Uint32(data[8:]), ranges: slices.Clone(scratch), kid: -1, next: -1})
+				parent := &scopes[len(scopes)-1]
+				switch {
+				case parent.last >= 0:
+					sites[siteStart+int(parent.last)].next = k
+				case parent.site >= 0:
+					sites[siteStart+int(parent.site)].kid = k
+				default:
+					idx.procs[len(idx.procs)-1].first = k
 				}
-				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: k})
+				parent.last = k
+				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: k, last: -1})
 			}
 		}
+		endProc()
 		procs := idx.procs[first:]
 		sort.Slice(procs, func(i, j int) bool { return procs[i].lo < procs[j].lo })
 		// Lines, and the file checksums they name files through.
@@ -501,19 +537,14 @@ func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
 	// finds them.
 	off := uint32(addr - p.lo)
 	var chain []*pdbSite
-	for kids := p.top; len(chain) < maxInlineDepth-1; {
-		var in *pdbSite
-		for _, k := range kids {
-			if s := &p.sites[k]; s.rangeAt(off) != nil {
-				in = s
-				break
-			}
+	for k := p.first; k >= 0 && len(chain) < maxInlineDepth-1; {
+		s := &p.sites[k]
+		if s.rangeAt(off) == nil {
+			k = s.next
+			continue
 		}
-		if in == nil {
-			break
-		}
-		chain = append(chain, in)
-		kids = in.kids
+		chain = append(chain, s)
+		k = s.kid
 	}
 	frames := make([]Frame, 0, len(chain)+1)
 	for i := len(chain) - 1; i >= 0; i-- {
