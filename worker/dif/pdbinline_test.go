@@ -119,17 +119,27 @@ func pdbOfProc(body func(start int) []byte, c13 []byte) []byte {
 // inlineSite is an S_INLINESITE record of inlinee 0x1000 whose End is
 // end and whose code is [lo, lo+n) at line offset 0.
 func inlineSite(end uint32, lo, n byte) []byte {
+	return inlineSiteOf(end, []byte{0x0b, lo & 0xf, 0x04, n})
+}
+
+// inlineSiteOf is an S_INLINESITE record of inlinee 0x1000 whose End is
+// end, with the annotations ann (padded to 4 bytes).
+func inlineSiteOf(end uint32, ann []byte) []byte {
+	for len(ann)%4 != 0 {
+		ann = append(ann, 0)
+	}
 	le := binary.LittleEndian
-	r := le.AppendUint16(nil, 18)
+	r := le.AppendUint16(nil, uint16(14+len(ann)))
 	r = le.AppendUint16(r, 0x114d)
 	r = le.AppendUint32(le.AppendUint32(le.AppendUint32(r, 0), end), 0x1000)
-	return append(r, 0x0b, lo&0xf, 0x04, n)
+	return append(r, ann...)
 }
 
 // TestPDBInlineesWithinBudget reads PDBs whose counts are claims: 100,000
 // inlined calls nested in each other are cut at maxInlineDepth, 100,000
 // side by side are kept within an allocation that follows the file's
-// bytes, and inlinee lines claiming 2^32-1 extra files are passed over.
+// bytes, inlinee lines claiming 2^32-1 extra files are passed over, and a
+// lookup looks at maxSiteRanges calls and ranges at most.
 func TestPDBInlineesWithinBudget(t *testing.T) {
 	const n = 100_000
 	nested := pdbOfProc(func(start int) []byte {
@@ -146,6 +156,15 @@ func TestPDBInlineesWithinBudget(t *testing.T) {
 		}
 		return b
 	}, nil)
+	// The last of them alone holds 0x1100: a lookup gives up before.
+	lastAlone := pdbOfProc(func(start int) []byte {
+		var b []byte
+		for i := range n - 1 {
+			b = append(b, inlineSite(uint32(start+20*(i+1)), 0, 8)...)
+		}
+		// ChangeCodeOffset 0x100, ChangeCodeLength 8.
+		return append(b, inlineSiteOf(uint32(start+20*n+4), []byte{0x03, 0x81, 0x00, 0x04, 0x08})...)
+	}, nil)
 	le := binary.LittleEndian
 	extra := le.AppendUint32(le.AppendUint32(nil, 0xf6), 20)
 	extra = le.AppendUint32(extra, 1) // CV_INLINEE_SOURCE_LINE_SIGNATURE_EX
@@ -160,6 +179,7 @@ func TestPDBInlineesWithinBudget(t *testing.T) {
 		{"100,000 nested inlined calls", nested, maxInlineDepth},
 		{"100,000 inlined calls side by side", sideBySide, 2},
 		{"inlinee lines claiming 2^32-1 extra files", claims, 2},
+		{"100,000 inlined calls side by side, the last alone at 0x1100", lastAlone, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var res *Resolver
@@ -176,6 +196,14 @@ func TestPDBInlineesWithinBudget(t *testing.T) {
 			}
 			if f := got[0]; f.Function != "f" || f.File != "crash.c" || f.Line != 10 {
 				t.Errorf("innermost frame %+v, want f at crash.c:10", f)
+			}
+			if tc.file == nil || &tc.file[0] != &lastAlone[0] {
+				return
+			}
+			// maxSiteRanges bounds the calls a lookup looks at: the
+			// last call is beyond them.
+			if got, _ := res.Lookup(0x1100); len(got) != 1 || got[0].Function != "p" {
+				t.Errorf("0x1100: %+v, want the procedure alone", got)
 			}
 		})
 	}

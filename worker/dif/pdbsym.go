@@ -380,7 +380,6 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 			switch kind {
 			case 0xf4: // DEBUG_S_FILECHKSMS
 				checksums = body
-
 			case 0xf2: // DEBUG_S_LINES
 				if len(body) >= 12 {
 					blocks = append(blocks, block{seg: le.Uint16(body[4:]), off: le.Uint32(body), data: body[12:], hasCol: le.Uint16(body[6:])&1 != 0})
@@ -512,6 +511,12 @@ func (p *pdbReader) namesTable() ([]byte, error) {
 	return names[12 : 12+n], nil
 }
 
+// maxSiteRanges bounds the inlined calls and their ranges that one lookup
+// looks at (each call counts one more than its ranges): a procedure whose
+// calls have more before the one that holds the address resolves to the
+// calls found within them.
+const maxSiteRanges = 1 << 16
+
 // lookup resolves a relative virtual address: its inlined calls,
 // innermost first, then its procedure.
 func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
@@ -534,11 +539,13 @@ func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
 	}
 	// The inlined calls that hold the address, outermost first: at each
 	// depth the first, in the order of the records, as llvm-symbolizer
-	// finds them.
+	// finds them, looking at maxSiteRanges ranges at most.
 	off := uint32(addr - p.lo)
 	var chain []*pdbSite
-	for k := p.first; k >= 0 && len(chain) < maxInlineDepth-1; {
+	left := maxSiteRanges
+	for k := p.first; k >= 0 && len(chain) < maxInlineDepth-1 && left > 0; {
 		s := &p.sites[k]
+		left -= 1 + len(s.ranges)
 		if s.rangeAt(off) == nil {
 			k = s.next
 			continue
