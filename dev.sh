@@ -178,6 +178,8 @@ install_test_tools() {
 	command -v clang-14 >/dev/null 2>&1 || apt_install clang-14
 	command -v lld-link-14 >/dev/null 2>&1 || apt_install lld-14
 	command -v dsymutil-14 >/dev/null 2>&1 || apt_install llvm-14
+	# llvm-lipo-14 joins two architectures' dSYMs into a fat one.
+	command -v llvm-lipo-14 >/dev/null 2>&1 || apt_install llvm-14
 	install_native_tools
 	CHROMIUM=$(command -v chromium)
 	export CHROMIUM

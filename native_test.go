@@ -521,7 +521,7 @@ func TestNativeSymbolication(t *testing.T) {
 	})
 
 	// A PE and its PDB of the C program (clang-14 for Windows at -O0, no
-	// inlined calls: errata does not read S_INLINESITE yet; lld-link-14;
+	// inlined calls: TestNativeFormats builds it at -O2; lld-link-14;
 	// stub headers, as there is no Windows SDK), uploaded with sentry-cli:
 	// errata equals llvm-symbolizer on the PE with the PDB beside it.
 	t.Run("pe-pdb", func(t *testing.T) {

@@ -370,16 +370,18 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 			cands = append(cands, f)
 		}
 	}
-	// DWARF first (it has columns and inlined calls), then PDB, then
-	// Breakpad; newest first in each.
+	// DWARF first (it has columns and inlined calls), then PDB, then the
+	// DWARF a PE image may hold, then Breakpad; newest first in each.
 	rank := func(f store.ResolutionFile) int {
 		switch f.FileFormat {
 		case "elf", "macho":
 			return 0
 		case "pdb":
 			return 1
+		case "pe":
+			return 2
 		}
-		return 2
+		return 3
 	}
 	slices.SortStableFunc(cands, func(a, b store.ResolutionFile) int { return rank(a) - rank(b) })
 	out := m.out
@@ -398,14 +400,20 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 		out.Features.HasUnwindInfo = out.Features.HasUnwindInfo || has("unwind")
 		out.Features.HasSources = out.Features.HasSources || has("sources")
 		switch {
-		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "pdb" ||
+		case !((f.FileFormat == "elf" || f.FileFormat == "macho") && has("debug") || f.FileFormat == "pdb" || f.FileFormat == "pe" ||
 			f.FileFormat == "breakpad" && (has("debug") || has("symtab"))):
 			c.Status = "no_debug_info"
 		case m.res != nil:
 		case f.Size > maxNativeFileSize:
 			c.Status, c.Reason = "malformed", "the file is larger than the resolver reads"
 		default:
-			res, _, err := cache.get(r.Context(), f.Checksum, func() (*dif.Resolver, error) {
+			// A fat Mach-O is one file for several debug ids: each
+			// architecture is parsed and kept on its own.
+			key := f.Checksum
+			if f.FileFormat == "macho" {
+				key += "/" + f.DebugID
+			}
+			res, _, err := cache.get(r.Context(), key, func() (*dif.Resolver, error) {
 				if *parsed+f.Size > maxNativeParse {
 					return nil, errParseBudget
 				}
@@ -418,9 +426,11 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 				case "breakpad":
 					return dif.ReadBreakpadSymbols(io.NewSectionReader(fr, 0, fr.Size()))
 				case "macho":
-					return dif.ReadMachODWARF(fr, fr.Size())
+					return dif.ReadMachODWARFFor(fr, fr.Size(), f.DebugID)
 				case "pdb":
 					return dif.ReadPDBSymbols(fr, fr.Size())
+				case "pe":
+					return dif.ReadPEDWARF(fr, fr.Size())
 				}
 				return dif.ReadELFDWARF(fr, fr.Size())
 			})

@@ -77,6 +77,7 @@ type Resolver struct {
 	syms symbols
 	bp   *bpIndex  // a Breakpad symbol file's records, instead of the above
 	pdb  *pdbIndex // a PDB's procedures and lines, instead of the above
+	pe   *peDWARF  // a PE image's DWARF, by relative address, instead of the above
 	size int64     // bytes of the index built (DWARF units and their ranges, symbols)
 }
 
@@ -84,6 +85,9 @@ type Resolver struct {
 // DWARF units it has parsed since it was built, and the DWARF sections
 // until every unit is parsed.
 func (r *Resolver) Size() int64 {
+	if r.pe != nil {
+		return r.pe.res.Size()
+	}
 	if r.dw != nil {
 		return r.size + r.dw.parsed.Load() + r.dw.sections.Load()
 	}
@@ -662,6 +666,9 @@ func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 	if r.pdb != nil {
 		frames, ok = r.pdb.lookup(addr)
 		return frames, ok, nil
+	}
+	if r.pe != nil {
+		return r.pe.resolve(addr)
 	}
 	var top *span
 	var u *dwarfUnit

@@ -20,7 +20,8 @@ var machoDWARFNames = map[string]string{
 // ReadMachODWARF reads the DWARF of a thin 64-bit little-endian Mach-O
 // object (a dSYM's, or an executable's own) and its symbol table into a
 // Resolver, within the budgets of ReadELFDWARF. A fat file is an
-// *UnsupportedError; an object without DWARF ErrNoDWARF.
+// *UnsupportedError (ReadMachODWARFFor reads one of its architectures); an
+// object without DWARF ErrNoDWARF.
 func ReadMachODWARF(r io.ReaderAt, size int64) (*Resolver, error) {
 	b := newBudgetReader(r, size)
 	var hdr [32]byte

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"unsafe"
 )
 
 // pdbReader reads whole streams of an MSF 7.00 file, within a budget.
@@ -112,8 +114,8 @@ func (p *pdbReader) stream(i uint64) ([]byte, error) {
 	return p.readBlocks(p.blocks[i], p.sizes[i])
 }
 
-// pdbIndex is what the resolver keeps of a PDB: procedures and lines, by
-// relative virtual address.
+// pdbIndex is what the resolver keeps of a PDB: procedures, lines and
+// inlined calls, by relative virtual address.
 type pdbIndex struct {
 	procs []pdbProc // sorted by lo
 }
@@ -122,6 +124,35 @@ type pdbProc struct {
 	lo, hi uint64
 	name   string
 	lines  []pdbLine // sorted by addr
+	sites  []pdbSite // its inlined calls, in the order of their records
+	first  int32     // the first site inlined into it directly, -1 for none
+}
+
+// pdbSite is an inlined call (S_INLINESITE): the inlinee's name, the
+// ranges of code it covers with their lines, and the calls inlined into it.
+type pdbSite struct {
+	inlinee uint32 // its LF_FUNC_ID or LF_MFUNC_ID in the IPI stream
+	name    string
+	ranges  []pdbRange // in the order of the annotations
+	// kid is the first call inlined into it, next the next call inlined
+	// into its parent, in the order of their records; -1 for none.
+	kid, next int32
+	// noLines is set when the module has no DEBUG_S_INLINEELINES entry
+	// for the inlinee: llvm-symbolizer stops the chain there.
+	noLines bool
+}
+
+// pdbRange is code of an inlined call, by offset from its procedure's
+// start, and the line it belongs to.
+type pdbRange struct {
+	lo, hi uint32
+	line   uint32
+	file   string
+	// lineOff and fileOff are the annotations' line offset and file
+	// checksum offset (0: the inlinee's own), until the module's
+	// inlinee lines turn them into line and file.
+	lineOff int32
+	fileOff uint32
 }
 
 type pdbLine struct {
@@ -131,11 +162,13 @@ type pdbLine struct {
 }
 
 // ReadPDBSymbols reads the procedures (S_GPROC32, S_LPROC32 and their _ID
-// forms) and the C13 line tables of a PDB's modules into a Resolver
-// answering relative virtual addresses. Inlined calls (S_INLINESITE) are
-// not read: an address in one resolves to its outermost procedure. The
-// streams read are taken from the budget of ReadELFDWARF, what is kept
-// from its index budget.
+// forms), their inlined calls (S_INLINESITE, S_INLINESITE2: the binary
+// annotations' ranges and line offsets, the module's DEBUG_S_INLINEELINES
+// for the inlinee's declaration line and file, the IPI stream's LF_FUNC_ID
+// and LF_MFUNC_ID for its name) and the C13 line tables of a PDB's modules
+// into a Resolver answering relative virtual addresses. The streams read
+// are taken from the budget of ReadELFDWARF, what is kept from its index
+// budget.
 func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	p, err := newPDBReader(r, size)
 	if err != nil {
@@ -197,6 +230,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	}
 	idx := &pdbIndex{}
 	res := &Resolver{pdb: idx}
+	var scratch []pdbRange // one inlined call's ranges, before they are kept
 	spend := func(n int) error {
 		res.size += int64(n)
 		if res.size > maxDWARFIndex {
@@ -229,17 +263,55 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 			return nil, errPDB
 		}
 		first := len(idx.procs)
-		// Procedures.
+		// Procedures and their inlined calls. scopes are the procedure
+		// and the inlined calls open at a record, outermost first: each
+		// closes at the record its End names.
+		type scope struct {
+			end  uint64
+			site int32 // -1 for the procedure
+			last int32 // the last site inlined into it directly, -1 for none
+		}
+		var scopes []scope
 		syms := ms[:symBytes]
+		// The module's sites, counted first: each procedure's are a
+		// part of one array, which never grows.
+		nSites := 0
 		for pos := 4; pos+4 <= len(syms); {
 			reclen := int(le.Uint16(syms[pos:]))
 			if reclen < 2 || pos+2+reclen > len(syms) {
 				break
 			}
+			if kind := le.Uint16(syms[pos+2:]); kind == 0x114d || kind == 0x115d {
+				nSites++
+			}
+			pos += 2 + reclen
+		}
+		if err := spend(int(unsafe.Sizeof(pdbSite{})) * nSites); err != nil {
+			return nil, err
+		}
+		sites := make([]pdbSite, 0, nSites)
+		siteStart, open := 0, false // where the open procedure's sites start
+		endProc := func() {
+			if open {
+				idx.procs[len(idx.procs)-1].sites = sites[siteStart:len(sites):len(sites)]
+			}
+			siteStart, open = len(sites), false
+		}
+		for pos := 4; pos+4 <= len(syms); {
+			reclen := int(le.Uint16(syms[pos:]))
+			if reclen < 2 || pos+2+reclen > len(syms) {
+				break
+			}
+			at := uint64(pos)
 			kind, data := le.Uint16(syms[pos+2:]), syms[pos+4:pos+2+reclen]
 			pos += 2 + reclen
+			for len(scopes) > 0 && at >= scopes[len(scopes)-1].end {
+				scopes = scopes[:len(scopes)-1]
+			}
 			switch kind {
 			case 0x1110, 0x110f, 0x1147, 0x1146: // S_GPROC32, S_LPROC32, S_GPROC32_ID, S_LPROC32_ID
+				scopes = scopes[:0]
+				endProc()
 				if len(data) < 36 {
 					continue
 				}
@@ -254,9 +326,38 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 				if err := spend(96 + len(name)); err != nil {
 					return nil, err
 				}
-				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: string(name)})
+				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: string(name), first: -1})
+				open = true
+				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: -1, last: -1})
+			case 0x114d, 0x115d: // S_INLINESITE, S_INLINESITE2
+				ann := 12
+				if kind == 0x115d {
+					ann = 16 // after the invocation count
+				}
+				if len(scopes) == 0 || len(scopes) >= maxInlineDepth || len(data) < ann {
+					continue
+				}
+				scratch = pdbAnnotations(data[ann:], scratch[:0])
+				if err := spend(int(unsafe.Sizeof(pdbRange{})) * len(scratch)); err != nil {
+					return nil, err
+				}
+				// k is the site's index among its procedure's.
+				k := int32(len(sites) - siteStart)
+				sites = append(sites, pdbSite{inlinee: le.Uint32(data[8:]), ranges: slices.Clone(scratch), kid: -1, next: -1})
+				parent := &scopes[len(scopes)-1]
+				switch {
+				case parent.last >= 0:
+					sites[siteStart+int(parent.last)].next = k
+				case parent.site >= 0:
+					sites[siteStart+int(parent.site)].kid = k
+				default:
+					idx.procs[len(idx.procs)-1].first = k
+				}
+				parent.last = k
+				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: k, last: -1})
 			}
 		}
+		endProc()
 		procs := idx.procs[first:]
 		sort.Slice(procs, func(i, j int) bool { return procs[i].lo < procs[j].lo })
 		// Lines, and the file checksums they name files through.
@@ -319,8 +420,14 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 				}
 			}
 		}
+		if err := resolveInlinees(procs, c13s, fileName, spend); err != nil {
+			return nil, err
+		}
 	}
 	sort.SliceStable(idx.procs, func(i, j int) bool { return idx.procs[i].lo < idx.procs[j].lo })
+	if err := p.nameInlinees(idx, spend); err != nil {
+		return nil, err
+	}
 	for i := range idx.procs {
 		ls := idx.procs[i].lines
 		sort.SliceStable(ls, func(a, b int) bool { return ls[a].addr < ls[b].addr })
@@ -404,7 +511,14 @@ func (p *pdbReader) namesTable() ([]byte, error) {
 	return names[12 : 12+n], nil
 }
 
-// lookup resolves a relative virtual address.
+// maxSiteRanges bounds the inlined calls and their ranges that one lookup
+// looks at (each call counts one more than its ranges): a procedure whose
+// calls have more before the one that holds the address resolves to the
+// calls found within them.
+const maxSiteRanges = 1 << 16
+
+// lookup resolves a relative virtual address: its inlined calls,
+// innermost first, then its procedure.
 func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
 	i := sort.Search(len(idx.procs), func(i int) bool { return idx.procs[i].lo > addr }) - 1
 	if i < 0 || addr >= idx.procs[i].hi {
@@ -413,8 +527,40 @@ func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
 	p := &idx.procs[i]
 	n := fnName{linkage: p.name}
 	f := Frame{Function: n.function(), Symbol: p.name, SymAddr: p.lo}
-	if k := sort.Search(len(p.lines), func(k int) bool { return p.lines[k].addr > addr }) - 1; k >= 0 {
+	// The first line at the address, else the last before it, as
+	// llvm-symbolizer picks among lines of one address (clang gives a
+	// function's first address its opening line and the next one's).
+	k := sort.Search(len(p.lines), func(k int) bool { return p.lines[k].addr >= addr })
+	if k == len(p.lines) || p.lines[k].addr > addr {
+		k--
+	}
+	if k >= 0 {
 		f.File, f.Line = p.lines[k].file, int(p.lines[k].line)
 	}
-	return []Frame{f}, true
+	// The inlined calls that hold the address, outermost first: at each
+	// depth the first, in the order of the records, as llvm-symbolizer
+	// finds them, looking at maxSiteRanges ranges at most.
+	off := uint32(addr - p.lo)
+	var chain []*pdbSite
+	left := maxSiteRanges
+	for k := p.first; k >= 0 && len(chain) < maxInlineDepth-1 && left > 0; {
+		s := &p.sites[k]
+		left -= 1 + len(s.ranges)
+		if s.rangeAt(off) == nil {
+			k = s.next
+			continue
+		}
+		chain = append(chain, s)
+		k = s.kid
+	}
+	frames := make([]Frame, 0, len(chain)+1)
+	for i := len(chain) - 1; i >= 0; i-- {
+		s := chain[i]
+		if s.noLines { // llvm-symbolizer stops at a call without lines
+			break
+		}
+		r := s.rangeAt(off)
+		frames = append(frames, Frame{Function: s.name, Symbol: s.name, SymAddr: p.lo, File: r.file, Line: int(r.line)})
+	}
+	return append(frames, f), true
 }

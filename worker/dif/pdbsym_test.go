@@ -45,6 +45,117 @@ func TestPDBSymbols(t *testing.T) {
 	}
 }
 
+// testdata/inline-O2.pdb is the PDB of testdata/native/inline.c (with
+// util.h) built in /tmp/native by clang-14 --target=x86_64-pc-windows-msvc
+// -g -gcodeview -O2 and lld-link-14 /debug: work holds two inlined calls of
+// mix, each holding calls of square (from util.h) over ranges with gaps
+// and line changes. The inline frames wanted are the binary annotations
+// as llvm-pdbutil-14 dump -symbols lists them (a line from its code offset
+// to the next); the outermost frames are llvm-symbolizer's. llvm-symbolizer
+// 14 reads a line change one range early (0x1026 in mix at 16, 0x1041 at
+// 15): its getLineOffset stops at the first code offset beyond the
+// address, after the line change that comes before it; later LLVM reads
+// the ranges as here.
+func TestPDBInlinees(t *testing.T) {
+	data, err := os.ReadFile("testdata/inline-O2.pdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadPDBSymbols(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const c, h = "/tmp/native/inline.c", "/tmp/native/./util.h"
+	frame := func(fn, file string, line int) Frame {
+		return Frame{Function: fn, Symbol: fn, SymAddr: 0x1000, File: file, Line: line}
+	}
+	for _, tc := range []struct {
+		rva  uint64
+		want []Frame
+	}{
+		{0x1001, []Frame{frame("work", c, 21)}},
+		{0x1002, []Frame{frame("mix", c, 15), frame("work", c, 22)}},
+		{0x1015, []Frame{frame("work", c, 23)}}, // a gap of the first mix
+		{0x1026, []Frame{frame("mix", c, 15), frame("work", c, 22)}},
+		{0x1041, []Frame{frame("mix", c, 16), frame("work", c, 22)}},
+		{0x1044, []Frame{frame("square", h, 4), frame("mix", c, 16), frame("work", c, 22)}},
+		{0x1071, []Frame{frame("mix", c, 15), frame("work", c, 22)}},
+		{0x1083, []Frame{frame("square", h, 4), frame("mix", c, 16), frame("work", c, 22)}},
+		{0x10af, []Frame{frame("mix", c, 15), frame("work", c, 24)}}, // the second mix
+		{0x10d5, []Frame{frame("square", h, 4), frame("mix", c, 16), frame("work", c, 24)}},
+	} {
+		got, ok := res.Lookup(tc.rva)
+		if !ok {
+			t.Fatalf("0x%x: nothing", tc.rva)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("0x%x (-want +got):\n%s", tc.rva, diff)
+		}
+	}
+}
+
+// testdata/crash-cpp-O2.pdb is the PDB of testdata/native/crash.cpp built
+// in /tmp/native by clang++-14 --target=x86_64-pc-windows-msvc -g
+// -gcodeview -O2 (stub cstdio and cstdlib) and lld-link-14 /debug: its
+// inlined calls are class methods (LF_MFUNC_ID, named after their class in
+// the TPI stream) and a function. The inline frames wanted are
+// llvm-symbolizer's; its outermost frames are the public symbols'
+// demangled names (probe::Runner::run(int, bool)), which errata does not
+// read: it names them by the procedure.
+func TestPDBInlineeNames(t *testing.T) {
+	data, err := os.ReadFile("testdata/crash-cpp-O2.pdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadPDBSymbols(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const c, h = "/tmp/native/crash.cpp", "/tmp/native/./util.h"
+	for _, tc := range []struct {
+		rva  uint64
+		want []Frame
+	}{
+		{0x105b, []Frame{{Function: "probe::Runner::twice", File: c, Line: 13}, {Function: "probe::Runner::run", File: c, Line: 31}}},
+		{0x106d, []Frame{{Function: "square", File: h, Line: 4}, {Function: "probe::Runner::run", File: c, Line: 34}}},
+		{0x108a, []Frame{{Function: "probe::Runner::Runner", File: c, Line: 11}, {Function: "main", File: c, Line: 40}}},
+	} {
+		got, _ := res.Lookup(tc.rva)
+		for i := range got {
+			got[i].Symbol, got[i].SymAddr = "", 0
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("0x%x (-want +got):\n%s", tc.rva, diff)
+		}
+	}
+}
+
+// TestPDBAnnotations decodes binary annotations of every kind that
+// starts or ends a range, with 1, 2 and 4-byte operands.
+func TestPDBAnnotations(t *testing.T) {
+	ann := []byte{
+		0x0b, 0x62, // ChangeCodeOffsetAndLineOffset: code +2, line +3
+		0x04, 0x13, // ChangeCodeLength 0x13: [2, 0x15)
+		0x05, 0x20, // ChangeFile 0x20
+		0x06, 0x03, // ChangeLineOffset -1
+		0x03, 0x81, 0x00, // ChangeCodeOffset +0x100 (2 bytes): 0x115
+		0x0c, 0x04, 0x08, // ChangeCodeLengthAndCodeOffset: length 4, offset +8: [0x11d, 0x121)
+		0x03, 0xc0, 0x01, 0x00, 0x00, // ChangeCodeOffset +0x10000 (4 bytes): 0x1011d
+		0x04, 0x02, // ChangeCodeLength 2
+		0x03, 0x05, // a range never ended: dropped
+		0x00, 0x00, // padding
+	}
+	want := []pdbRange{
+		{lo: 2, hi: 0x15, lineOff: 3},
+		{lo: 0x115, hi: 0x11d, lineOff: 2, fileOff: 0x20},
+		{lo: 0x11d, hi: 0x121, lineOff: 2, fileOff: 0x20},
+		{lo: 0x1011d, hi: 0x1011f, lineOff: 2, fileOff: 0x20},
+	}
+	if diff := cmp.Diff(want, pdbAnnotations(ann, nil), cmp.AllowUnexported(pdbRange{})); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 // TestPDBWithinBudget: a 4 MB PDB whose directory lists one block a
 // million times for its DBI stream (4 GB claimed) is refused within a
 // budget of twice its size.
@@ -88,6 +199,16 @@ func FuzzPDBResolver(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(data, uint64(0x1010))
+	inl, err := os.ReadFile("testdata/inline-O2.pdb")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(inl, uint64(0x1044))
+	cpp, err := os.ReadFile("testdata/crash-cpp-O2.pdb")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(cpp, uint64(0x105b))
 	f.Add(diftest.PDB(4096), uint64(0))
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		var res *Resolver
