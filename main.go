@@ -103,6 +103,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
+		// The backfill holds the migration lock on one connection while it
+		// reads and writes on others.
+		if cfg.maxConns == 1 {
+			cfg.maxConns = 2
+		}
 		st, err := openStore(ctx, cfg)
 		if err != nil {
 			return err

@@ -314,8 +314,26 @@ const sectionBackfillBatch = 50
 // how many files it read.
 func (s *Store) BackfillSymbolMetadata(ctx context.Context,
 	sections func(r io.ReaderAt, size int64) SectionTable,
-	sources func(r io.ReaderAt, size int64) SourceIndex) (int, error) {
-	n, err := s.backfill(ctx, "elf", "sections", func(r io.ReaderAt, size int64) any { return sections(r, size) })
+	sources func(r io.ReaderAt, size int64) SourceIndex) (n int, err error) {
+	// Several migrates may start together: another's schema statements
+	// lock the tables that this reads and writes, in another order (a
+	// deadlock). Holding the migration lock shared, the backfill waits for
+	// a migration in progress, and the next one waits for it; backfills run
+	// side by side, each writing only what is still missing.
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, wrap(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock_shared($1)`, migrationLockKey); err != nil {
+		return 0, wrap(err)
+	}
+	defer func() {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock_shared($1)`, migrationLockKey); err != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx)) // never back to the pool with the lock held
+		}
+	}()
+	n, err = s.backfill(ctx, "elf", "sections", func(r io.ReaderAt, size int64) any { return sections(r, size) })
 	if err != nil {
 		return n, err
 	}
