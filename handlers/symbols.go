@@ -433,6 +433,7 @@ func (h symbolHandler) authenticate(r *http.Request) (authn.Caller, error) {
 func (h symbolHandler) serveSection(w http.ResponseWriter, r *http.Request, org symbolOrg, q debuginfodRequest) error {
 	found := false
 	for _, sq := range []store.SymbolQuery{debuginfoQuery(q.buildID), executableQuery(q.buildID)} {
+		sq.Sections = true
 		f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, sq)
 		if errors.Is(err, store.ErrNotFound) {
 			continue

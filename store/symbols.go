@@ -121,7 +121,8 @@ func sourceMemberOf(r [5]int64) SourceMember {
 
 // SymbolFile is a debug file that a symbol route serves: its record, the
 // stored file behind it (with its blob index, read in the same query) and,
-// for an ELF file, its section table (nil when not read).
+// for an ELF file when SymbolQuery.Sections asked for it, its section
+// table (nil when not read).
 type SymbolFile struct {
 	DebugFile
 	OrganizationID int64
@@ -149,6 +150,10 @@ type SymbolQuery struct {
 	// SourcePath selects source bundles that hold this source (a
 	// canonical path), and reads where it lies.
 	SourcePath string
+	// Sections reads the file's section table (SymbolFile.Sections),
+	// which only the section route needs: decoding it costs more than
+	// the rest of a request for a whole file.
+	Sections bool
 }
 
 // FindSymbolFile returns the newest debug file of the organization
@@ -187,13 +192,17 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 	if q.SourcePath != "" {
 		where = append(where, "jsonb_typeof(d.sources) = 'object' AND d.sources ? $3::text")
 	}
+	sectionsCol := "NULL::jsonb"
+	if q.Sections {
+		sectionsCol = "d.sections"
+	}
 	var f SymbolFile
 	var source *[5]int64
 	var sections []byte
 	var sums []string
 	var starts, sizes []int64
 	d, err := scanDebugFile(s.pool.QueryRow(ctx, `
-		SELECT `+debugFileCols+`, o.id, d.file_id, f.sha1, d.sections,
+		SELECT `+debugFileCols+`, o.id, d.file_id, f.sha1, `+sectionsCol+`,
 			CASE WHEN jsonb_typeof(d.sources) = 'object' THEN d.sources -> $3::text END,
 			ARRAY(SELECT fb.sha1 FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
 			ARRAY(SELECT fb.start FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
