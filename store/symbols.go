@@ -242,9 +242,10 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 	return f, nil
 }
 
-// SymbolReader reads the content of a symbol file.
+// SymbolReader reads the content of a symbol file; its reader closes it.
 type SymbolReader interface {
 	io.ReaderAt
+	io.Closer
 	Size() int64
 }
 
@@ -252,9 +253,12 @@ type SymbolReader interface {
 // it was used, as a download does, so that a file a debugger fetches every
 // day never expires (at most once an hour per file; this process skips
 // even the statement for a file it recorded in that hour). A file small
-// enough for the cache is read whole once and then served from memory;
-// a larger one is read from its blobs, with the blob index FindSymbolFile
-// read (no query). A blob store that cannot be read is ErrUnavailable.
+// enough for the cache is read whole once and then served from the cache:
+// an *os.File of its own (an io.ReadSeeker that net/http sends with
+// sendfile), or, where the cache could not write files, memory (with a
+// Bytes method). A larger one is read from its blobs, with the blob index
+// FindSymbolFile read (no query). A blob store that cannot be read is
+// ErrUnavailable.
 func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader, error) {
 	if s.touches.due(f.FileID, time.Now()) {
 		s.touchFile(ctx, f.FileID)
@@ -263,8 +267,8 @@ func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader,
 	if !s.symbols.fits(f.Size) {
 		return fr, nil
 	}
-	if data := s.symbols.get(f.SHA1); data != nil {
-		return memoryFile{bytes.NewReader(data), data}, nil
+	if kept := s.symbols.open(f.SHA1); kept != nil {
+		return kept, nil
 	}
 	data := make([]byte, f.Size)
 	if _, err := fr.ReadAt(data, 0); err != nil {
@@ -273,16 +277,6 @@ func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader,
 	s.symbols.put(f.SHA1, data)
 	return memoryFile{bytes.NewReader(data), data}, nil
 }
-
-// memoryFile is a symbol file served from memory: Bytes gives its
-// content, to be written in one call (never to be changed).
-type memoryFile struct {
-	*bytes.Reader
-	data []byte
-}
-
-// Bytes returns the content of the file.
-func (m memoryFile) Bytes() []byte { return m.data }
 
 // touchMemo remembers when this process last recorded the use of a file.
 type touchMemo struct {
