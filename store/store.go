@@ -45,6 +45,8 @@ type Store struct {
 	touches touchMemo
 	// symbols keeps the files the symbol routes serve; nil keeps none.
 	symbols *symbolCache
+	// lookups remembers what FindSymbolFile answered, for a second.
+	lookups symbolLookups
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers

@@ -160,8 +160,30 @@ type SymbolQuery struct {
 // orgSlug that q selects, when the user userID is a member of it; else
 // ErrNotFound (whether the organization, the membership or the file is
 // missing: a symbol route answers all three alike). It is one statement,
-// which also reads the file's blob index for OpenSymbolFile.
+// which also reads the file's blob index for OpenSymbolFile; its answer,
+// a file or none, is remembered for SymbolLookupTime (the file is then
+// shared: never to be changed).
 func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string, q SymbolQuery) (SymbolFile, error) {
+	key, ok := symbolLookupKey(userID, orgSlug, q)
+	if !ok {
+		return s.findSymbolFile(ctx, userID, orgSlug, q)
+	}
+	a, gen, ok := s.lookups.get(key, time.Now())
+	if ok {
+		return a.f, a.err
+	}
+	f, err := s.findSymbolFile(ctx, userID, orgSlug, q)
+	if err == nil || errors.Is(err, errNoSymbolFile) {
+		s.lookups.remember(key, gen, symbolLookup{f: f, err: err}, time.Now())
+	}
+	return f, err
+}
+
+// errNoSymbolFile is findSymbolFile's answer when no file matches.
+var errNoSymbolFile = fmt.Errorf("symbol file: %w", ErrNotFound)
+
+// findSymbolFile is FindSymbolFile's statement.
+func (s *Store) findSymbolFile(ctx context.Context, userID int64, orgSlug string, q SymbolQuery) (SymbolFile, error) {
 	where := []string{"true"}
 	args := []any{userID, orgSlug, q.SourcePath}
 	arg := func(v any) string {
@@ -216,7 +238,7 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 		ORDER BY d.date_created DESC, d.id DESC LIMIT 1`, args...),
 		&f.OrganizationID, &f.FileID, &f.SHA1, &sections, &source, &sums, &starts, &sizes)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return f, fmt.Errorf("symbol file: %w", ErrNotFound)
+		return f, errNoSymbolFile
 	}
 	if err != nil {
 		return f, wrap(err)
@@ -318,6 +340,7 @@ const sectionBackfillBatch = 50
 func (s *Store) BackfillSymbolMetadata(ctx context.Context,
 	sections func(r io.ReaderAt, size int64) SectionTable,
 	sources func(r io.ReaderAt, size int64) SourceIndex) (int, error) {
+	defer s.lookups.forget()
 	n, err := s.backfill(ctx, "elf", "sections", func(r io.ReaderAt, size int64) any { return sections(r, size) })
 	if err != nil {
 		return n, err
