@@ -25,8 +25,8 @@ import (
 // reference server (`debuginfod -F DIR`, C++ reading local files) with
 // the same requests in one run, with wrk: a debuginfo of 1 MiB, and an
 // unknown build id; errata keeping its blobs in PostgreSQL, then in an
-// S3 store (versitygw). It prints requests per second and errata's ratio
-// to the reference.
+// S3 store (versitygw). The two servers take turns (BENCH_TURNS). It
+// prints requests per second and errata's ratio to the reference.
 func BenchmarkDebuginfod(b *testing.B) {
 	wrk := benchTool(b, "wrk", "WRK")
 	for _, tool := range []string{"gcc", "objcopy", "debuginfod"} {
@@ -35,6 +35,8 @@ func BenchmarkDebuginfod(b *testing.B) {
 		}
 	}
 	d := benchDuration(b) / 4
+	turns := benchTurns(b, d)
+	turn := max(time.Second, (d / time.Duration(turns)).Truncate(time.Second)) // wrk counts whole seconds
 	bin, _, _ := benchBinary(b, releaseBuildFlags...)
 
 	// A debug companion of 1 MiB: a program's DWARF, padded with a
@@ -116,12 +118,22 @@ func BenchmarkDebuginfod(b *testing.B) {
 			{"debuginfo of 1 MiB", "/buildid/" + id + "/debuginfo"},
 			{"unknown build id (404)", "/buildid/" + unknown + "/debuginfo"},
 		} {
-			e := runWrk(b, wrk, base+c.path, token, d)
-			r := runWrk(b, wrk, ref+c.path, token, d)
+			// The two servers take turns, in alternating order, so that
+			// what else the machine does weighs on both alike.
+			var e, r loadResult
+			for i := range turns {
+				if i%2 == 0 {
+					e = e.add(runWrk(b, wrk, base+c.path, token, turn))
+				}
+				r = r.add(runWrk(b, wrk, ref+c.path, token, turn))
+				if i%2 == 1 {
+					e = e.add(runWrk(b, wrk, base+c.path, token, turn))
+				}
+			}
 			rows = append(rows, row{c.what + ", blobs in " + where, e.perSecond, r.perSecond})
 		}
 	}
-	fmt.Printf("\n### debuginfod: errata against elfutils' debuginfod -F (wrk, %d connections, %s each)\n\n", loadConnections, d)
+	fmt.Printf("\n### debuginfod: errata against elfutils' debuginfod -F (wrk, %d connections, %d turns of %s for each server, alternating)\n\n", loadConnections, turns, turn)
 	fmt.Println("| request | errata req/s | elfutils debuginfod req/s | errata / elfutils |")
 	fmt.Println("|---|---:|---:|---:|")
 	for _, r := range rows {
