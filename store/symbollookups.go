@@ -19,8 +19,9 @@ const SymbolLookupTime = time.Second
 // are dropped, and while none has expired nothing more is remembered; a
 // query whose key is longer than maxSymbolLookupKey (a long source path)
 // is never remembered. With at most 1 KiB a key and a file's record, its
-// blob index (a row per 8 MiB) and no section table (the section route's
-// queries are never remembered), they hold a few MiB at most.
+// blob index (a row per 8 MiB: 32 for a file of the default
+// MAX_BUNDLE_SIZE) and no section table (the section route's queries are
+// never remembered), they hold a few MiB at most.
 const (
 	maxSymbolLookups   = 1024
 	maxSymbolLookupKey = 1024
