@@ -25,8 +25,10 @@ import (
 // reference server (`debuginfod -F DIR`, C++ reading local files) with
 // the same requests in one run, with wrk: a debuginfo of 1 MiB, and an
 // unknown build id; errata keeping its blobs in PostgreSQL, then in an
-// S3 store (versitygw). It prints requests per second and errata's ratio
-// to the reference.
+// S3 store (versitygw). The two servers take turns (BENCH_TURNS). It
+// prints requests per second, errata's ratio to the reference, and the
+// CPU time each server spent per request (less swayed than throughput
+// by what else the machine runs).
 func BenchmarkDebuginfod(b *testing.B) {
 	wrk := benchTool(b, "wrk", "WRK")
 	for _, tool := range []string{"gcc", "objcopy", "debuginfod"} {
@@ -35,6 +37,8 @@ func BenchmarkDebuginfod(b *testing.B) {
 		}
 	}
 	d := benchDuration(b) / 4
+	turns := benchTurns(b, d)
+	turn := max(time.Second, (d / time.Duration(turns)).Truncate(time.Second)) // wrk counts whole seconds
 	bin, _, _ := benchBinary(b, releaseBuildFlags...)
 
 	// A debug companion of 1 MiB: a program's DWARF, padded with a
@@ -73,12 +77,14 @@ func BenchmarkDebuginfod(b *testing.B) {
 	}
 	b.Cleanup(func() { cancel(); cmd.Wait() })
 	waitStatus(b, ref+"/buildid/"+id+"/debuginfo", "", http.StatusOK)
+	refServer := &benchServer{base: ref, pid: cmd.Process.Pid}
 
 	srv := s3test.Start(b)
 	srv.Client("bench")
 	type row struct {
-		what            string
-		errata, elfutil float64
+		what                  string
+		errata, elfutil       float64 // requests per second
+		errataCPU, elfutilCPU float64 // µs of CPU time per request
 	}
 	var rows []row
 	for _, where := range []string{"postgres", "s3"} {
@@ -116,16 +122,34 @@ func BenchmarkDebuginfod(b *testing.B) {
 			{"debuginfo of 1 MiB", "/buildid/" + id + "/debuginfo"},
 			{"unknown build id (404)", "/buildid/" + unknown + "/debuginfo"},
 		} {
-			e := runWrk(b, wrk, base+c.path, token, d)
-			r := runWrk(b, wrk, ref+c.path, token, d)
-			rows = append(rows, row{c.what + ", blobs in " + where, e.perSecond, r.perSecond})
+			// The two servers take turns, in alternating order, so that
+			// what else the machine does weighs on both alike.
+			// Each server's CPU time is counted over its own turns.
+			var e, r loadResult
+			load := func(srv *benchServer, url string, into *loadResult) {
+				cpu := srv.cpu(b)
+				l := runWrk(b, wrk, url, token, turn)
+				l.cpu = srv.cpu(b) - cpu
+				*into = into.add(l)
+			}
+			for i := range turns {
+				if i%2 == 0 {
+					load(s, base+c.path, &e)
+				}
+				load(refServer, ref+c.path, &r)
+				if i%2 == 1 {
+					load(s, base+c.path, &e)
+				}
+			}
+			perRequest := func(l loadResult) float64 { return float64(l.cpu.Microseconds()) / float64(max(l.requests, 1)) }
+			rows = append(rows, row{c.what + ", blobs in " + where, e.perSecond, r.perSecond, perRequest(e), perRequest(r)})
 		}
 	}
-	fmt.Printf("\n### debuginfod: errata against elfutils' debuginfod -F (wrk, %d connections, %s each)\n\n", loadConnections, d)
-	fmt.Println("| request | errata req/s | elfutils debuginfod req/s | errata / elfutils |")
-	fmt.Println("|---|---:|---:|---:|")
+	fmt.Printf("\n### debuginfod: errata against elfutils' debuginfod -F (wrk, %d connections, %d turns of %s for each server, alternating)\n\n", loadConnections, turns, turn)
+	fmt.Println("| request | errata req/s | elfutils debuginfod req/s | errata / elfutils | errata CPU µs/req | elfutils CPU µs/req |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Printf("| %s | %.0f | %.0f | %.2f |\n", r.what, r.errata, r.elfutil, r.errata/r.elfutil)
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.0f | %.0f |\n", r.what, r.errata, r.elfutil, r.errata/r.elfutil, r.errataCPU, r.elfutilCPU)
 	}
 }
 

@@ -174,9 +174,11 @@ type config struct {
 	// orgJobLimit bounds the background jobs one organization has queued
 	// or running.
 	orgJobLimit int
-	// symbolCacheSize bounds the bytes of files the symbol routes keep in
-	// memory.
+	// symbolCacheSize bounds the bytes of files the symbol routes keep,
+	// in a private directory made under symbolCacheDir (in memory when
+	// it is empty or the directory cannot be made).
 	symbolCacheSize int64
+	symbolCacheDir  string
 	// acquireTimeout and idleInTx bound how long a statement waits for a
 	// connection and how long a transaction may idle; bodiesPerToken how
 	// many requests with a body one token has in flight.
@@ -290,7 +292,8 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 			envErrs = append(envErrs, fmt.Errorf("SYMBOL_CACHE_SIZE: %q is not a number of bytes", v))
 		}
 	}
-	fs.Int64Var(&c.symbolCacheSize, "symbol-cache-size", c.symbolCacheSize, "bytes of debug files the debuginfod and symbol-server routes keep in memory (a file up to a quarter of it is kept); 0: none (SYMBOL_CACHE_SIZE)")
+	fs.Int64Var(&c.symbolCacheSize, "symbol-cache-size", c.symbolCacheSize, "bytes of debug files the debuginfod and symbol-server routes keep (a file up to a quarter of it is kept); 0: none (SYMBOL_CACHE_SIZE)")
+	fs.StringVar(&c.symbolCacheDir, "symbol-cache-dir", env("SYMBOL_CACHE_DIR", os.TempDir()), "folder under which the symbol routes keep their files, in a private directory removed at exit; memory, or a folder where none can be made: in memory (SYMBOL_CACHE_DIR)")
 	fs.IntVar(&c.orgJobLimit, "org-job-limit", c.orgJobLimit, "most background jobs (assemblies) one organization may have queued or running; a request that would enqueue more is answered 503 with Retry-After (ORG_JOB_LIMIT)")
 	fs.Int64Var(&c.orgStorageQuota, "org-storage-quota", c.orgStorageQuota, "most bytes of uploads one organization may keep; 0: no bound (ORG_STORAGE_QUOTA)")
 	fs.IntVar(&retentionDays, "file-retention-days", retentionDays, "expire release files, bundles and debug files nobody read or wrote for this many days; 0: never (FILE_RETENTION_DAYS)")
@@ -371,12 +374,22 @@ func openStore(ctx context.Context, c config) (*store.Store, error) {
 		OrgStorageQuota:  c.orgStorageQuota,
 		OrgJobLimit:      c.orgJobLimit,
 		SymbolCacheSize:  c.symbolCacheSize,
+		SymbolCacheDir:   symbolCacheDir(c.symbolCacheDir),
 		AcquireTimeout:   c.acquireTimeout,
 		Blobs:            c.blobs,
 		BlobPrefix:       c.blobPrefix,
 
 		IdleInTransactionTimeout: c.idleInTx,
 	})
+}
+
+// symbolCacheDir is the folder of store.Config.SymbolCacheDir that
+// SYMBOL_CACHE_DIR names: "" (memory) for memory.
+func symbolCacheDir(v string) string {
+	if v == "memory" {
+		return ""
+	}
+	return v
 }
 
 // openBlobStore returns the blob store that where names ("postgres" or

@@ -507,8 +507,10 @@ func TestSymbolServerWithRealFiles(t *testing.T) {
 
 // TestDebuginfodOnS3Blobs serves a stripped executable and its debug
 // companion whose blobs are in an S3 store (a real versitygw), with the
-// cache of served files off and on: whole files, HEAD, ranges and a
-// section, byte for byte.
+// cache of served files off, in a directory (sent with sendfile) and in
+// memory: whole files, HEAD, ranges, a conditional GET and a section,
+// byte for byte. The cache's directory is private and gone once the
+// server stopped.
 func TestDebuginfodOnS3Blobs(t *testing.T) {
 	needTools(t, "gcc", "objcopy", "strip", "readelf")
 	fx := buildSymbolFixture(t)
@@ -517,9 +519,14 @@ func TestDebuginfodOnS3Blobs(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "section")
 	runTool(t, nil, "objcopy", "--dump-section", ".debug_info="+out, fx.dbg, filepath.Join(t.TempDir(), "x"))
 	info, _ := os.ReadFile(out)
-	for _, cache := range []string{"0", "67108864"} {
-		t.Run("SYMBOL_CACHE_SIZE="+cache, func(t *testing.T) {
-			s, _, _ := s3Errata(t, map[string]string{"SYMBOL_CACHE_SIZE": cache})
+	cacheDir := t.TempDir()
+	for _, cache := range []struct{ name, size, dir string }{
+		{"off", "0", cacheDir},
+		{"directory", "67108864", cacheDir},
+		{"memory", "67108864", "memory"},
+	} {
+		t.Run(cache.name, func(t *testing.T) {
+			s, _, _ := s3Errata(t, map[string]string{"SYMBOL_CACHE_SIZE": cache.size, "SYMBOL_CACHE_DIR": cache.dir})
 			s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
 			s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
 			s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
@@ -558,6 +565,27 @@ func TestDebuginfodOnS3Blobs(t *testing.T) {
 			res.Body.Close()
 			if res.StatusCode != 200 || res.ContentLength != int64(len(dbg)) || res.Header.Get("X-Debuginfod-Size") != fmt.Sprint(len(dbg)) {
 				t.Errorf("HEAD debuginfo: %d, Content-Length %d", res.StatusCode, res.ContentLength)
+			}
+			etag := res.Header.Get("Etag")
+			if status, body, _ := symbolGet(t, s, base+"/debuginfo", auth(map[string]string{"If-None-Match": etag})); status != 304 || len(body) != 0 {
+				t.Errorf("GET debuginfo If-None-Match %s: %d, %d bytes, want 304", etag, status, len(body))
+			}
+
+			kept, _ := filepath.Glob(filepath.Join(cacheDir, "errata-symbols-*", "*"))
+			want := map[string]int{"off": 0, "directory": 2, "memory": 0}[cache.name]
+			if len(kept) != want {
+				t.Errorf("%d files in the cache's directory, want %d: %v", len(kept), want, kept)
+			}
+			if want > 0 {
+				if fi, err := os.Stat(filepath.Dir(kept[0])); err != nil || fi.Mode().Perm() != 0o700 {
+					t.Errorf("the cache's directory: %v %v, want 0700", fi.Mode(), err)
+				}
+			}
+			if err := s.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := os.ReadDir(cacheDir); len(left) != 0 {
+				t.Errorf("left in the cache's folder after the server stopped: %v", left)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -231,6 +232,22 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom hands a copy to the underlying writer's ReadFrom, which sends
+// a file to a plain TCP connection with sendfile(2), from the page cache
+// without copying it through errata's memory.
+func (w *statusWriter) ReadFrom(src io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.swallow {
+		return io.Copy(io.Discard, src)
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(src)
+	}
+	return io.Copy(struct{ io.Writer }{w.ResponseWriter}, src)
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

@@ -433,6 +433,7 @@ func (h symbolHandler) authenticate(r *http.Request) (authn.Caller, error) {
 func (h symbolHandler) serveSection(w http.ResponseWriter, r *http.Request, org symbolOrg, q debuginfodRequest) error {
 	found := false
 	for _, sq := range []store.SymbolQuery{debuginfoQuery(q.buildID), executableQuery(q.buildID)} {
+		sq.Sections = true
 		f, err := h.d.Store.FindSymbolFile(r.Context(), org.userID, org.slug, sq)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
@@ -502,6 +503,7 @@ func (h symbolHandler) serveSource(w http.ResponseWriter, r *http.Request, org s
 	if err != nil {
 		return err
 	}
+	defer fr.Close()
 	if m.Offset < 0 || m.CSize < 0 || m.Offset > fr.Size() || m.CSize > fr.Size()-m.Offset {
 		return &symbolError{http.StatusNotFound, "The source is not where its bundle says"}
 	}
@@ -570,12 +572,19 @@ func (h symbolHandler) serveFile(w http.ResponseWriter, r *http.Request, f store
 	if err != nil {
 		return err
 	}
+	defer fr.Close()
 	if off < 0 || off > fr.Size() || size > fr.Size()-off {
 		return &symbolError{http.StatusNotFound, "The section's header points outside the file"}
 	}
-	content := io.NewSectionReader(fr, off, size)
-	if _, err := content.ReadAt(make([]byte, 1), 0); err != nil {
+	part := io.NewSectionReader(fr, off, size)
+	if _, err := part.ReadAt(make([]byte, 1), 0); err != nil {
 		return fmt.Errorf("reading file %d: %w", f.FileID, store.ErrUnavailable)
+	}
+	var content io.ReadSeeker = part
+	if whole, ok := fr.(io.ReadSeeker); ok && off == 0 && size == fr.Size() {
+		// The reader itself: a file of the cache's directory goes to
+		// the connection with sendfile(2), from the page cache.
+		content = whole
 	}
 	setSymbolHeaders(w, name, f.SHA1+etagSuffix, size)
 	if mem, ok := fr.(interface{ Bytes() []byte }); ok && plainGet(r) {

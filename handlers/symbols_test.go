@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"errata/store"
 	"errata/worker"
@@ -265,6 +266,75 @@ func TestDebuginfodRoutes(t *testing.T) {
 		t.Errorf("GET the whole file of a table beyond the budget: %d, want 200", r.status)
 	}
 
+}
+
+// TestSymbolLookupsSeeChanges: a symbol route remembers what it found,
+// or did not, for store.SymbolLookupTime; the server that deletes or
+// stores a debug file answers accordingly at once, another replica (a
+// store of its own on the same database) within that time.
+func TestSymbolLookupsSeeChanges(t *testing.T) {
+	f := newSymbolFixture(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{URL: f.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	replica := serveTestAPI(t, st, f.db)
+	exe := "/debuginfod/acme/buildid/" + tinyBuildID + "/executable"
+	status := func(a *testAPI) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", a.srv.URL+exe, nil)
+		req.Header.Set("Authorization", "Bearer "+f.token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	// seenBy waits for the replica to answer want, within the lookup
+	// time and a second of slack for a loaded machine.
+	seenBy := func(a *testAPI, want int, since time.Time) {
+		t.Helper()
+		for status(a) != want {
+			if time.Since(since) > store.SymbolLookupTime+time.Second {
+				t.Fatalf("the replica still does not answer %d %s after the change", want, time.Since(since))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if a, b := status(f.testAPI), status(replica); a != http.StatusOK || b != http.StatusOK {
+		t.Fatalf("GET executable: %d and %d, want 200 from both", a, b)
+	}
+
+	victim := int64(f.count(`SELECT id FROM users WHERE email = 'victim@example.com'`))
+	sc := store.ProjectScope{UserID: victim, OrgSlug: "acme", ProjectSlug: "web"}
+	id := f.count(`SELECT id FROM debug_files WHERE object_name = 'tiny.elf'`)
+	if err := f.st.DeleteDebugFile(ctx, sc, int64(id)); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	if got := status(f.testAPI); got != http.StatusNotFound {
+		t.Errorf("the server that deleted it answers %d, want 404 at once", got)
+	}
+	seenBy(replica, http.StatusNotFound, deleted)
+
+	objs, err := dif.ReadUpload(bytes.NewReader(f.elf), int64(len(f.elf)), "tiny.elf", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload := store.DebugUpload{Content: bytes.NewReader(f.elf),
+		Objects: worker.DebugFileObjects(objs, "tiny.elf", bytes.NewReader(f.elf), int64(len(f.elf)))}
+	if _, err := f.st.CreateDebugFiles(ctx, sc, []store.DebugUpload{upload}, false); err != nil {
+		t.Fatal(err)
+	}
+	stored := time.Now()
+	if got := status(f.testAPI); got != http.StatusOK {
+		t.Errorf("the server that stored it answers %d, want 200 at once", got)
+	}
+	seenBy(replica, http.StatusOK, stored)
 }
 
 // TestSymbolServerKeys reads the ELF and Breakpad files of the fixture

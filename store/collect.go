@@ -51,6 +51,7 @@ const collectBatch = 1000
 // the foreign keys make a used file or ownership impossible to delete, and
 // a blob is removed under the same advisory lock as its upload takes.
 func (s *Store) Collect(ctx context.Context, grace, retention time.Duration) (CollectStats, error) {
+	defer s.lookups.forget()
 	var st CollectStats
 	if retention > 0 {
 		for _, q := range []string{

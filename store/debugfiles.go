@@ -552,6 +552,7 @@ func (s *Store) applyDifWrites(ctx context.Context, tx pgx.Tx, org int64, w difW
 // older debug file with the same debug id whose features the new one
 // covers is removed, as Sentry does; without, it stays.
 func (s *Store) SaveDebugFiles(ctx context.Context, projectID int64, pf PendingFile, objs []DebugFileObject, supersede bool) ([]DebugFile, error) {
+	defer s.lookups.forget()
 	var out []DebugFile
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		out = nil
@@ -652,6 +653,7 @@ type DebugUpload struct {
 // SaveDebugFiles. It serves uploads that come whole rather than in chunks
 // (sentry-cli 2.x's files/dsyms/).
 func (s *Store) CreateDebugFiles(ctx context.Context, sc ProjectScope, uploads []DebugUpload, supersede bool) ([]DebugFile, error) {
+	defer s.lookups.forget()
 	orgID, projectID, err := projectIDForMember(ctx, s.pool, sc.UserID, sc.OrgSlug, sc.ProjectSlug)
 	if err != nil {
 		return nil, err
@@ -825,6 +827,7 @@ const unmappedProguardReleases = `unmapped AS (
 // content goes when the collector finds nothing else uses it. Nothing
 // removed is ErrNotFound.
 func (s *Store) DeleteDebugFile(ctx context.Context, sc ProjectScope, id int64) error {
+	defer s.lookups.forget()
 	var deleted bool
 	err := s.pool.QueryRow(ctx, `
 		WITH gone AS (

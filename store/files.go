@@ -484,6 +484,9 @@ func (fr *FileReader) File() File { return fr.file }
 // Size returns the size of the file.
 func (fr *FileReader) Size() int64 { return fr.file.Size }
 
+// Close does nothing: a FileReader holds no connection between reads.
+func (fr *FileReader) Close() error { return nil }
+
 // ReadAt reads len(p) bytes from off, as io.ReaderAt says.
 func (fr *FileReader) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {

@@ -14,6 +14,7 @@ type OrganizationUpdate struct {
 // see is ErrNotFound; a new slug that another organization has is
 // ErrConflict.
 func (s *Store) UpdateOrganization(ctx context.Context, userID int64, slug string, u OrganizationUpdate) (Organization, error) {
+	defer s.lookups.forget()
 	var o Organization
 	err := s.pool.QueryRow(ctx, `
 		UPDATE organizations o SET name = coalesce($3, o.name), slug = coalesce($4, o.slug)

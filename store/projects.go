@@ -79,6 +79,7 @@ func (s *Store) UpdateProject(ctx context.Context, userID int64, orgSlug, projec
 // content of what went is left to the collector. Nothing removed is
 // ErrNotFound.
 func (s *Store) DeleteProject(ctx context.Context, userID int64, orgSlug, projectSlug string) error {
+	defer s.lookups.forget()
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		var project int64
 		err := tx.QueryRow(ctx, `

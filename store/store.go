@@ -45,6 +45,8 @@ type Store struct {
 	touches touchMemo
 	// symbols keeps the files the symbol routes serve; nil keeps none.
 	symbols *symbolCache
+	// lookups remembers what FindSymbolFile answered, for a second.
+	lookups symbolLookups
 }
 
 // querier is what both a pool and a transaction can do; unexported helpers
@@ -85,9 +87,12 @@ type Config struct {
 	// running; a request that would enqueue more is ErrJobLimit. 0 is
 	// DefaultOrgJobLimit.
 	OrgJobLimit int
-	// SymbolCacheSize bounds the bytes of files the symbol routes keep in
-	// memory; 0 keeps none.
+	// SymbolCacheSize bounds the bytes of files the symbol routes keep;
+	// 0 keeps none. They are kept in a private directory that the store
+	// makes under SymbolCacheDir, and removes in Close; in memory when
+	// SymbolCacheDir is empty or the directory cannot be made there.
 	SymbolCacheSize int64
+	SymbolCacheDir  string
 }
 
 // statementHook is the pgx tracer that calls Config.OnStatement.
@@ -145,11 +150,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota, orgJobLimit: cfg.OrgJobLimit, symbols: newSymbolCache(cfg.SymbolCacheSize)}, nil
+	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota, orgJobLimit: cfg.OrgJobLimit, symbols: newSymbolCache(cfg.SymbolCacheSize, cfg.SymbolCacheDir)}, nil
 }
 
-// Close waits for borrowed connections and closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close waits for borrowed connections and closes the pool, and removes
+// the symbol routes' cache directory.
+func (s *Store) Close() {
+	s.pool.Close()
+	s.symbols.close() //nolint:errcheck // a temporary directory: nothing to do about it
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {

@@ -1,12 +1,15 @@
 package store
 
 import (
+	"bytes"
 	lru "container/list"
+	"os"
+	"path/filepath"
 	"sync"
 )
 
-// DefaultSymbolCacheSize is the bytes of files the symbol routes keep in
-// memory unless told otherwise (SYMBOL_CACHE_SIZE).
+// DefaultSymbolCacheSize is the bytes of files the symbol routes keep
+// unless told otherwise (SYMBOL_CACHE_SIZE).
 const DefaultSymbolCacheSize = 64 << 20
 
 // symbolCache keeps the content of files that the symbol routes served,
@@ -14,24 +17,37 @@ const DefaultSymbolCacheSize = 64 << 20
 // bytes together (SYMBOLS.md §9: bounded in bytes, a setting). A file
 // larger than a quarter of max is never kept: it is streamed from the
 // blob store each time.
+//
+// A file is kept as a file of a private directory (0700) that the cache
+// makes under parent when it first keeps one, so that each request opens
+// a descriptor of its own and the HTTP server sends it with sendfile(2)
+// from the page cache, without copying it through errata's memory. When
+// the directory cannot be made (a read-only filesystem, parent empty) or
+// a file cannot be written there (a full disk), the file is kept in
+// memory instead, within the same max. close removes the directory.
 type symbolCache struct {
-	mu    sync.Mutex
-	max   int64
-	used  int64
-	order *lru.List // of *cacheEntry, most recent first
-	items map[string]*lru.Element
+	mu     sync.Mutex
+	max    int64
+	used   int64
+	order  *lru.List // of *cacheEntry, most recent first
+	items  map[string]*lru.Element
+	parent string
+	dir    string // "" until made
+	noDir  bool   // making it failed, or the cache is closed: memory only
+	closed bool
 }
 
 type cacheEntry struct {
 	key  string
-	data []byte
+	size int64
+	data []byte // the content when kept in memory; nil when kept in dir
 }
 
-func newSymbolCache(max int64) *symbolCache {
+func newSymbolCache(max int64, parent string) *symbolCache {
 	if max <= 0 {
 		return nil
 	}
-	return &symbolCache{max: max, order: lru.New(), items: map[string]*lru.Element{}}
+	return &symbolCache{max: max, order: lru.New(), items: map[string]*lru.Element{}, parent: parent, noDir: parent == ""}
 }
 
 // fits reports whether a file of size bytes may be kept.
@@ -39,37 +55,156 @@ func (c *symbolCache) fits(size int64) bool {
 	return c != nil && size > 0 && size <= c.max/4
 }
 
-// get returns the content of the file whose SHA-1 is key, nil when not
-// kept.
-func (c *symbolCache) get(key string) []byte {
+// open returns a reader of the file whose SHA-1 is key, nil when not
+// kept. The caller closes it.
+func (c *symbolCache) open(key string) SymbolReader {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[key]
+	el, ok := c.items[key]
 	if !ok {
 		return nil
 	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cacheEntry).data
+	e := el.Value.(*cacheEntry)
+	if e.data != nil {
+		c.order.MoveToFront(el)
+		return memoryFile{bytes.NewReader(e.data), e.data}
+	}
+	// Opened under the lock, so that no put removes it in between.
+	f, err := os.Open(filepath.Join(c.dir, key))
+	if err != nil {
+		// Removed behind errata's back (a cleaner of the temporary
+		// folder): read again from the blob store.
+		c.remove(el)
+		return nil
+	}
+	c.order.MoveToFront(el)
+	return cachedFile{f, e.size}
 }
 
 // put keeps data as the content of the file whose SHA-1 is key, dropping
-// the least recently served files until it fits.
+// the least recently served files until it fits. It writes the file
+// outside the lock, so that requests served from the cache do not wait
+// for it.
 func (c *symbolCache) put(key string, data []byte) {
 	if !c.fits(int64(len(data))) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[key]; ok {
+	if _, ok := c.items[key]; ok || c.closed {
+		c.mu.Unlock()
 		return
 	}
-	for c.used+int64(len(data)) > c.max {
-		last := c.order.Back()
-		old := last.Value.(*cacheEntry)
-		c.order.Remove(last)
-		delete(c.items, old.key)
-		c.used -= int64(len(old.data))
+	if c.dir == "" && !c.noDir {
+		dir, err := os.MkdirTemp(c.parent, "errata-symbols-")
+		if err != nil {
+			c.noDir = true
+		}
+		c.dir = dir
 	}
-	c.items[key] = c.order.PushFront(&cacheEntry{key: key, data: data})
-	c.used += int64(len(data))
+	dir := c.dir
+	if c.noDir {
+		c.insert(&cacheEntry{key: key, size: int64(len(data)), data: data})
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+
+	e := &cacheEntry{key: key, size: int64(len(data))}
+	tmp, err := writeTemp(dir, key, data)
+	if err != nil {
+		e.data = data
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; ok || c.closed {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
+		return
+	}
+	if tmp != "" && os.Rename(tmp, filepath.Join(dir, key)) != nil {
+		os.Remove(tmp)
+		e.data = data
+	}
+	c.insert(e)
 }
+
+// writeTemp writes data to a new file of dir and returns its name.
+func writeTemp(dir, key string, data []byte) (string, error) {
+	f, err := os.CreateTemp(dir, key+".*.part")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// insert adds e, dropping the least recently served files until it fits.
+// The caller holds the lock.
+func (c *symbolCache) insert(e *cacheEntry) {
+	for c.used+e.size > c.max {
+		c.remove(c.order.Back())
+	}
+	c.items[e.key] = c.order.PushFront(e)
+	c.used += e.size
+}
+
+// remove drops the entry el, and its file. The caller holds the lock.
+func (c *symbolCache) remove(el *lru.Element) {
+	e := el.Value.(*cacheEntry)
+	c.order.Remove(el)
+	delete(c.items, e.key)
+	c.used -= e.size
+	if e.data == nil {
+		os.Remove(filepath.Join(c.dir, e.key))
+	}
+}
+
+// close drops every file and removes the directory; the cache keeps
+// nothing afterwards. A descriptor still open reads on until it is
+// closed.
+func (c *symbolCache) close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	c.items, c.used = map[string]*lru.Element{}, 0
+	c.order.Init()
+	if c.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(c.dir)
+}
+
+// memoryFile is a symbol file served from memory: Bytes gives its
+// content, to be written in one call (never to be changed).
+type memoryFile struct {
+	*bytes.Reader
+	data []byte
+}
+
+// Bytes returns the content of the file.
+func (m memoryFile) Bytes() []byte { return m.data }
+
+// Close does nothing: the content stays in the cache.
+func (memoryFile) Close() error { return nil }
+
+// cachedFile is a symbol file kept in the cache directory, open on a
+// descriptor of its own: its offset is its reader's, and an *os.File
+// that the HTTP server copies to a TCP connection goes with sendfile(2).
+type cachedFile struct {
+	*os.File
+	size int64
+}
+
+// Size returns the size of the file.
+func (f cachedFile) Size() int64 { return f.size }

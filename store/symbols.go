@@ -121,7 +121,8 @@ func sourceMemberOf(r [5]int64) SourceMember {
 
 // SymbolFile is a debug file that a symbol route serves: its record, the
 // stored file behind it (with its blob index, read in the same query) and,
-// for an ELF file, its section table (nil when not read).
+// for an ELF file when SymbolQuery.Sections asked for it, its section
+// table (nil when not read).
 type SymbolFile struct {
 	DebugFile
 	OrganizationID int64
@@ -149,14 +150,40 @@ type SymbolQuery struct {
 	// SourcePath selects source bundles that hold this source (a
 	// canonical path), and reads where it lies.
 	SourcePath string
+	// Sections reads the file's section table (SymbolFile.Sections),
+	// which only the section route needs: decoding it costs more than
+	// the rest of a request for a whole file.
+	Sections bool
 }
 
 // FindSymbolFile returns the newest debug file of the organization
 // orgSlug that q selects, when the user userID is a member of it; else
 // ErrNotFound (whether the organization, the membership or the file is
 // missing: a symbol route answers all three alike). It is one statement,
-// which also reads the file's blob index for OpenSymbolFile.
+// which also reads the file's blob index for OpenSymbolFile; its answer,
+// a file or none, is remembered for SymbolLookupTime (the file is then
+// shared: never to be changed).
 func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string, q SymbolQuery) (SymbolFile, error) {
+	key, ok := symbolLookupKey(userID, orgSlug, q)
+	if !ok {
+		return s.findSymbolFile(ctx, userID, orgSlug, q)
+	}
+	a, gen, ok := s.lookups.get(key, time.Now())
+	if ok {
+		return a.f, a.err
+	}
+	f, err := s.findSymbolFile(ctx, userID, orgSlug, q)
+	if err == nil || errors.Is(err, errNoSymbolFile) {
+		s.lookups.remember(key, gen, symbolLookup{f: f, err: err}, time.Now())
+	}
+	return f, err
+}
+
+// errNoSymbolFile is findSymbolFile's answer when no file matches.
+var errNoSymbolFile = fmt.Errorf("symbol file: %w", ErrNotFound)
+
+// findSymbolFile is FindSymbolFile's statement.
+func (s *Store) findSymbolFile(ctx context.Context, userID int64, orgSlug string, q SymbolQuery) (SymbolFile, error) {
 	where := []string{"true"}
 	args := []any{userID, orgSlug, q.SourcePath}
 	arg := func(v any) string {
@@ -187,13 +214,17 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 	if q.SourcePath != "" {
 		where = append(where, "jsonb_typeof(d.sources) = 'object' AND d.sources ? $3::text")
 	}
+	sectionsCol := "NULL::jsonb"
+	if q.Sections {
+		sectionsCol = "d.sections"
+	}
 	var f SymbolFile
 	var source *[5]int64
 	var sections []byte
 	var sums []string
 	var starts, sizes []int64
 	d, err := scanDebugFile(s.pool.QueryRow(ctx, `
-		SELECT `+debugFileCols+`, o.id, d.file_id, f.sha1, d.sections,
+		SELECT `+debugFileCols+`, o.id, d.file_id, f.sha1, `+sectionsCol+`,
 			CASE WHEN jsonb_typeof(d.sources) = 'object' THEN d.sources -> $3::text END,
 			ARRAY(SELECT fb.sha1 FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
 			ARRAY(SELECT fb.start FROM file_blobs fb WHERE fb.file_id = d.file_id ORDER BY fb.position),
@@ -207,7 +238,7 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 		ORDER BY d.date_created DESC, d.id DESC LIMIT 1`, args...),
 		&f.OrganizationID, &f.FileID, &f.SHA1, &sections, &source, &sums, &starts, &sizes)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return f, fmt.Errorf("symbol file: %w", ErrNotFound)
+		return f, errNoSymbolFile
 	}
 	if err != nil {
 		return f, wrap(err)
@@ -233,9 +264,10 @@ func (s *Store) FindSymbolFile(ctx context.Context, userID int64, orgSlug string
 	return f, nil
 }
 
-// SymbolReader reads the content of a symbol file.
+// SymbolReader reads the content of a symbol file; its reader closes it.
 type SymbolReader interface {
 	io.ReaderAt
+	io.Closer
 	Size() int64
 }
 
@@ -243,9 +275,12 @@ type SymbolReader interface {
 // it was used, as a download does, so that a file a debugger fetches every
 // day never expires (at most once an hour per file; this process skips
 // even the statement for a file it recorded in that hour). A file small
-// enough for the cache is read whole once and then served from memory;
-// a larger one is read from its blobs, with the blob index FindSymbolFile
-// read (no query). A blob store that cannot be read is ErrUnavailable.
+// enough for the cache is read whole once and then served from the cache:
+// an *os.File of its own (an io.ReadSeeker that net/http sends with
+// sendfile), or, where the cache could not write files, memory (with a
+// Bytes method). A larger one is read from its blobs, with the blob index
+// FindSymbolFile read (no query). A blob store that cannot be read is
+// ErrUnavailable.
 func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader, error) {
 	if s.touches.due(f.FileID, time.Now()) {
 		s.touchFile(ctx, f.FileID)
@@ -254,8 +289,8 @@ func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader,
 	if !s.symbols.fits(f.Size) {
 		return fr, nil
 	}
-	if data := s.symbols.get(f.SHA1); data != nil {
-		return memoryFile{bytes.NewReader(data), data}, nil
+	if kept := s.symbols.open(f.SHA1); kept != nil {
+		return kept, nil
 	}
 	data := make([]byte, f.Size)
 	if _, err := fr.ReadAt(data, 0); err != nil {
@@ -264,16 +299,6 @@ func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader,
 	s.symbols.put(f.SHA1, data)
 	return memoryFile{bytes.NewReader(data), data}, nil
 }
-
-// memoryFile is a symbol file served from memory: Bytes gives its
-// content, to be written in one call (never to be changed).
-type memoryFile struct {
-	*bytes.Reader
-	data []byte
-}
-
-// Bytes returns the content of the file.
-func (m memoryFile) Bytes() []byte { return m.data }
 
 // touchMemo remembers when this process last recorded the use of a file.
 type touchMemo struct {
@@ -333,6 +358,7 @@ func (s *Store) BackfillSymbolMetadata(ctx context.Context,
 			conn.Conn().Close(context.WithoutCancel(ctx)) // never back to the pool with the lock held
 		}
 	}()
+	defer s.lookups.forget()
 	n, err = s.backfill(ctx, "elf", "sections", func(r io.ReaderAt, size int64) any { return sections(r, size) })
 	if err != nil {
 		return n, err
