@@ -1,14 +1,14 @@
 package handlers
 
 import (
-	"strconv"
 	"strings"
 )
 
 // decodeJSRequestFast reads the common symbolicate-js body in one pass:
 // the keys of jsRequest spelled exactly, strings without escapes, whole
-// numbers, and frames whose other keys hold such scalars. It reports false
-// for anything else (then nothing it filled counts, and encoding/json reads
+// numbers, and frames whose other keys hold such scalars, at most
+// maxJSONValues values as jsonValues counts them. It reports false for
+// anything else (then nothing it filled counts, and encoding/json reads
 // the body with its answers for every fault); when it reports true, req is
 // what encoding/json and checkJSRequest's decoding would have made of the
 // body (FuzzDecodeJSRequestFast holds it to that). body is valid UTF-8.
@@ -96,9 +96,9 @@ var frameFields = []string{"abs_path", "lineno", "colno", "function"}
 func (p *fastJSON) frameField(key string, f *jsFrameIn) bool {
 	switch key {
 	case "abs_path":
-		return p.stringOrNull(&f.AbsPath)
+		return p.internOrNull(&f.AbsPath)
 	case "function":
-		return p.stringOrNull(&f.Function)
+		return p.internOrNull(&f.Function)
 	case "lineno":
 		return p.intOrNull(&f.Lineno)
 	case "colno":
@@ -116,7 +116,22 @@ func (p *fastJSON) frameField(key string, f *jsFrameIn) bool {
 type fastJSON struct {
 	b []byte
 	i int
+	// seps counts the ',', ':', '[' and '{' read: one less than
+	// jsonValues counts in what was read. The reading stops before it
+	// reaches maxJSONValues, so that the fast path takes no more values
+	// than readResolveBody lets through.
+	seps int
+	// interned holds the strings of frames read so far, which a stack
+	// trace repeats (its file's URL, often its function names), so
+	// that each is allocated once. Frames never change their strings.
+	interned map[string]*string
+	// ints is where numbers read go, allocated a block at a time.
+	ints []int64
 }
+
+// maxInterned bounds interned: a body of distinct strings makes each once
+// anyway.
+const maxInterned = 4096
 
 func (p *fastJSON) ws() {
 	for p.i < len(p.b) {
@@ -134,6 +149,10 @@ func (p *fastJSON) lit(c byte) bool {
 	p.ws()
 	if p.i < len(p.b) && p.b[p.i] == c {
 		p.i++
+		if c == ',' || c == ':' || c == '[' || c == '{' {
+			p.seps++
+			return p.seps < maxJSONValues
+		}
 		return true
 	}
 	return false
@@ -209,6 +228,43 @@ func (p *fastJSON) null() bool {
 	return false
 }
 
+// internOrNull is stringOrNull for a string of a frame: the same text
+// read before gives the same pointer.
+func (p *fastJSON) internOrNull(dst **string) bool {
+	if p.null() {
+		*dst = nil
+		return true
+	}
+	if !p.lit('"') {
+		return false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			raw := p.b[start:p.i]
+			p.i++
+			if s, ok := p.interned[string(raw)]; ok {
+				*dst = s
+				return true
+			}
+			s := ptr(string(raw))
+			if p.interned == nil {
+				p.interned = map[string]*string{}
+			}
+			if len(p.interned) < maxInterned {
+				p.interned[*s] = s
+			}
+			*dst = s
+			return true
+		case c == '\\' || c < 0x20:
+			return false
+		}
+		p.i++
+	}
+	return false
+}
+
 func (p *fastJSON) stringOrNull(dst **string) bool {
 	if p.null() {
 		*dst = nil
@@ -241,9 +297,20 @@ func (p *fastJSON) intOrNull(dst **int64) bool {
 	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
 		return false
 	}
-	v, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
-	*dst = &v
-	return err == nil
+	// At most 18 digits: the value fits in an int64.
+	var v int64
+	for _, c := range p.b[digits:p.i] {
+		v = v*10 + int64(c-'0')
+	}
+	if p.b[start] == '-' {
+		v = -v
+	}
+	if len(p.ints) == cap(p.ints) {
+		p.ints = make([]int64, 0, 256)
+	}
+	p.ints = append(p.ints, v)
+	*dst = &p.ints[len(p.ints)-1]
+	return true
 }
 
 func (p *fastJSON) boolean() (bool, bool) {

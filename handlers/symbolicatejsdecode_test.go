@@ -25,12 +25,15 @@ func FuzzDecodeJSRequestFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if !utf8.Valid(body) || jsonValues(body) > maxJSONValues {
+		if !utf8.Valid(body) {
 			return
 		}
 		var fast jsRequest
 		if !decodeJSRequestFast(body, &fast) {
 			return
+		}
+		if n := jsonValues(body); n > maxJSONValues {
+			t.Fatalf("the fast path took %q of %d values", body, n)
 		}
 		var slow jsRequest
 		if err := decodeResolveJSON(body, &slow); err != nil {
@@ -55,4 +58,42 @@ func FuzzDecodeJSRequestFast(f *testing.F) {
 			t.Fatalf("%q (-encoding/json +fast):\n%s", body, diff)
 		}
 	})
+}
+
+// TestDecodeJSRequestFastCountsValues sends bodies of as many values as
+// the limit allows and one more: the fast path takes the first, as
+// readResolveBody does, and leaves the second to its answer.
+func TestDecodeJSRequestFastCountsValues(t *testing.T) {
+	body := func(values int) []byte {
+		// {"stacktraces":[{"frames":[…]}]} counts 6 (jsonValues) and 1
+		// more with a frame, each frame {"lineno":1} 2 and each comma
+		// between frames 1, "release":null or "dist":null and its comma
+		// 2.
+		extra := 0
+		for (values-6-2*extra)%3 != 0 {
+			extra++
+		}
+		b := []byte(`{"stacktraces":[{"frames":[`)
+		for i := range (values - 6 - 2*extra) / 3 {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"lineno":1}`...)
+		}
+		b = append(b, `]}]`...)
+		for i := range extra {
+			b = append(b, []string{`,"release":null`, `,"dist":null`}[i]...)
+		}
+		return append(b, '}')
+	}
+	for _, n := range []int{maxJSONValues - 1, maxJSONValues, maxJSONValues + 1, maxJSONValues + 2} {
+		b := body(n)
+		if got := jsonValues(b); got != n {
+			t.Fatalf("the body of %d values has %d", n, got)
+		}
+		var req jsRequest
+		if took, want := decodeJSRequestFast(b, &req), n <= maxJSONValues; took != want {
+			t.Errorf("%d values: the fast path took it: %v, want %v", n, took, want)
+		}
+	}
 }

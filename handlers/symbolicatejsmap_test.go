@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"errata/worker/dif/sourcemap"
+)
+
+// TestJSMapSourcesPerURL resolves the sources of a map found under three
+// URLs: each URL answers its own abs_path and filename, the first two are
+// kept with the map and the third is a request's own, and a view whose
+// budget is spent still answers every source.
+func TestJSMapSourcesPerURL(t *testing.T) {
+	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sourcemap.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jm := newJSMap(m)
+	urls := []string{"~/static/app.min.js.map", "https://cdn.example/a/b/app.min.js.map", "webpack://app/./dist/app.min.js.map"}
+	check := func(v *jsSources, mapURL string) {
+		t.Helper()
+		for id, source := range m.Sources() {
+			for range 2 { // made, then kept or made again
+				s := v.get(id, source)
+				abs := joinSourceURL(mapURL, source)
+				var frame struct {
+					Filename string `json:"filename"`
+					AbsPath  string `json:"abs_path"`
+				}
+				if err := json.Unmarshal(append(append([]byte("{"), s.json...), '}'), &frame); err != nil {
+					t.Fatalf("%s %q: %v: %s", mapURL, source, err, s.json)
+				}
+				if s.abs != abs || s.filename != filenameOf(abs) || frame.AbsPath != abs || frame.Filename != filenameOf(abs) {
+					t.Errorf("%s %q: %+v %+v, want %q %q", mapURL, source, s, frame, abs, filenameOf(abs))
+				}
+			}
+		}
+	}
+	for i, u := range urls {
+		v := jm.sources(u)
+		if kept := v.slots != nil; kept != (i < maxMapViews) {
+			t.Errorf("view %d kept: %v", i, kept)
+		}
+		if v2 := jm.sources(u); (v2 == v) != (i < maxMapViews) {
+			t.Errorf("view %d: the second request has the first's: %v", i, v2 == v)
+		}
+		check(v, u)
+	}
+	if len(m.Sources()) < 2 || jm.views[0].slots[0].Load() == nil {
+		t.Fatalf("the kept view holds nothing")
+	}
+	spent := jm.views[1]
+	for id := range spent.slots {
+		spent.slots[id].Store(nil)
+	}
+	spent.left.Store(0)
+	check(spent, urls[1])
+	for id := range spent.slots {
+		if spent.slots[id].Load() != nil {
+			t.Errorf("a view without budget kept source %d", id)
+		}
+	}
+}
