@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -14,22 +15,22 @@ import (
 // body (FuzzDecodeJSRequestFast holds it to that). body is valid UTF-8.
 func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 	p := fastJSON{b: body}
-	ok := p.object(func(key string) bool {
-		switch key {
+	ok := p.object(func(key []byte) bool {
+		switch string(key) {
 		case "stacktraces":
 			p.ws()
 			start := p.i
 			req.stacktraces = []jsStacktraceIn{}
 			if !p.array(func() bool {
 				var st jsStacktraceIn
-				ok := p.object(func(key string) bool {
-					if key != "frames" {
+				ok := p.object(func(key []byte) bool {
+					if string(key) != "frames" {
 						return false
 					}
 					st.Frames = []jsFrameIn{}
 					return p.array(func() bool {
 						var f jsFrameIn
-						if !p.object(func(key string) bool { return p.frameField(key, &f) }) {
+						if !p.object(func(key []byte) bool { return p.frameField(key, &f) }) {
 							return false
 						}
 						st.Frames = append(st.Frames, f)
@@ -47,8 +48,8 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 			req.Modules = []jsModule{}
 			return p.array(func() bool {
 				var m jsModule
-				ok := p.object(func(key string) bool {
-					switch key {
+				ok := p.object(func(key []byte) bool {
+					switch string(key) {
 					case "type":
 						return p.stringOrNull(&m.Type)
 					case "code_file":
@@ -66,8 +67,8 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 		case "dist":
 			return p.stringOrNull(&req.Dist)
 		case "options":
-			return p.object(func(key string) bool {
-				switch key {
+			return p.object(func(key []byte) bool {
+				switch string(key) {
 				case "apply_source_context":
 					v, ok := p.boolean()
 					req.Options.ApplySourceContext = &v
@@ -93,8 +94,8 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 var frameFields = []string{"abs_path", "lineno", "colno", "function"}
 
 // frameField reads the value of key into f.
-func (p *fastJSON) frameField(key string, f *jsFrameIn) bool {
-	switch key {
+func (p *fastJSON) frameField(key []byte, f *jsFrameIn) bool {
+	switch string(key) {
 	case "abs_path":
 		return p.internOrNull(&f.AbsPath)
 	case "function":
@@ -105,7 +106,7 @@ func (p *fastJSON) frameField(key string, f *jsFrameIn) bool {
 		return p.intOrNull(&f.Colno)
 	}
 	for _, k := range frameFields {
-		if strings.EqualFold(k, key) {
+		if bytes.EqualFold([]byte(k), key) {
 			return false
 		}
 	}
@@ -160,7 +161,7 @@ func (p *fastJSON) lit(c byte) bool {
 
 // object reads an object, calling field for each key with the reader
 // before its value.
-func (p *fastJSON) object(field func(key string) bool) bool {
+func (p *fastJSON) object(field func(key []byte) bool) bool {
 	if !p.lit('{') {
 		return false
 	}
@@ -168,7 +169,7 @@ func (p *fastJSON) object(field func(key string) bool) bool {
 		return true
 	}
 	for {
-		key, ok := p.str()
+		key, ok := p.raw()
 		if !ok || !p.lit(':') || !field(key) {
 			return false
 		}
@@ -200,22 +201,28 @@ func (p *fastJSON) array(elem func() bool) bool {
 
 // str reads a string without escapes or control characters.
 func (p *fastJSON) str() (string, bool) {
+	b, ok := p.raw()
+	return string(b), ok
+}
+
+// raw reads a string without escapes or control characters, and returns
+// its bytes in b.
+func (p *fastJSON) raw() ([]byte, bool) {
 	if !p.lit('"') {
-		return "", false
+		return nil, false
 	}
 	start := p.i
 	for p.i < len(p.b) {
 		switch c := p.b[p.i]; {
 		case c == '"':
-			s := string(p.b[start:p.i])
 			p.i++
-			return s, true
+			return p.b[start : p.i-1], true
 		case c == '\\' || c < 0x20:
-			return "", false
+			return nil, false
 		}
 		p.i++
 	}
-	return "", false
+	return nil, false
 }
 
 // null consumes null.
@@ -235,34 +242,23 @@ func (p *fastJSON) internOrNull(dst **string) bool {
 		*dst = nil
 		return true
 	}
-	if !p.lit('"') {
+	raw, ok := p.raw()
+	if !ok {
 		return false
 	}
-	start := p.i
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == '"':
-			raw := p.b[start:p.i]
-			p.i++
-			if s, ok := p.interned[string(raw)]; ok {
-				*dst = s
-				return true
-			}
-			s := ptr(string(raw))
-			if p.interned == nil {
-				p.interned = map[string]*string{}
-			}
-			if len(p.interned) < maxInterned {
-				p.interned[*s] = s
-			}
-			*dst = s
-			return true
-		case c == '\\' || c < 0x20:
-			return false
-		}
-		p.i++
+	if s, ok := p.interned[string(raw)]; ok {
+		*dst = s
+		return true
 	}
-	return false
+	s := ptr(string(raw))
+	if p.interned == nil {
+		p.interned = map[string]*string{}
+	}
+	if len(p.interned) < maxInterned {
+		p.interned[*s] = s
+	}
+	*dst = s
+	return true
 }
 
 func (p *fastJSON) stringOrNull(dst **string) bool {
