@@ -45,11 +45,15 @@ type segment struct {
 // Map is a parsed source map: a regular map, or an index map made of
 // sections.
 type Map struct {
-	sources  []string // sourceRoot applied
-	contents []*string
-	names    []string
-	lines    []uint32 // lines[i] is the first segment of generated line i; one more entry ends the last line
-	cols     []uint32 // cols[i] is the generated column of segs[i]
+	sources []string // sourceRoot applied
+	// contents[i] is the text of sources[i] when hasContent[i]: kept
+	// in one array, so that a lookup reads it without following a
+	// pointer.
+	contents   []string
+	hasContent []bool
+	names      []string
+	lines      []uint32 // lines[i] is the first segment of generated line i; one more entry ends the last line
+	cols       []uint32 // cols[i] is the generated column of segs[i]
 	// blocks[k] is cols[k*blockSize]: a lookup in a long line halves
 	// these first, which fit a processor's cache, then one block.
 	blocks   []uint32
@@ -139,7 +143,7 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 	if raw.Mappings == nil {
 		return nil, fmt.Errorf("%w: no mappings", ErrMalformed)
 	}
-	m := &Map{names: raw.Names, contents: raw.SourcesContent, nsources: len(raw.Sources), nnames: len(raw.Names)}
+	m := &Map{names: raw.Names, nsources: len(raw.Sources), nnames: len(raw.Names)}
 	m.sources = make([]string, len(raw.Sources))
 	root := raw.SourceRoot
 	for i, s := range raw.Sources {
@@ -165,9 +169,16 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 	for _, s := range m.names {
 		m.size += len(s) + 16
 	}
-	for _, c := range m.contents {
+	// A content beyond the sources is never looked up.
+	if n := min(len(raw.SourcesContent), len(raw.Sources)); n > 0 {
+		m.contents = make([]string, n)
+		m.hasContent = make([]bool, n)
+		m.size += n * 17
+	}
+	for i, c := range raw.SourcesContent[:len(m.contents)] {
 		if c != nil {
-			m.size += len(*c) + 8
+			m.contents[i], m.hasContent[i] = *c, true
+			m.size += len(*c)
 		}
 	}
 	if err := m.decode(*raw.Mappings, segments); err != nil {
@@ -458,8 +469,8 @@ func (m *Map) Lookup(line, column int) (Position, bool) {
 	if seg.name != none {
 		p.Name, p.NameID, p.HasName = m.names[seg.name], int(seg.name), true
 	}
-	if int(seg.src) < len(m.contents) && m.contents[seg.src] != nil {
-		p.Content, p.HasContent = *m.contents[seg.src], true
+	if int(seg.src) < len(m.contents) && m.hasContent[seg.src] {
+		p.Content, p.HasContent = m.contents[seg.src], true
 	}
 	return p, true
 }
