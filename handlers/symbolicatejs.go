@@ -644,13 +644,18 @@ func (rs *jsResolver) findFile(absPath string) (*jsFile, error) {
 	if rs.req.Release == nil || *rs.req.Release == "" {
 		return &jsFile{errType: "missing_source"}, nil
 	}
-	src, err := rs.d.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(bare))
-	if errors.Is(err, store.ErrNotFound) {
-		return &jsFile{errType: "missing_source"}, nil
-	}
+	// The map is most often the file's URL with .map: it is looked for
+	// in the same statement, and used when the file's reference names
+	// it.
+	guess := bare + ".map"
+	files, found, err := rs.d.Store.ReleaseFilesByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(bare), candidateURLs(guess))
 	if err != nil {
 		return nil, err
 	}
+	if !found[0] {
+		return &jsFile{errType: "missing_source"}, nil
+	}
+	src := files[0]
 	ref, errType, err := rs.sourceMappingURL(src)
 	if err != nil || errType != "" {
 		return &jsFile{errType: errType}, err
@@ -659,12 +664,16 @@ func (rs *jsResolver) findFile(absPath string) (*jsFile, error) {
 		return rs.parseInline(inline, src.URL, "release")
 	}
 	mapURL := joinSourceURL(bare, ref)
-	mf, err := rs.d.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(mapURL))
-	if errors.Is(err, store.ErrNotFound) {
-		return &jsFile{errType: "missing_sourcemap"}, nil
+	mf, ok := files[1], found[1]
+	if mapURL != guess {
+		mf, err = rs.d.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(mapURL))
+		ok = err == nil
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
+	if !ok {
+		return &jsFile{errType: "missing_sourcemap"}, nil
 	}
 	return rs.loadMap(mf, "release")
 }
