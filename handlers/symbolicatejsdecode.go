@@ -97,9 +97,9 @@ var frameFields = []string{"abs_path", "lineno", "colno", "function"}
 func (p *fastJSON) frameField(key []byte, f *jsFrameIn) bool {
 	switch string(key) {
 	case "abs_path":
-		return p.internOrNull(&f.AbsPath)
+		return p.internOrNull(&f.AbsPath, &p.lastAbsPath)
 	case "function":
-		return p.internOrNull(&f.Function)
+		return p.internOrNull(&f.Function, &p.lastFunction)
 	case "lineno":
 		return p.intOrNull(&f.Lineno)
 	case "colno":
@@ -126,6 +126,9 @@ type fastJSON struct {
 	// trace repeats (its file's URL, often its function names), so
 	// that each is allocated once. Frames never change their strings.
 	interned map[string]*string
+	// lastAbsPath and lastFunction are the last frame's, which the next
+	// one most often repeats.
+	lastAbsPath, lastFunction *string
 	// ints is where numbers read go, allocated a block at a time.
 	ints []int64
 }
@@ -213,17 +216,28 @@ func (p *fastJSON) raw() ([]byte, bool) {
 	}
 	start := p.i
 	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == '"':
+		c := p.b[p.i]
+		if !plainStringByte[c] {
+			if c != '"' {
+				return nil, false
+			}
 			p.i++
 			return p.b[start : p.i-1], true
-		case c == '\\' || c < 0x20:
-			return nil, false
 		}
 		p.i++
 	}
 	return nil, false
 }
+
+// plainStringByte tells the bytes that may stand for themselves in a JSON
+// string: neither its quote, nor the backslash of an escape, nor a control
+// character.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // null consumes null.
 func (p *fastJSON) null() bool {
@@ -236,8 +250,9 @@ func (p *fastJSON) null() bool {
 }
 
 // internOrNull is stringOrNull for a string of a frame: the same text
-// read before gives the same pointer.
-func (p *fastJSON) internOrNull(dst **string) bool {
+// read before gives the same pointer. *last is the string the same key of
+// the previous frame had, tried first.
+func (p *fastJSON) internOrNull(dst, last **string) bool {
 	if p.null() {
 		*dst = nil
 		return true
@@ -246,8 +261,12 @@ func (p *fastJSON) internOrNull(dst **string) bool {
 	if !ok {
 		return false
 	}
+	if *last != nil && **last == string(raw) {
+		*dst = *last
+		return true
+	}
 	if s, ok := p.interned[string(raw)]; ok {
-		*dst = s
+		*dst, *last = s, s
 		return true
 	}
 	s := ptr(string(raw))
@@ -257,7 +276,7 @@ func (p *fastJSON) internOrNull(dst **string) bool {
 	if len(p.interned) < maxInterned {
 		p.interned[*s] = s
 	}
-	*dst = s
+	*dst, *last = s, s
 	return true
 }
 
