@@ -11,7 +11,7 @@
 //
 // Budget: Parse reads a map of at most MaxSize bytes held in memory by the
 // caller. The mappings are decoded into one array of 16-byte segments, one
-// of their 4-byte generated columns (and one of every 64th of these, the
+// of their 4-byte generated columns (and one of every 16th of these, the
 // blocks a lookup halves first) and one of 4-byte line starts, each sized
 // by counting the separators of the mappings string before anything is
 // allocated, so none grows with a number written in the file: at most

@@ -31,8 +31,8 @@ var ErrMalformed = errors.New("malformed source map")
 // none marks an absent source or name index in a segment.
 const none = ^uint32(0)
 
-// blockSize is how many segments Map.blocks stands for each.
-const blockSize = 64
+// blockSize is how many segments each of Map.blocks stands for.
+const blockSize = 16
 
 // segment is one decoded mapping but its generated column (kept apart, in
 // Map.cols, so that a lookup's binary search reads 4 bytes a step): when
@@ -55,7 +55,9 @@ type Map struct {
 	lines      []uint32 // lines[i] is the first segment of generated line i; one more entry ends the last line
 	cols       []uint32 // cols[i] is the generated column of segs[i]
 	// blocks[k] is cols[k*blockSize]: a lookup in a long line halves
-	// these first, which fit a processor's cache, then one block.
+	// these first, a sixteenth of cols' size, then one block of cols, 64
+	// bytes, one line of a processor's cache: halving cols alone read
+	// a line from memory at each of its last steps.
 	blocks   []uint32
 	segs     []segment
 	sections []section
