@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 )
 
@@ -215,6 +216,19 @@ func (p *fastJSON) raw() ([]byte, bool) {
 		return nil, false
 	}
 	start := p.i
+	// Eight bytes at a time while none is a quote, a backslash or a
+	// control character (each test sets the high bit of a byte below
+	// its bound, or equal to its value, and of no byte when there is
+	// none).
+	for p.i+8 <= len(p.b) {
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		x := binary.LittleEndian.Uint64(p.b[p.i:])
+		quote, backslash := x^(ones*'"'), x^(ones*'\\')
+		if ((quote-ones)&^quote|(backslash-ones)&^backslash|(x-ones*0x20)&^x)&highs != 0 {
+			break
+		}
+		p.i += 8
+	}
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		if !plainStringByte[c] {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -94,6 +95,38 @@ func TestDecodeJSRequestFastCountsValues(t *testing.T) {
 		var req jsRequest
 		if took, want := decodeJSRequestFast(b, &req), n <= maxJSONValues; took != want {
 			t.Errorf("%d values: the fast path took it: %v, want %v", n, took, want)
+		}
+	}
+}
+
+// TestFastJSONRawStopsAtEachSpecialByte reads strings of up to 20 bytes
+// with one byte in each place: a quote ends the string there, a backslash
+// or a control character refuses it, any other byte is part of it, in
+// the bytes read eight at a time as in those read one by one.
+func TestFastJSONRawStopsAtEachSpecialByte(t *testing.T) {
+	for n := range 21 {
+		for at := range n {
+			for _, c := range []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, '!', 0x5b, 0x5d, 0x7f, 0x80, 0xe9, 0xff} {
+				s := []byte(strings.Repeat("a", n))
+				s[at] = c
+				body := append(append([]byte{'"'}, s...), `"x`...)
+				p := fastJSON{b: body}
+				got, ok := p.raw()
+				switch {
+				case c == '"':
+					if !ok || string(got) != string(s[:at]) {
+						t.Errorf("%q: %q %v, want %q", body, got, ok, s[:at])
+					}
+				case c == '\\' || c < 0x20:
+					if ok {
+						t.Errorf("%q: %q, want a refusal", body, got)
+					}
+				default:
+					if !ok || string(got) != string(s) || p.i != len(body)-1 {
+						t.Errorf("%q: %q %v at %d, want %q", body, got, ok, p.i, s)
+					}
+				}
+			}
 		}
 	}
 }
