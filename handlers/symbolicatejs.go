@@ -352,6 +352,14 @@ type jsResolver struct {
 	read  int64 // bytes of stored files read
 	// filenames memoizes filenameOf for the request's abs_path values.
 	filenames map[string]*string
+	// last is the abs_path of the last frame, its filename and file,
+	// which the next frame most often shares (the decoding gives them
+	// the same string, compared without reading it).
+	last struct {
+		absPath  string
+		filename *string
+		file     *jsFile
+	}
 	// visible is set once a lookup found a stored file of the project.
 	visible bool
 }
@@ -414,7 +422,11 @@ func (rs *jsResolver) resolve() (*jsResponse, error) {
 
 // filename returns the filename of a frame's abs_path, once per request.
 func (rs *jsResolver) filename(absPath string) *string {
+	if rs.last.filename != nil && absPath == rs.last.absPath {
+		return rs.last.filename
+	}
 	if p, ok := rs.filenames[absPath]; ok {
+		rs.last.absPath, rs.last.filename, rs.last.file = absPath, p, nil
 		return p
 	}
 	p := ptr(filenameOf(absPath))
@@ -422,6 +434,7 @@ func (rs *jsResolver) filename(absPath string) *string {
 		rs.filenames = map[string]*string{}
 	}
 	rs.filenames[absPath] = p
+	rs.last.absPath, rs.last.filename, rs.last.file = absPath, p, nil
 	return p
 }
 
@@ -583,7 +596,13 @@ func sourceContext(content string, line, column int) (pre []string, ctx *string,
 // file returns what the request knows of abs_path, finding its map on
 // first use.
 func (rs *jsResolver) file(absPath string) (*jsFile, error) {
+	if rs.last.file != nil && absPath == rs.last.absPath {
+		return rs.last.file, nil
+	}
 	if f, ok := rs.files[absPath]; ok {
+		if absPath == rs.last.absPath {
+			rs.last.file = f
+		}
 		return f, nil
 	}
 	if len(rs.files) >= maxResolveFiles {
@@ -594,6 +613,9 @@ func (rs *jsResolver) file(absPath string) (*jsFile, error) {
 		return nil, err
 	}
 	rs.files[absPath] = f
+	if absPath == rs.last.absPath {
+		rs.last.file = f
+	}
 	return f, nil
 }
 
