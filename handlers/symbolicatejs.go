@@ -974,16 +974,23 @@ func (f *jsFrameOut) appendJSON(b []byte) []byte {
 	b = appendIntPtr(b, f.Lineno)
 	b = append(b, `,"colno":`...)
 	b = appendIntPtr(b, f.Colno)
-	b = append(b, `,"pre_context":`...)
-	b = appendStrings(b, f.PreContext)
-	b = append(b, `,"context_line":`...)
-	b = appendStringPtr(b, f.ContextLine)
-	b = append(b, `,"post_context":`...)
-	b = appendStrings(b, f.PostContext)
-	b = append(b, `,"original_index":`...)
+	if len(f.PreContext) == 0 && f.ContextLine == nil && len(f.PostContext) == 0 {
+		b = append(b, `,"pre_context":[],"context_line":null,"post_context":[],"original_index":`...)
+	} else {
+		b = append(b, `,"pre_context":`...)
+		b = appendStrings(b, f.PreContext)
+		b = append(b, `,"context_line":`...)
+		b = appendStringPtr(b, f.ContextLine)
+		b = append(b, `,"post_context":`...)
+		b = appendStrings(b, f.PostContext)
+		b = append(b, `,"original_index":`...)
+	}
 	b = strconv.AppendInt(b, int64(f.OriginalIndex), 10)
-	b = append(b, `,"data":{"symbolicated":`...)
-	b = strconv.AppendBool(b, f.Data.Symbolicated)
+	if f.Data.Symbolicated {
+		b = append(b, `,"data":{"symbolicated":true`...)
+	} else {
+		b = append(b, `,"data":{"symbolicated":false`...)
+	}
 	if f.Data.json != nil {
 		b = append(b, f.Data.json...)
 	} else {

@@ -67,3 +67,45 @@ func TestJSMapSourcesPerURL(t *testing.T) {
 		}
 	}
 }
+
+// TestJSResponseAppendsAsEncodingJSON writes answers of resolved and
+// unresolved frames, with and without context, and holds them to what
+// encoding/json makes of the same values.
+func TestJSResponseAppendsAsEncodingJSON(t *testing.T) {
+	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sourcemap.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := newJSFile(m, nil, "https://app.example/static/app.min.js.map", "release", "")
+	src := file.sources.get(0, m.Sources()[0])
+	line, col, abs, name := int64(12), int64(3), "https://app.example/static/app.min.js", "lookup\u2028\"Rate\""
+	ctx := "  return <table>[code];\t"
+	resolved := jsFrameOut{Function: &name, Filename: &src.filename, AbsPath: &src.abs, Lineno: &line, Colno: &col,
+		PreContext: []string{}, PostContext: []string{}, OriginalIndex: 1, Data: file.data, source: src}
+	resolved.Data.Symbolicated = true
+	withContext := resolved
+	withContext.PreContext, withContext.ContextLine, withContext.PostContext = []string{"a", "\x01b"}, &ctx, []string{"}"}
+	unresolved := jsFrameOut{AbsPath: &abs, Lineno: &line, PreContext: []string{}, PostContext: []string{}, OriginalIndex: 2}
+	located := unresolved
+	located.Data = file.data
+	out := &jsResponse{
+		Stacktraces:    []jsStacktraceOut{{Frames: []jsFrameOut{resolved, withContext, unresolved, located}}, {Frames: []jsFrameOut{}}},
+		RawStacktraces: json.RawMessage(`[{"frames":[]}]`),
+		Errors:         []jsError{{AbsPath: abs, Type: "invalid_location"}},
+	}
+	got, err := out.appendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("appendJSON\n%s\nencoding/json\n%s", got, want)
+	}
+}
