@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"os"
+	"sync"
 	"testing"
 
 	"errata/worker/dif/sourcemap"
@@ -107,5 +108,39 @@ func TestJSResponseAppendsAsEncodingJSON(t *testing.T) {
 	}
 	if string(got) != string(want) {
 		t.Errorf("appendJSON\n%s\nencoding/json\n%s", got, want)
+	}
+}
+
+// TestJSMapSourcesConcurrently fills a kept view from concurrent requests,
+// as warm requests over one bundle do: each gets every source right (the
+// race detector watches the rest).
+func TestJSMapSourcesConcurrently(t *testing.T) {
+	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sourcemap.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jm := newJSMap(m)
+	const mapURL = "~/static/app.min.js.map"
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			v := jm.sources(mapURL)
+			for range 50 {
+				for id, source := range m.Sources() {
+					if s := v.get(id, source); s.abs != joinSourceURL(mapURL, source) {
+						t.Errorf("source %d: %q", id, s.abs)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(jm.views) != 1 {
+		t.Errorf("%d views of one URL", len(jm.views))
 	}
 }
