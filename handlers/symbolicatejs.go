@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"errata/store"
@@ -83,12 +84,18 @@ type jsFrameOut struct {
 	PostContext   []string    `json:"post_context"`
 	OriginalIndex int         `json:"original_index"`
 	Data          jsFrameData `json:"data"`
+	// source, when the frame was resolved, is its source, whose JSON
+	// stands for Filename and AbsPath.
+	source *jsSource
 }
 
 type jsFrameData struct {
 	Symbolicated bool    `json:"symbolicated"`
 	ResolvedWith *string `json:"resolved_with"`
 	Sourcemap    *string `json:"sourcemap"`
+	// json, when set, is the JSON of ResolvedWith and Sourcemap, their
+	// file's.
+	json []byte
 }
 
 type jsError struct {
@@ -115,12 +122,21 @@ func handleSymbolicateJS(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		body, err := readResolveBody(w, r)
+		bp := bodyBuffers.Get().(*[]byte)
+		defer bodyBuffers.Put(bp)
+		body, err := readBody(w, r, (*bp)[:0])
+		*bp = body[:0]
 		if err != nil {
 			return err
 		}
+		// The fast decoding counts the body's values as jsonValues
+		// does and takes none beyond the limit; a body it does not
+		// take has the checks of readResolveBody, then encoding/json.
 		var req jsRequest
-		if !decodeJSRequestFast(body, &req) {
+		if !utf8.Valid(body) || !decodeJSRequestFast(body, &req) {
+			if err := checkResolveBody(body); err != nil {
+				return err
+			}
 			req = jsRequest{}
 			if err := decodeResolveJSON(body, &req); err != nil {
 				return err
@@ -166,20 +182,55 @@ func decodeResolveBody(w http.ResponseWriter, r *http.Request, dst any) error {
 // readResolveBody reads a body within the limits of decodeJSON: 1 MiB,
 // 20,000 values, UTF-8.
 func readResolveBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > maxBodyBytes {
-		return nil, errTooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := readBody(w, r, nil)
 	if err != nil {
-		return nil, bodyError(err)
+		return nil, err
 	}
-	if n := jsonValues(body); n > maxJSONValues {
-		return nil, invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
-	}
-	if !utf8.Valid(body) {
-		return nil, errCannotParse
+	if err := checkResolveBody(body); err != nil {
+		return nil, err
 	}
 	return body, nil
+}
+
+// checkResolveBody checks a body's values and encoding.
+func checkResolveBody(body []byte) error {
+	if n := jsonValues(body); n > maxJSONValues {
+		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
+	}
+	if !utf8.Valid(body) {
+		return errCannotParse
+	}
+	return nil
+}
+
+// bodyBuffers recycles the bodies symbolicate-js reads: a thousand frames
+// are 100 KB.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// readBody reads r's body of at most maxBodyBytes into buf, which it
+// grows as needed: in one read when the body says its length.
+func readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, error) {
+	if r.ContentLength > maxBodyBytes {
+		return buf, errTooLarge
+	}
+	// One byte more than the length, for the read that finds the end.
+	if need := int(r.ContentLength) + 1; r.ContentLength > 0 && cap(buf) < need {
+		buf = make([]byte, 0, need)
+	}
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, bodyError(err)
+		}
+	}
 }
 
 // decodeResolveJSON decodes a body readResolveBody read into dst.
@@ -262,14 +313,33 @@ type jsFile struct {
 	mapURL       string
 	resolvedWith string
 	errType      string
-	// sources memoizes the abs_path and filename of each source the
-	// map names, as resolved against mapURL.
-	sources map[string][2]string
+	// data is what the data of its frames say of it: resolvedWith and
+	// mapURL, and their JSON.
+	data jsFrameData
+	// sources are the map's sources as frames answer them, resolved
+	// against mapURL.
+	sources *jsSources
 	// bundle is the artifact bundle of a map found by debug id, where
 	// original sources are looked for; "" for a release's map.
 	bundle string
 	// texts memoizes the stored original sources by abs_path.
 	texts map[string]*string
+}
+
+// newJSFile is the file of frames resolved through m, found under mapURL
+// (sources, the view of m's sources for it, or nil for a request's own),
+// by debug id or release (how).
+func newJSFile(m *sourcemap.Map, sources *jsSources, mapURL, how, bundle string) *jsFile {
+	if sources == nil {
+		sources = localSources(mapURL)
+	}
+	f := &jsFile{m: m, mapURL: mapURL, resolvedWith: how, bundle: bundle, sources: sources}
+	f.data = jsFrameData{ResolvedWith: &f.resolvedWith, Sourcemap: &f.mapURL}
+	f.data.json = append(f.data.json, `,"resolved_with":`...)
+	f.data.json = appendString(f.data.json, how)
+	f.data.json = append(f.data.json, `,"sourcemap":`...)
+	f.data.json = appendString(f.data.json, mapURL)
+	return f
 }
 
 // jsResolver resolves the frames of one request.
@@ -282,6 +352,14 @@ type jsResolver struct {
 	read  int64 // bytes of stored files read
 	// filenames memoizes filenameOf for the request's abs_path values.
 	filenames map[string]*string
+	// last is the abs_path of the last frame, its filename and file,
+	// which the next frame most often shares (the decoding gives them
+	// the same string, compared without reading it).
+	last struct {
+		absPath  string
+		filename *string
+		file     *jsFile
+	}
 	// visible is set once a lookup found a stored file of the project.
 	visible bool
 }
@@ -294,17 +372,25 @@ func (rs *jsResolver) resolve() (*jsResponse, error) {
 	calleeFirst := rs.req.Options.FrameOrder != nil && *rs.req.Options.FrameOrder == "callee_first"
 	withContext := rs.req.Options.ApplySourceContext == nil || *rs.req.Options.ApplySourceContext
 	for _, st := range rs.req.stacktraces {
-		frames := make([]jsFrameOut, len(st.Frames))
-		names := make([]*string, len(st.Frames)) // the map's name at each frame's position
+		n := len(st.Frames)
+		frames := make([]jsFrameOut, n)
+		names := make([]*string, n) // the map's name at each frame's position
+		// What resolved frames point to, allocated once a stack trace:
+		// their names, and their lines and columns.
+		nameOf := make([]string, n)
+		lines := make([]int64, 2*n)
 		for i, f := range st.Frames {
 			o := jsFrameOut{Function: f.Function, AbsPath: f.AbsPath, Lineno: f.Lineno, Colno: f.Colno,
 				OriginalIndex: i, PreContext: []string{}, PostContext: []string{}}
 			if f.AbsPath != nil {
 				o.Filename = rs.filename(*f.AbsPath)
 			}
-			errType, err := rs.resolveFrame(f, &o, &names[i], withContext)
+			named, errType, err := rs.resolveFrame(f, &o, &nameOf[i], lines[2*i:2*i+2], withContext)
 			if err != nil {
 				return nil, err
+			}
+			if named {
+				names[i] = &nameOf[i]
 			}
 			if errType != "" {
 				abs := ""
@@ -336,7 +422,11 @@ func (rs *jsResolver) resolve() (*jsResponse, error) {
 
 // filename returns the filename of a frame's abs_path, once per request.
 func (rs *jsResolver) filename(absPath string) *string {
+	if rs.last.filename != nil && absPath == rs.last.absPath {
+		return rs.last.filename
+	}
 	if p, ok := rs.filenames[absPath]; ok {
+		rs.last.absPath, rs.last.filename, rs.last.file = absPath, p, nil
 		return p
 	}
 	p := ptr(filenameOf(absPath))
@@ -344,68 +434,63 @@ func (rs *jsResolver) filename(absPath string) *string {
 		rs.filenames = map[string]*string{}
 	}
 	rs.filenames[absPath] = p
+	rs.last.absPath, rs.last.filename, rs.last.file = absPath, p, nil
 	return p
 }
 
-// resolveFrame fills o from the map of f's file; it returns the error type
-// of a frame it could not resolve, and sets *name to the map's name at f.
-func (rs *jsResolver) resolveFrame(f jsFrameIn, o *jsFrameOut, name **string, withContext bool) (string, error) {
+// resolveFrame fills o from the map of f's file, its line and column
+// pointing into lineCol (two values); it returns the error type of a
+// frame it could not resolve, and whether it set *name to the map's name
+// at f.
+func (rs *jsResolver) resolveFrame(f jsFrameIn, o *jsFrameOut, name *string, lineCol []int64, withContext bool) (bool, string, error) {
 	if f.AbsPath == nil || *f.AbsPath == "" {
-		return "invalid_abs_path", nil
+		return false, "invalid_abs_path", nil
 	}
 	if f.Lineno == nil || *f.Lineno < 1 {
-		return "invalid_location", nil
+		return false, "invalid_location", nil
 	}
 	if f.Colno == nil {
-		return "no_column", nil
+		return false, "no_column", nil
 	}
 	file, err := rs.file(*f.AbsPath)
 	if err != nil {
-		return "", err
+		return false, "", err
 	}
 	if file.errType != "" {
-		return file.errType, nil
+		return false, file.errType, nil
 	}
-	o.Data.ResolvedWith = ptr(file.resolvedWith)
-	o.Data.Sourcemap = ptr(file.mapURL)
+	o.Data = file.data
 	if *f.Colno < 1 || *f.Lineno > 1<<31 || *f.Colno > 1<<31 {
-		return "invalid_location", nil
+		return false, "invalid_location", nil
 	}
 	p, ok := file.m.Lookup(int(*f.Lineno-1), int(*f.Colno-1))
 	if !ok {
-		return "invalid_location", nil
+		return false, "invalid_location", nil
 	}
-	names, ok := file.sources[p.Source]
-	if !ok {
-		abs := joinSourceURL(file.mapURL, p.Source)
-		names = [2]string{abs, filenameOf(abs)}
-		if file.sources == nil {
-			file.sources = map[string][2]string{}
-		}
-		file.sources[p.Source] = names
-	}
-	o.AbsPath, o.Filename = &names[0], &names[1]
-	o.Lineno = ptr(int64(p.Line + 1))
-	o.Colno = ptr(int64(p.Column + 1))
+	src := file.sources.get(p.SourceID, p.Source)
+	o.source = src
+	o.AbsPath, o.Filename = &src.abs, &src.filename
+	lineCol[0], lineCol[1] = int64(p.Line+1), int64(p.Column+1)
+	o.Lineno, o.Colno = &lineCol[0], &lineCol[1]
 	o.Data.Symbolicated = true
 	if p.HasName {
-		*name = ptr(p.Name)
+		*name = p.Name
 	}
 	if withContext {
 		content := p.Content
 		if !p.HasContent {
-			text, err := rs.storedSource(file, names[0])
+			text, err := rs.storedSource(file, src.abs)
 			if err != nil {
-				return "", err
+				return false, "", err
 			}
 			if text == nil {
-				return "missing_source_content", nil
+				return p.HasName, "missing_source_content", nil
 			}
 			content = *text
 		}
 		o.PreContext, o.ContextLine, o.PostContext = sourceContext(content, p.Line, p.Column)
 	}
-	return "", nil
+	return p.HasName, "", nil
 }
 
 // maxSourceBytes is the largest original source read for context.
@@ -511,7 +596,13 @@ func sourceContext(content string, line, column int) (pre []string, ctx *string,
 // file returns what the request knows of abs_path, finding its map on
 // first use.
 func (rs *jsResolver) file(absPath string) (*jsFile, error) {
+	if rs.last.file != nil && absPath == rs.last.absPath {
+		return rs.last.file, nil
+	}
 	if f, ok := rs.files[absPath]; ok {
+		if absPath == rs.last.absPath {
+			rs.last.file = f
+		}
 		return f, nil
 	}
 	if len(rs.files) >= maxResolveFiles {
@@ -522,6 +613,9 @@ func (rs *jsResolver) file(absPath string) (*jsFile, error) {
 		return nil, err
 	}
 	rs.files[absPath] = f
+	if absPath == rs.last.absPath {
+		rs.last.file = f
+	}
 	return f, nil
 }
 
@@ -572,13 +666,18 @@ func (rs *jsResolver) findFile(absPath string) (*jsFile, error) {
 	if rs.req.Release == nil || *rs.req.Release == "" {
 		return &jsFile{errType: "missing_source"}, nil
 	}
-	src, err := rs.d.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(bare))
-	if errors.Is(err, store.ErrNotFound) {
-		return &jsFile{errType: "missing_source"}, nil
-	}
+	// The map is most often the file's URL with .map: it is looked for
+	// in the same statement, and used when the file's reference names
+	// it.
+	guess := bare + ".map"
+	files, found, err := rs.d.Store.ReleaseFilesByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(bare), candidateURLs(guess))
 	if err != nil {
 		return nil, err
 	}
+	if !found[0] {
+		return &jsFile{errType: "missing_source"}, nil
+	}
+	src := files[0]
 	ref, errType, err := rs.sourceMappingURL(src)
 	if err != nil || errType != "" {
 		return &jsFile{errType: errType}, err
@@ -587,12 +686,16 @@ func (rs *jsResolver) findFile(absPath string) (*jsFile, error) {
 		return rs.parseInline(inline, src.URL, "release")
 	}
 	mapURL := joinSourceURL(bare, ref)
-	mf, err := rs.d.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(mapURL))
-	if errors.Is(err, store.ErrNotFound) {
-		return &jsFile{errType: "missing_sourcemap"}, nil
+	mf, ok := files[1], found[1]
+	if mapURL != guess {
+		mf, err = rs.d.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(mapURL))
+		ok = err == nil
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
+	if !ok {
+		return &jsFile{errType: "missing_sourcemap"}, nil
 	}
 	return rs.loadMap(mf, "release")
 }
@@ -695,7 +798,7 @@ func (rs *jsResolver) parseInline(data []byte, fileURL, how string) (*jsFile, er
 	if err != nil {
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
-	return &jsFile{m: m, mapURL: fileURL, resolvedWith: how}, nil
+	return newJSFile(m, nil, fileURL, how, ""), nil
 }
 
 // loadMap returns the parsed map of stored file f, from the cache when it
@@ -705,8 +808,8 @@ func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 	key := "sourcemap:" + f.SHA1
 	if v, ok := rs.d.SymbolCache.get(key); ok {
 		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
-		if m, ok := v.(*sourcemap.Map); ok {
-			return &jsFile{m: m, mapURL: f.URL, resolvedWith: how, bundle: f.InBundle}, nil
+		if jm, ok := v.(*jsMap); ok {
+			return newJSFile(jm.m, jm.sources(f.URL), f.URL, how, f.InBundle), nil
 		}
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
@@ -722,8 +825,9 @@ func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 		rs.d.SymbolCache.put(key, false, int64(len(key)+64))
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
-	rs.d.SymbolCache.put(key, m, int64(m.Size()+len(key)))
-	return &jsFile{m: m, mapURL: f.URL, resolvedWith: how, bundle: f.InBundle}, nil
+	jm := newJSMap(m)
+	rs.d.SymbolCache.put(key, jm, jm.cacheSize()+int64(len(key)))
+	return newJSFile(m, jm.sources(f.URL), f.URL, how, f.InBundle), nil
 }
 
 // readFile reads f within the request's budget of bytes.
@@ -857,28 +961,44 @@ func (out *jsResponse) appendJSON(b []byte) ([]byte, error) {
 func (f *jsFrameOut) appendJSON(b []byte) []byte {
 	b = append(b, `{"function":`...)
 	b = appendStringPtr(b, f.Function)
-	b = append(b, `,"filename":`...)
-	b = appendStringPtr(b, f.Filename)
-	b = append(b, `,"abs_path":`...)
-	b = appendStringPtr(b, f.AbsPath)
+	b = append(b, ',')
+	if f.source != nil {
+		b = append(b, f.source.json...)
+	} else {
+		b = append(b, `"filename":`...)
+		b = appendStringPtr(b, f.Filename)
+		b = append(b, `,"abs_path":`...)
+		b = appendStringPtr(b, f.AbsPath)
+	}
 	b = append(b, `,"lineno":`...)
 	b = appendIntPtr(b, f.Lineno)
 	b = append(b, `,"colno":`...)
 	b = appendIntPtr(b, f.Colno)
-	b = append(b, `,"pre_context":`...)
-	b = appendStrings(b, f.PreContext)
-	b = append(b, `,"context_line":`...)
-	b = appendStringPtr(b, f.ContextLine)
-	b = append(b, `,"post_context":`...)
-	b = appendStrings(b, f.PostContext)
-	b = append(b, `,"original_index":`...)
+	if len(f.PreContext) == 0 && f.ContextLine == nil && len(f.PostContext) == 0 {
+		b = append(b, `,"pre_context":[],"context_line":null,"post_context":[],"original_index":`...)
+	} else {
+		b = append(b, `,"pre_context":`...)
+		b = appendStrings(b, f.PreContext)
+		b = append(b, `,"context_line":`...)
+		b = appendStringPtr(b, f.ContextLine)
+		b = append(b, `,"post_context":`...)
+		b = appendStrings(b, f.PostContext)
+		b = append(b, `,"original_index":`...)
+	}
 	b = strconv.AppendInt(b, int64(f.OriginalIndex), 10)
-	b = append(b, `,"data":{"symbolicated":`...)
-	b = strconv.AppendBool(b, f.Data.Symbolicated)
-	b = append(b, `,"resolved_with":`...)
-	b = appendStringPtr(b, f.Data.ResolvedWith)
-	b = append(b, `,"sourcemap":`...)
-	b = appendStringPtr(b, f.Data.Sourcemap)
+	if f.Data.Symbolicated {
+		b = append(b, `,"data":{"symbolicated":true`...)
+	} else {
+		b = append(b, `,"data":{"symbolicated":false`...)
+	}
+	if f.Data.json != nil {
+		b = append(b, f.Data.json...)
+	} else {
+		b = append(b, `,"resolved_with":`...)
+		b = appendStringPtr(b, f.Data.ResolvedWith)
+		b = append(b, `,"sourcemap":`...)
+		b = appendStringPtr(b, f.Data.Sourcemap)
+	}
 	return append(b, "}}"...)
 }
 

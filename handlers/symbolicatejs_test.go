@@ -319,3 +319,70 @@ func TestSymbolicateJSCalleeFirst(t *testing.T) {
 		t.Errorf("functions (-want +got):\n%s", diff)
 	}
 }
+
+// TestSymbolicateJSMapNamedOtherwise stores scripts whose reference names
+// another map than their URL with .map, which is stored too with another
+// bundle's map: the reference's map resolves them, or none when it is not
+// stored.
+func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	read := func(name string) []byte {
+		data, err := os.ReadFile("../worker/dif/sourcemap/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	upload := func(name string, data []byte) {
+		body, ct := multipartBody(t, [][2]string{{"name", name}}, []filePart{{"file", "f", data}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/1.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+	}
+	js := strings.Replace(string(read("app.min.js")), "sourceMappingURL=app.min.js.map", "sourceMappingURL=maps/%s", 1)
+	upload("~/static/named.min.js", []byte(fmt.Sprintf(js, "named.map")))
+	upload("~/static/maps/named.map", read("app.min.js.map"))
+	upload("~/static/named.min.js.map", read("app.terser.js.map"))
+	upload("~/static/unnamed.min.js", []byte(fmt.Sprintf(js, "unnamed.map")))
+	upload("~/static/unnamed.min.js.map", read("app.min.js.map"))
+	frames := []any{
+		jsFrame(appURL, 1, 88, "s"),
+		jsFrame("https://app.example/static/named.min.js", 1, 88, "s"),
+		jsFrame("https://app.example/static/unnamed.min.js", 1, 88, "s"),
+	}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok,
+		map[string]any{"stacktraces": []any{map[string]any{"frames": frames}}, "release": "1.0"})
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var got struct {
+		Stacktraces []struct {
+			Frames []map[string]any `json:"frames"`
+		} `json:"stacktraces"`
+		Errors []jsError `json:"errors"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	fr := got.Stacktraces[0].Frames
+	if fr[0]["data"].(map[string]any)["symbolicated"] != true {
+		t.Fatalf("the fixture's frame: %v", fr[0])
+	}
+	named := fr[1]
+	if named["data"].(map[string]any)["sourcemap"] != "~/static/maps/named.map" {
+		t.Errorf("named.min.js resolved through %v", named["data"])
+	}
+	// Its sources are named from the map's folder.
+	if named["abs_path"] != "~/static/src/discount.js" || fr[0]["abs_path"] != "~/src/discount.js" {
+		t.Errorf("abs_path %v through maps/named.map, %v through app.min.js.map", named["abs_path"], fr[0]["abs_path"])
+	}
+	for _, k := range []string{"lineno", "colno", "context_line", "function"} {
+		if fmt.Sprint(named[k]) != fmt.Sprint(fr[0][k]) {
+			t.Errorf("named.min.js %s: %v, want %v as through app.min.js.map", k, named[k], fr[0][k])
+		}
+	}
+	want := []jsError{{AbsPath: "https://app.example/static/unnamed.min.js", Type: "missing_sourcemap"}}
+	if diff := cmp.Diff(want, got.Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}

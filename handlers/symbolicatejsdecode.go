@@ -1,35 +1,37 @@
 package handlers
 
 import (
-	"strconv"
+	"bytes"
+	"encoding/binary"
 	"strings"
 )
 
 // decodeJSRequestFast reads the common symbolicate-js body in one pass:
 // the keys of jsRequest spelled exactly, strings without escapes, whole
-// numbers, and frames whose other keys hold such scalars. It reports false
-// for anything else (then nothing it filled counts, and encoding/json reads
+// numbers, and frames whose other keys hold such scalars, at most
+// maxJSONValues values as jsonValues counts them. It reports false for
+// anything else (then nothing it filled counts, and encoding/json reads
 // the body with its answers for every fault); when it reports true, req is
 // what encoding/json and checkJSRequest's decoding would have made of the
 // body (FuzzDecodeJSRequestFast holds it to that). body is valid UTF-8.
 func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 	p := fastJSON{b: body}
-	ok := p.object(func(key string) bool {
-		switch key {
+	ok := p.object(func(key []byte) bool {
+		switch string(key) {
 		case "stacktraces":
 			p.ws()
 			start := p.i
 			req.stacktraces = []jsStacktraceIn{}
 			if !p.array(func() bool {
 				var st jsStacktraceIn
-				ok := p.object(func(key string) bool {
-					if key != "frames" {
+				ok := p.object(func(key []byte) bool {
+					if string(key) != "frames" {
 						return false
 					}
 					st.Frames = []jsFrameIn{}
 					return p.array(func() bool {
 						var f jsFrameIn
-						if !p.object(func(key string) bool { return p.frameField(key, &f) }) {
+						if !p.object(func(key []byte) bool { return p.frameField(key, &f) }) {
 							return false
 						}
 						st.Frames = append(st.Frames, f)
@@ -47,8 +49,8 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 			req.Modules = []jsModule{}
 			return p.array(func() bool {
 				var m jsModule
-				ok := p.object(func(key string) bool {
-					switch key {
+				ok := p.object(func(key []byte) bool {
+					switch string(key) {
 					case "type":
 						return p.stringOrNull(&m.Type)
 					case "code_file":
@@ -66,8 +68,8 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 		case "dist":
 			return p.stringOrNull(&req.Dist)
 		case "options":
-			return p.object(func(key string) bool {
-				switch key {
+			return p.object(func(key []byte) bool {
+				switch string(key) {
 				case "apply_source_context":
 					v, ok := p.boolean()
 					req.Options.ApplySourceContext = &v
@@ -93,19 +95,19 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 var frameFields = []string{"abs_path", "lineno", "colno", "function"}
 
 // frameField reads the value of key into f.
-func (p *fastJSON) frameField(key string, f *jsFrameIn) bool {
-	switch key {
+func (p *fastJSON) frameField(key []byte, f *jsFrameIn) bool {
+	switch string(key) {
 	case "abs_path":
-		return p.stringOrNull(&f.AbsPath)
+		return p.internOrNull(&f.AbsPath, &p.lastAbsPath)
 	case "function":
-		return p.stringOrNull(&f.Function)
+		return p.internOrNull(&f.Function, &p.lastFunction)
 	case "lineno":
 		return p.intOrNull(&f.Lineno)
 	case "colno":
 		return p.intOrNull(&f.Colno)
 	}
 	for _, k := range frameFields {
-		if strings.EqualFold(k, key) {
+		if bytes.EqualFold([]byte(k), key) {
 			return false
 		}
 	}
@@ -116,7 +118,25 @@ func (p *fastJSON) frameField(key string, f *jsFrameIn) bool {
 type fastJSON struct {
 	b []byte
 	i int
+	// seps counts the ',', ':', '[' and '{' read: one less than
+	// jsonValues counts in what was read. The reading stops before it
+	// reaches maxJSONValues, so that the fast path takes no more values
+	// than readResolveBody lets through.
+	seps int
+	// interned holds the strings of frames read so far, which a stack
+	// trace repeats (its file's URL, often its function names), so
+	// that each is allocated once. Frames never change their strings.
+	interned map[string]*string
+	// lastAbsPath and lastFunction are the last frame's, which the next
+	// one most often repeats.
+	lastAbsPath, lastFunction *string
+	// ints is where numbers read go, allocated a block at a time.
+	ints []int64
 }
+
+// maxInterned bounds interned: a body of distinct strings makes each once
+// anyway.
+const maxInterned = 4096
 
 func (p *fastJSON) ws() {
 	for p.i < len(p.b) {
@@ -134,6 +154,10 @@ func (p *fastJSON) lit(c byte) bool {
 	p.ws()
 	if p.i < len(p.b) && p.b[p.i] == c {
 		p.i++
+		if c == ',' || c == ':' || c == '[' || c == '{' {
+			p.seps++
+			return p.seps < maxJSONValues
+		}
 		return true
 	}
 	return false
@@ -141,7 +165,7 @@ func (p *fastJSON) lit(c byte) bool {
 
 // object reads an object, calling field for each key with the reader
 // before its value.
-func (p *fastJSON) object(field func(key string) bool) bool {
+func (p *fastJSON) object(field func(key []byte) bool) bool {
 	if !p.lit('{') {
 		return false
 	}
@@ -149,7 +173,7 @@ func (p *fastJSON) object(field func(key string) bool) bool {
 		return true
 	}
 	for {
-		key, ok := p.str()
+		key, ok := p.raw()
 		if !ok || !p.lit(':') || !field(key) {
 			return false
 		}
@@ -181,23 +205,53 @@ func (p *fastJSON) array(elem func() bool) bool {
 
 // str reads a string without escapes or control characters.
 func (p *fastJSON) str() (string, bool) {
+	b, ok := p.raw()
+	return string(b), ok
+}
+
+// raw reads a string without escapes or control characters, and returns
+// its bytes in b.
+func (p *fastJSON) raw() ([]byte, bool) {
 	if !p.lit('"') {
-		return "", false
+		return nil, false
 	}
 	start := p.i
+	// Eight bytes at a time while none is a quote, a backslash or a
+	// control character (each test sets the high bit of a byte below
+	// its bound, or equal to its value, and of no byte when there is
+	// none).
+	for p.i+8 <= len(p.b) {
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		x := binary.LittleEndian.Uint64(p.b[p.i:])
+		quote, backslash := x^(ones*'"'), x^(ones*'\\')
+		if ((quote-ones)&^quote|(backslash-ones)&^backslash|(x-ones*0x20)&^x)&highs != 0 {
+			break
+		}
+		p.i += 8
+	}
 	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == '"':
-			s := string(p.b[start:p.i])
+		c := p.b[p.i]
+		if !plainStringByte[c] {
+			if c != '"' {
+				return nil, false
+			}
 			p.i++
-			return s, true
-		case c == '\\' || c < 0x20:
-			return "", false
+			return p.b[start : p.i-1], true
 		}
 		p.i++
 	}
-	return "", false
+	return nil, false
 }
+
+// plainStringByte tells the bytes that may stand for themselves in a JSON
+// string: neither its quote, nor the backslash of an escape, nor a control
+// character.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // null consumes null.
 func (p *fastJSON) null() bool {
@@ -207,6 +261,37 @@ func (p *fastJSON) null() bool {
 		return true
 	}
 	return false
+}
+
+// internOrNull is stringOrNull for a string of a frame: the same text
+// read before gives the same pointer. *last is the string the same key of
+// the previous frame had, tried first.
+func (p *fastJSON) internOrNull(dst, last **string) bool {
+	if p.null() {
+		*dst = nil
+		return true
+	}
+	raw, ok := p.raw()
+	if !ok {
+		return false
+	}
+	if *last != nil && **last == string(raw) {
+		*dst = *last
+		return true
+	}
+	if s, ok := p.interned[string(raw)]; ok {
+		*dst, *last = s, s
+		return true
+	}
+	s := ptr(string(raw))
+	if p.interned == nil {
+		p.interned = map[string]*string{}
+	}
+	if len(p.interned) < maxInterned {
+		p.interned[*s] = s
+	}
+	*dst, *last = s, s
+	return true
 }
 
 func (p *fastJSON) stringOrNull(dst **string) bool {
@@ -241,9 +326,20 @@ func (p *fastJSON) intOrNull(dst **int64) bool {
 	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
 		return false
 	}
-	v, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
-	*dst = &v
-	return err == nil
+	// At most 18 digits: the value fits in an int64.
+	var v int64
+	for _, c := range p.b[digits:p.i] {
+		v = v*10 + int64(c-'0')
+	}
+	if p.b[start] == '-' {
+		v = -v
+	}
+	if len(p.ints) == cap(p.ints) {
+		p.ints = make([]int64, 0, 256)
+	}
+	p.ints = append(p.ints, v)
+	*dst = &p.ints[len(p.ints)-1]
+	return true
 }
 
 func (p *fastJSON) boolean() (bool, bool) {

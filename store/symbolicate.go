@@ -73,20 +73,59 @@ func (s *Store) ArtifactFileByURL(ctx context.Context, sc ProjectScope, bundleID
 // the project sc names: release files and the members of the release's
 // bundles. None is ErrNotFound.
 func (s *Store) ReleaseFileByURL(ctx context.Context, sc ProjectScope, version string, dist *string, urls []string) (SourceFile, error) {
-	var f SourceFile
-	var headers []byte
-	err := s.pool.QueryRow(ctx, `
+	files, found, err := s.ReleaseFilesByURL(ctx, sc, version, dist, urls)
+	if err != nil {
+		return SourceFile{}, err
+	}
+	if !found[0] {
+		return SourceFile{}, ErrNotFound
+	}
+	return files[0], nil
+}
+
+// ReleaseFilesByURL is ReleaseFileByURL for several lists of URLs in one
+// statement: files[i] is the first of lists[i] found, when found[i].
+func (s *Store) ReleaseFilesByURL(ctx context.Context, sc ProjectScope, version string, dist *string, lists ...[]string) (files []SourceFile, found []bool, err error) {
+	var urls []string
+	for _, l := range lists {
+		urls = append(urls, l...)
+	}
+	rows, err := s.pool.Query(ctx, `
 		SELECT rf.name, rf.headers, rf.size, rf.sha1, r.organization_id, rf.file_id,
 			rf.member_start, rf.member_csize, rf.member_method`+releaseFileFrom+`
-		  AND $4 <> '' AND rf.dist IS NOT DISTINCT FROM $5::text AND rf.name = ANY($6::text[])
-		ORDER BY array_position($6::text[], rf.name) LIMIT 1`,
-		sc.UserID, sc.OrgSlug, version, sc.ProjectSlug, dist, urls).Scan(
-		&f.URL, &headers, &f.Size, &f.SHA1, &f.orgID, &f.fileID,
-		&f.member.start, &f.member.csize, &f.member.method)
+		  AND $4 <> '' AND rf.dist IS NOT DISTINCT FROM $5::text AND rf.name = ANY($6::text[])`,
+		sc.UserID, sc.OrgSlug, version, sc.ProjectSlug, dist, urls)
 	if err != nil {
-		return f, wrap(err)
+		return nil, nil, wrap(err)
 	}
-	return f, decodeHeaders(headers, &f.Headers)
+	defer rows.Close()
+	// A release has one file of a name and dist: a row a name.
+	byURL := map[string]SourceFile{}
+	for rows.Next() {
+		var f SourceFile
+		var headers []byte
+		if err := rows.Scan(&f.URL, &headers, &f.Size, &f.SHA1, &f.orgID, &f.fileID,
+			&f.member.start, &f.member.csize, &f.member.method); err != nil {
+			return nil, nil, wrap(err)
+		}
+		if err := decodeHeaders(headers, &f.Headers); err != nil {
+			return nil, nil, err
+		}
+		byURL[f.URL] = f
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, wrap(err)
+	}
+	files, found = make([]SourceFile, len(lists)), make([]bool, len(lists))
+	for i, l := range lists {
+		for _, u := range l {
+			if f, ok := byURL[u]; ok {
+				files[i], found[i] = f, true
+				break
+			}
+		}
+	}
+	return files, found, nil
 }
 
 func decodeHeaders(data []byte, dst *map[string]string) error {

@@ -10,14 +10,16 @@
 // store or the network, and returns plain values.
 //
 // Budget: Parse reads a map of at most MaxSize bytes held in memory by the
-// caller. The mappings are decoded into one array of 20-byte segments and
-// one array of 4-byte line starts, each sized by counting the separators
-// of the mappings string before anything is allocated, so neither grows
-// with a number written in the file: at most (len(mappings)+1)/2 segments
-// and len(mappings)+1 lines, and never more than MaxSegments segments in a
-// whole map (sections included). VLQ values beyond 32 bits, indexes
-// outside sources or names, negative positions, sections that nest deeper
-// than MaxDepth or are not in order are refused as ErrMalformed. Sources,
+// caller. The mappings are decoded into one array of 16-byte segments, one
+// of their 4-byte generated columns (and one of every 16th of these, the
+// blocks a lookup halves first) and one of 4-byte line starts, each sized
+// by counting the separators of the mappings string before anything is
+// allocated, so none grows with a number written in the file: at most
+// (len(mappings)+1)/2 segments and len(mappings)+1 lines, and never more
+// than MaxSegments segments in a whole map (sections included). VLQ
+// values beyond 32 bits, indexes outside sources or names, negative
+// positions, sections that nest deeper than MaxDepth or are not in order
+// are refused as ErrMalformed. Sources,
 // names and source contents are the JSON strings of the map, so their size
 // is bounded by its size. Beside the input, a parsed map takes at most
 // about 10 times the size of its mappings plus that of its strings.

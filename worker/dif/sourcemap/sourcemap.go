@@ -2,9 +2,12 @@ package sourcemap
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -28,38 +31,64 @@ var ErrMalformed = errors.New("malformed source map")
 // none marks an absent source or name index in a segment.
 const none = ^uint32(0)
 
-// segment is one decoded mapping: a generated column and, when src is not
-// none, the original source, line and column (0-based) and name.
+// blockSize is how many segments each of Map.blocks stands for.
+const blockSize = 16
+
+// segment is one decoded mapping but its generated column (kept apart, in
+// Map.cols, so that a lookup's binary search reads 4 bytes a step): when
+// src is not none, the original source, line and column (0-based) and
+// name.
 type segment struct {
-	col, src, line, ocol, name uint32
+	src, line, ocol, name uint32
 }
 
 // Map is a parsed source map: a regular map, or an index map made of
 // sections.
 type Map struct {
-	sources  []string // sourceRoot applied
-	contents []*string
-	names    []string
-	lines    []uint32 // lines[i] is the first segment of generated line i; one more entry ends the last line
+	sources []string // sourceRoot applied
+	// contents[i] is the text of sources[i] when hasContent[i]: kept
+	// in one array, so that a lookup reads it without following a
+	// pointer.
+	contents   []string
+	hasContent []bool
+	names      []string
+	lines      []uint32 // lines[i] is the first segment of generated line i; one more entry ends the last line
+	cols       []uint32 // cols[i] is the generated column of segs[i]
+	// blocks[k] is cols[k*blockSize]: a lookup in a long line halves
+	// these first, a sixteenth of cols' size, then one block of cols, 64
+	// bytes, one line of a processor's cache: halving cols alone read
+	// a line from memory at each of its last steps.
+	blocks   []uint32
 	segs     []segment
 	sections []section
-	size     int
+	// nsources and nnames count the sources and names of the map, those
+	// of its sections included.
+	nsources, nnames int
+	size             int
 }
 
-// section is a part of an index map from a generated offset on.
+// section is a part of an index map from a generated offset on; its
+// sources and names are numbered from srcBase and nameBase in the whole
+// map.
 type section struct {
-	line, col int
-	m         *Map
+	line, col         int
+	m                 *Map
+	srcBase, nameBase int
 }
 
 // Position is an original position: Source as the map names it (its
 // sourceRoot applied), 0-based Line and Column, the name the map gives
-// there, and the source's text when the map carries it.
+// there, and the source's text when the map carries it. SourceID and
+// NameID number the source and the name among all those of the map, its
+// sections' included (from 0 to NumSources() and NumNames()), so that a
+// caller can keep what it derives from each in an array.
 type Position struct {
 	Source     string
+	SourceID   int
 	Line       int
 	Column     int
 	Name       string
+	NameID     int
 	HasName    bool
 	Content    string
 	HasContent bool
@@ -116,7 +145,7 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 	if raw.Mappings == nil {
 		return nil, fmt.Errorf("%w: no mappings", ErrMalformed)
 	}
-	m := &Map{names: raw.Names, contents: raw.SourcesContent}
+	m := &Map{names: raw.Names, nsources: len(raw.Sources), nnames: len(raw.Names)}
 	m.sources = make([]string, len(raw.Sources))
 	root := raw.SourceRoot
 	for i, s := range raw.Sources {
@@ -142,15 +171,26 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 	for _, s := range m.names {
 		m.size += len(s) + 16
 	}
-	for _, c := range m.contents {
+	// A content beyond the sources is never looked up.
+	if n := min(len(raw.SourcesContent), len(raw.Sources)); n > 0 {
+		m.contents = make([]string, n)
+		m.hasContent = make([]bool, n)
+		m.size += n * 17
+	}
+	for i, c := range raw.SourcesContent[:len(m.contents)] {
 		if c != nil {
-			m.size += len(*c) + 8
+			m.contents[i], m.hasContent[i] = *c, true
+			m.size += len(*c)
 		}
 	}
 	if err := m.decode(*raw.Mappings, segments); err != nil {
 		return nil, err
 	}
-	m.size += cap(m.segs)*20 + cap(m.lines)*4 + len(m.sources)*16 + 64
+	m.blocks = make([]uint32, 0, (len(m.cols)+blockSize-1)/blockSize)
+	for k := 0; k < len(m.cols); k += blockSize {
+		m.blocks = append(m.blocks, m.cols[k])
+	}
+	m.size += cap(m.segs)*16 + cap(m.cols)*4 + cap(m.blocks)*4 + cap(m.lines)*4 + len(m.sources)*16 + 64
 	return m, nil
 }
 
@@ -177,8 +217,10 @@ func buildIndex(raw *rawMap, depth int, segments *int) (*Map, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.sections = append(m.sections, section{line: line, col: col, m: sub})
-		m.size += sub.size + 24
+		m.sections = append(m.sections, section{line: line, col: col, m: sub, srcBase: m.nsources, nameBase: m.nnames})
+		m.nsources += sub.nsources
+		m.nnames += sub.nnames
+		m.size += sub.size + 40
 	}
 	return m, nil
 }
@@ -189,6 +231,14 @@ func (m *Map) Size() int { return m.size }
 // Sources lists the sources of a regular map (sourceRoot applied); nil for
 // an index map.
 func (m *Map) Sources() []string { return m.sources }
+
+// NumSources is how many sources the map has, its sections' included:
+// one more than the greatest Position.SourceID.
+func (m *Map) NumSources() int { return m.nsources }
+
+// NumNames is how many names the map has, its sections' included: one
+// more than the greatest Position.NameID.
+func (m *Map) NumNames() int { return m.nnames }
 
 // base64Value maps a base64 character to its value; -1 for others.
 var base64Value = func() (t [256]int8) {
@@ -218,6 +268,7 @@ func (m *Map) decode(s string, segments *int) error {
 	// reserves segments it never fills.
 	*segments += nsegs
 	m.lines = make([]uint32, 0, nlines+1)
+	m.cols = make([]uint32, 0, nsegs)
 	m.segs = make([]segment, 0, nsegs)
 	var src, oline, ocol, name int64
 	var fields [5]int64
@@ -250,7 +301,6 @@ func (m *Map) decode(s string, segments *int) error {
 			if col < 0 || col >= 1<<31 {
 				return fmt.Errorf("%w: generated column %d", ErrMalformed, col)
 			}
-			seg.col = uint32(col)
 			switch n {
 			case 1:
 			case 4, 5:
@@ -277,19 +327,36 @@ func (m *Map) decode(s string, segments *int) error {
 			if len(m.segs) == cap(m.segs) {
 				return fmt.Errorf("%w: more segments than counted", ErrMalformed)
 			}
-			if len(m.segs) > lineStart && m.segs[len(m.segs)-1].col > seg.col {
+			if len(m.cols) > lineStart && int64(m.cols[len(m.cols)-1]) > col {
 				sorted = false
 			}
+			m.cols = append(m.cols, uint32(col))
 			m.segs = append(m.segs, seg)
 		}
 		if !sorted {
-			line := m.segs[lineStart:]
-			sort.SliceStable(line, func(a, b int) bool { return line[a].col < line[b].col })
+			sortLine(m.cols[lineStart:], m.segs[lineStart:])
 		}
 		m.lines = append(m.lines, uint32(len(m.segs)))
 		i++ // past ';' (or the end)
 	}
 	return nil
+}
+
+// sortLine sorts the segments of a line by generated column, keeping the
+// order of equal ones.
+func sortLine(cols []uint32, segs []segment) {
+	type colSeg struct {
+		col uint32
+		seg segment
+	}
+	line := make([]colSeg, len(cols))
+	for i := range line {
+		line[i] = colSeg{cols[i], segs[i]}
+	}
+	slices.SortStableFunc(line, func(a, b colSeg) int { return cmp.Compare(a.col, b.col) })
+	for i, cs := range line {
+		cols[i], segs[i] = cs.col, cs.seg
+	}
 }
 
 // vlq decodes the base64 VLQ value of s at i, refusing values beyond 32
@@ -346,29 +413,66 @@ func (m *Map) Lookup(line, column int) (Position, bool) {
 		if line == s.line {
 			column -= s.col
 		}
-		return s.m.Lookup(line-s.line, column)
+		p, ok := s.m.Lookup(line-s.line, column)
+		p.SourceID += s.srcBase
+		p.NameID += s.nameBase
+		return p, ok
 	}
 	if line >= len(m.lines)-1 {
 		return Position{}, false
 	}
-	segs := m.segs[m.lines[line]:m.lines[line+1]]
-	j := sort.Search(len(segs), func(j int) bool { return int64(segs[j].col) > int64(column) }) - 1
-	if j < 0 {
+	start, end := int(m.lines[line]), int(m.lines[line+1])
+	// The first segment of the line whose column is after column, by
+	// halves (columns are below 1<<31, so a column beyond 32 bits is
+	// after them all).
+	c := uint32(min(uint64(column), math.MaxUint32))
+	lo, hi := start, end
+	if end-start > 2*blockSize {
+		// The blocks that start in the line, from first to last: the
+		// first of them to start after column bounds the search above,
+		// the one before it below.
+		first, last := (start+blockSize-1)/blockSize, (end-1)/blockSize
+		l, h := first, last+1
+		for l < h {
+			k := int(uint(l+h) >> 1)
+			if m.blocks[k] <= c {
+				l = k + 1
+			} else {
+				h = k
+			}
+		}
+		if l > first {
+			lo = (l-1)*blockSize + 1
+		}
+		if l <= last {
+			hi = l * blockSize
+		}
+	}
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if m.cols[h] <= c {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	j := lo - 1
+	if j < start {
 		return Position{}, false
 	}
-	for j > 0 && segs[j-1].col == segs[j].col {
+	for j > start && m.cols[j-1] == m.cols[j] {
 		j--
 	}
-	seg := segs[j]
+	seg := m.segs[j]
 	if seg.src == none {
 		return Position{}, false
 	}
-	p := Position{Source: m.sources[seg.src], Line: int(seg.line), Column: int(seg.ocol)}
+	p := Position{Source: m.sources[seg.src], SourceID: int(seg.src), Line: int(seg.line), Column: int(seg.ocol)}
 	if seg.name != none {
-		p.Name, p.HasName = m.names[seg.name], true
+		p.Name, p.NameID, p.HasName = m.names[seg.name], int(seg.name), true
 	}
-	if int(seg.src) < len(m.contents) && m.contents[seg.src] != nil {
-		p.Content, p.HasContent = *m.contents[seg.src], true
+	if int(seg.src) < len(m.contents) && m.hasContent[seg.src] {
+		p.Content, p.HasContent = m.contents[seg.src], true
 	}
 	return p, true
 }

@@ -3,8 +3,10 @@ package sourcemap
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,12 +38,25 @@ func TestLookupMatchesTheNpmLibraries(t *testing.T) {
 				t.Fatal(err)
 			}
 			found := 0
+			// Each SourceID and NameID stands for one source and one
+			// name, below NumSources and NumNames.
+			sourceOf, nameOf := map[int]string{}, map[int]string{}
 			for _, w := range want {
 				line, col := int(w[0].(float64)), int(w[1].(float64))
 				p, ok := m.Lookup(line, col)
 				var got []any
 				if ok {
 					found++
+					if s, seen := sourceOf[p.SourceID]; seen && s != p.Source || p.SourceID < 0 || p.SourceID >= m.NumSources() {
+						t.Fatalf("position %d:%d: source %d is %q, was %q (%d sources)", line, col, p.SourceID, p.Source, s, m.NumSources())
+					}
+					sourceOf[p.SourceID] = p.Source
+					if p.HasName {
+						if n, seen := nameOf[p.NameID]; seen && n != p.Name || p.NameID < 0 || p.NameID >= m.NumNames() {
+							t.Fatalf("position %d:%d: name %d is %q, was %q (%d names)", line, col, p.NameID, p.Name, n, m.NumNames())
+						}
+						nameOf[p.NameID] = p.Name
+					}
 					var name any
 					if p.HasName {
 						name = p.Name
@@ -201,5 +216,89 @@ func TestSourceRootIsChargedToTheBudget(t *testing.T) {
 	b.WriteString(`],"names":[],"mappings":"AAAA"}`)
 	if _, err := Parse([]byte(b.String())); !errors.Is(err, ErrMalformed) {
 		t.Errorf("a sourceRoot over 20,000 sources: %v, want ErrMalformed", err)
+	}
+}
+
+// vlqAppend appends the base64 VLQ of v to b.
+func vlqAppend(b []byte, v int) []byte {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	u := v << 1
+	if v < 0 {
+		u = -v<<1 | 1
+	}
+	for {
+		d := u & 31
+		u >>= 5
+		if u != 0 {
+			d |= 32
+		}
+		b = append(b, alphabet[d])
+		if u == 0 {
+			return b
+		}
+	}
+}
+
+// TestLookupInLongLines looks up every column of lines of up to 2,000
+// segments, with repeated columns and lines out of order, and compares
+// with a scan of the line: the segment with the greatest column not after
+// the asked one, the first of equal ones.
+func TestLookupInLongLines(t *testing.T) {
+	type seg struct{ col, src, line, ocol int }
+	rng := rand.New(rand.NewPCG(1, 2))
+	var lines [][]seg
+	for l := range 12 {
+		n := []int{0, 1, 63, 64, 65, 128, 129, 130, 700, 2000, 1999, 257}[l]
+		line := make([]seg, n)
+		col := 0
+		for i := range line {
+			col += rng.IntN(3) // repeated columns
+			line[i] = seg{col, rng.IntN(3), i, rng.IntN(50)}
+		}
+		if l%3 == 2 { // out of order
+			rng.Shuffle(len(line), func(i, j int) { line[i], line[j] = line[j], line[i] })
+		}
+		lines = append(lines, line)
+	}
+	var mappings []byte
+	var src, oline, ocol int
+	for l, line := range lines {
+		if l > 0 {
+			mappings = append(mappings, ';')
+		}
+		col := 0
+		for i, s := range line {
+			if i > 0 {
+				mappings = append(mappings, ',')
+			}
+			mappings = vlqAppend(mappings, s.col-col)
+			mappings = vlqAppend(mappings, s.src-src)
+			mappings = vlqAppend(mappings, s.line-oline)
+			mappings = vlqAppend(mappings, s.ocol-ocol)
+			col, src, oline, ocol = s.col, s.src, s.line, s.ocol
+		}
+	}
+	m, err := Parse([]byte(`{"version":3,"sources":["a","b","c"],"names":[],"mappings":"` + string(mappings) + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, line := range lines {
+		sorted := slices.Clone(line)
+		slices.SortStableFunc(sorted, func(a, b seg) int { return a.col - b.col })
+		for c := range len(line) + 3 {
+			var want *seg
+			for i := range sorted {
+				if sorted[i].col <= c && (want == nil || sorted[i].col > want.col) {
+					want = &sorted[i]
+				}
+			}
+			p, ok := m.Lookup(l, c)
+			switch {
+			case want == nil && ok:
+				t.Fatalf("line %d column %d: %+v, want none", l, c, p)
+			case want != nil && (!ok || p.Source != string(rune('a'+want.src)) || p.SourceID != want.src || p.Line != want.line || p.Column != want.ocol):
+				t.Fatalf("line %d column %d: %+v %v, want %+v", l, c, p, ok, *want)
+			}
+		}
 	}
 }
