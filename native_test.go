@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"errata/worker/dif"
 )
 
 // nativeTools are the programs the native resolution tests build and
@@ -467,6 +469,80 @@ func TestNativeSymbolication(t *testing.T) {
 			}
 		})
 	}
+
+	// A program of two units whose second unit's function entry names an
+	// abbreviation its table does not have: errata reads the unit entries
+	// only, then a unit when an address first falls in it, so the damage
+	// shows for the second unit's addresses alone (malformed), and the
+	// first unit resolves.
+	t.Run("a damaged unit", func(t *testing.T) {
+		dir, up := t.TempDir(), t.TempDir()
+		os.WriteFile(filepath.Join(dir, "a.c"), []byte("int fa(int x) { return x * 3 + 1; }\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "b.c"), []byte("int fa(int);\nint fb(int x) { return x * 5 + 2; }\nint main(int c, char **v) { return fa(c) + fb(c); }\n"), 0o644)
+		nativeTool(t, dir, "gcc", "-O0", "-g", "-Wl,--build-id=sha1", "-o", "two", "a.c", "b.c")
+		data, err := os.ReadFile(filepath.Join(dir, "two"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs, err := dif.ReadELFSections(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info uint64
+		for _, sec := range secs {
+			if sec.Name == ".debug_info" {
+				info = sec.Offset
+			}
+		}
+		// The offset of fb's entry in .debug_info, as llvm-dwarfdump
+		// lists it: "0x...: DW_TAG_subprogram", then its DW_AT_name.
+		var entry, fb uint64
+		for l := range strings.SplitSeq(nativeTool(t, dir, "llvm-dwarfdump-14", "--debug-info", "two"), "\n") {
+			if off, ok := strings.CutSuffix(strings.TrimSpace(l), ":   DW_TAG_subprogram"); ok {
+				entry, _ = strconv.ParseUint(strings.TrimPrefix(off, "0x"), 16, 64)
+			}
+			if strings.Contains(l, `DW_AT_name	("fb")`) {
+				fb = entry
+			}
+		}
+		if info == 0 || fb == 0 {
+			t.Fatalf(".debug_info at %d, fb's entry at %d", info, fb)
+		}
+		data[info+fb] = 0x7f
+		if err := os.WriteFile(filepath.Join(up, "two"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		addrs := map[string]uint64{}
+		for l := range strings.SplitSeq(nativeTool(t, dir, "nm", "two"), "\n") {
+			if f := strings.Fields(l); len(f) == 3 && (f[2] == "fa" || f[2] == "fb") {
+				addrs[f[2]], _ = strconv.ParseUint(f[0], 16, 64)
+			}
+		}
+		m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindStringSubmatch(nativeTool(t, dir, "readelf", "-n", "two"))
+		if m == nil {
+			t.Fatal("the program has no build id")
+		}
+		buildID := m[1]
+		s.cli(t, "admin", "create-project", "--org", "nat", "--slug", "dmg")
+		dmgCLI := cli
+		dmgCLI.project = "dmg"
+		dmgCLI.run(t, "debug-files", "upload", "--wait", up).expect(t, 0)
+		out := symbolicateIn(t, s, "nat/dmg", map[string]any{
+			"modules": []map[string]any{{"type": "elf", "code_id": buildID, "debug_id": debugIDOfBuildID(buildID),
+				"image_addr": fmt.Sprintf("0x%x", nativeBase), "image_size": 1 << 20}},
+			"stacktraces": []map[string]any{{"frames": []map[string]any{
+				{"instruction_addr": fmt.Sprintf("0x%x", nativeBase+addrs["fa"]+1), "adjust_instruction_addr": false},
+				{"instruction_addr": fmt.Sprintf("0x%x", nativeBase+addrs["fb"]+1), "adjust_instruction_addr": false},
+			}}},
+		})
+		var got []string
+		for _, fr := range out.Stacktraces[0].Frames {
+			got = append(got, fr.Status+" "+fr.Function)
+		}
+		if diff := cmp.Diff([]string{"symbolicated fa", "malformed "}, got); diff != "" {
+			t.Errorf("frames (-want +got):\n%s", diff)
+		}
+	})
 
 	// A Mach-O of the C program (clang-14 for macOS, ld64.lld-14; stub
 	// headers, as there is no macOS SDK) and its dSYM (dsymutil-14),

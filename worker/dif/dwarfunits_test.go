@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"errata/worker/dif/diftest"
-
 	"github.com/google/go-cmp/cmp"
+
+	"errata/worker/dif/diftest"
 )
 
 // unitsProgram builds a C program of 16 units with gcc -O2 -g (DWARF 5,
