@@ -44,45 +44,68 @@ func isMachO(head []byte) bool {
 // headers of LC_SEGMENT(_64) and LC_SYMTAB's symbol count: never the
 // symbol table. Each object is read within maxObjectRead bytes.
 func ReadMachO(r io.ReaderAt, size int64) ([]Object, error) {
-	var head [8]byte
-	if _, err := r.ReadAt(head[:], 0); err != nil {
-		return nil, fmt.Errorf("dif: not a Mach-O object: %w", err)
+	arches, fat, err := readFatArches(r, size)
+	if err != nil {
+		return nil, err
 	}
-	if binary.BigEndian.Uint32(head[:]) != macho.MagicFat {
+	if !fat {
 		o, err := machoObject(io.NewSectionReader(r, 0, size), size)
 		if err != nil {
 			return nil, err
 		}
 		return []Object{o}, nil
 	}
-	n := binary.BigEndian.Uint32(head[4:])
-	if n == 0 || n > maxFatArches {
-		return nil, fmt.Errorf("dif: a fat Mach-O of %d architectures", n)
-	}
-	arches := make([]byte, 20*n)
-	if _, err := r.ReadAt(arches, 8); err != nil {
-		return nil, fmt.Errorf("dif: not a fat Mach-O object: %w", err)
-	}
 	var objs []Object
 	seen := map[uint64]bool{}
-	for i := range n {
-		a := arches[20*i:]
-		cpu := binary.BigEndian.Uint64(a) // cputype and cpusubtype
-		off, length := int64(binary.BigEndian.Uint32(a[8:])), int64(binary.BigEndian.Uint32(a[12:]))
-		if off > size || length > size-off {
-			return nil, fmt.Errorf("dif: fat Mach-O architecture %d is outside the file", i)
-		}
-		if seen[cpu] {
+	for i, a := range arches {
+		if seen[a.cpu] {
 			return nil, fmt.Errorf("dif: fat Mach-O architecture %d is a duplicate", i)
 		}
-		seen[cpu] = true
-		o, err := machoObject(io.NewSectionReader(r, off, length), length)
+		seen[a.cpu] = true
+		o, err := machoObject(io.NewSectionReader(r, a.off, a.length), a.length)
 		if err != nil {
 			return nil, err
 		}
 		objs = append(objs, o)
 	}
 	return objs, nil
+}
+
+// fatArch is an architecture of a fat Mach-O file: its CPU type and
+// subtype, and where its object lies in the file.
+type fatArch struct {
+	cpu         uint64
+	off, length int64
+}
+
+// readFatArches reads the architectures of r when it is a fat Mach-O file
+// (fat is false for any other file): at most maxFatArches, each within the
+// file.
+func readFatArches(r io.ReaderAt, size int64) (arches []fatArch, fat bool, err error) {
+	var head [8]byte
+	if _, err := r.ReadAt(head[:], 0); err != nil {
+		return nil, false, fmt.Errorf("dif: not a Mach-O object: %w", err)
+	}
+	if binary.BigEndian.Uint32(head[:]) != macho.MagicFat {
+		return nil, false, nil
+	}
+	n := binary.BigEndian.Uint32(head[4:])
+	if n == 0 || n > maxFatArches {
+		return nil, true, fmt.Errorf("dif: a fat Mach-O of %d architectures", n)
+	}
+	raw := make([]byte, 20*n)
+	if _, err := r.ReadAt(raw, 8); err != nil {
+		return nil, true, fmt.Errorf("dif: not a fat Mach-O object: %w", err)
+	}
+	for i := range n {
+		a := raw[20*i:]
+		off, length := int64(binary.BigEndian.Uint32(a[8:])), int64(binary.BigEndian.Uint32(a[12:]))
+		if off > size || length > size-off {
+			return nil, true, fmt.Errorf("dif: fat Mach-O architecture %d is outside the file", i)
+		}
+		arches = append(arches, fatArch{cpu: binary.BigEndian.Uint64(a), off: off, length: length})
+	}
+	return arches, true, nil
 }
 
 // lcUUID is the load command that carries a Mach-O object's UUID.

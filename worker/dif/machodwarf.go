@@ -88,20 +88,10 @@ func ReadMachODWARF(r io.ReaderAt, size int64) (*Resolver, error) {
 		}
 		at += cmdSize
 	}
-	if _, ok := found["info"]; !ok {
-		return nil, ErrNoDWARF
-	}
 	budget := dwarfBudget(size)
-	data := map[string][]byte{}
-	for key, s := range found {
-		if err := budget.take(s[1]); err != nil {
-			return nil, err
-		}
-		buf := make([]byte, s[1])
-		if _, err := r.ReadAt(buf, int64(s[0])); err != nil {
-			return nil, err
-		}
-		data[key] = buf
+	data, err := readRawDWARF(r, found, budget)
+	if err != nil {
+		return nil, err
 	}
 	syms, err := readMachOSymbols(r, size, symoff, nsyms, stroff, strsize, secEnds, budget)
 	if err != nil {
@@ -160,4 +150,25 @@ func readMachOSymbols(r io.ReaderAt, size int64, symoff, nsyms, stroff, strsize 
 		}
 	}
 	return out, nil
+}
+
+// readRawDWARF reads the uncompressed DWARF sections found (keyed without
+// ".debug_", each at its offset and size in r) within budget, before
+// allocating for each. Without .debug_info it is ErrNoDWARF.
+func readRawDWARF(r io.ReaderAt, found map[string][2]uint64, budget *sectionBudget) (map[string][]byte, error) {
+	if _, ok := found["info"]; !ok {
+		return nil, ErrNoDWARF
+	}
+	data := map[string][]byte{}
+	for key, s := range found {
+		if err := budget.take(s[1]); err != nil {
+			return nil, err
+		}
+		buf := make([]byte, s[1])
+		if _, err := r.ReadAt(buf, int64(s[0])); err != nil {
+			return nil, err
+		}
+		data[key] = buf
+	}
+	return data, nil
 }

@@ -1,8 +1,6 @@
 package dif
 
 import (
-	"debug/macho"
-	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -15,30 +13,20 @@ import (
 // bytes) and read within the budgets of ReadMachODWARF as a file of its
 // own size. A fat file without that architecture is an error.
 func ReadMachODWARFFor(r io.ReaderAt, size int64, debugID string) (*Resolver, error) {
-	var head [8]byte
-	if _, err := r.ReadAt(head[:], 0); err != nil || binary.BigEndian.Uint32(head[:]) != macho.MagicFat {
+	arches, fat, err := readFatArches(r, size)
+	if !fat {
 		return ReadMachODWARF(r, size)
 	}
-	n := binary.BigEndian.Uint32(head[4:])
-	if n == 0 || n > maxFatArches {
-		return nil, fmt.Errorf("dif: a fat Mach-O of %d architectures", n)
+	if err != nil {
+		return nil, err
 	}
-	arches := make([]byte, 20*n)
-	if _, err := r.ReadAt(arches, 8); err != nil {
-		return nil, fmt.Errorf("dif: not a fat Mach-O object: %w", err)
-	}
-	for i := range n {
-		a := arches[20*i:]
-		off, length := int64(binary.BigEndian.Uint32(a[8:])), int64(binary.BigEndian.Uint32(a[12:]))
-		if off > size || length > size-off {
-			return nil, fmt.Errorf("dif: fat Mach-O architecture %d is outside the file", i)
-		}
-		slice := io.NewSectionReader(r, off, length)
-		o, err := machoObject(slice, length)
+	for _, a := range arches {
+		slice := io.NewSectionReader(r, a.off, a.length)
+		o, err := machoObject(slice, a.length)
 		if err != nil || !SameDebugID(o.DebugID, debugID) {
 			continue
 		}
-		return ReadMachODWARF(slice, length)
+		return ReadMachODWARF(slice, a.length)
 	}
 	return nil, fmt.Errorf("dif: no architecture of the fat Mach-O has the debug id %s", debugID)
 }

@@ -124,20 +124,10 @@ func ReadPEDWARF(r io.ReaderAt, size int64) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := found["info"]; !ok {
-		return nil, ErrNoDWARF
-	}
 	budget := dwarfBudget(size)
-	data := map[string][]byte{}
-	for key, s := range found {
-		if err := budget.take(s[1]); err != nil {
-			return nil, err
-		}
-		buf := make([]byte, s[1])
-		if _, err := r.ReadAt(buf, int64(s[0])); err != nil {
-			return nil, err
-		}
-		data[key] = buf
+	data, err := readRawDWARF(r, found, budget)
+	if err != nil {
+		return nil, err
 	}
 	syms, err := readCOFFSymbols(r, size, symtab, nsyms, secs, budget)
 	if err != nil {
