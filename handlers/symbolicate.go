@@ -413,7 +413,7 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 			if f.FileFormat == "macho" {
 				key += "/" + f.DebugID
 			}
-			res, _, err := cache.get(r.Context(), key, func() (*dif.Resolver, error) {
+			res, _, err := cache.get(r.Context(), f.OrgID, key, func() (*dif.Resolver, error) {
 				if *parsed+f.Size > maxNativeParse {
 					return nil, errParseBudget
 				}

@@ -21,6 +21,10 @@ const symbolErrorSize = 256
 // not be read) by the SHA-1 of their content, the least recently used
 // going first when their sizes together pass the bound. A file parsed by
 // one request is waited for by the others that want it.
+//
+// Files are parsed one at a time per organization and two at a time in
+// all: an organization's second parse waits for its first, never for a
+// slot that another organization's miss needs.
 type DebugFileCache struct {
 	max int64
 	// parse bounds the files read at once, so that what reading holds
@@ -33,6 +37,15 @@ type DebugFileCache struct {
 	bytes   int64
 	entries map[string]*list.Element // of *symbolEntry
 	lru     list.List                // most recently used first
+	// orgs holds the slot of each organization with a parse running or
+	// waiting: the one parse of its own it may run at a time.
+	orgs map[int64]*orgSlot
+}
+
+// orgSlot lets one parse of an organization run at a time.
+type orgSlot struct {
+	slot  chan struct{} // of one
+	users int           // parses holding or waiting for slot; c.mu guards it
 }
 
 type symbolEntry struct {
@@ -46,7 +59,46 @@ type symbolEntry struct {
 // NewDebugFileCache returns a cache of at most maxBytes of parsed files; a
 // file larger than maxBytes is parsed for each request and not kept.
 func NewDebugFileCache(maxBytes int64) *DebugFileCache {
-	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}}
+	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}, orgs: map[int64]*orgSlot{}}
+}
+
+// acquire waits for the slot of the organization org, then for one of
+// the two slots of all: a parse holds both while it runs, so that one
+// organization holds one of the two at most. release gives them back.
+func (c *DebugFileCache) acquire(ctx context.Context, org int64) (release func(), err error) {
+	c.mu.Lock()
+	o := c.orgs[org]
+	if o == nil {
+		o = &orgSlot{slot: make(chan struct{}, 1)}
+		c.orgs[org] = o
+	}
+	o.users++
+	c.mu.Unlock()
+	leave := func() {
+		c.mu.Lock()
+		if o.users--; o.users == 0 {
+			delete(c.orgs, org)
+		}
+		c.mu.Unlock()
+	}
+	select {
+	case o.slot <- struct{}{}:
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
+	select {
+	case c.parse <- struct{}{}:
+	case <-ctx.Done():
+		<-o.slot
+		leave()
+		return nil, ctx.Err()
+	}
+	return func() {
+		<-c.parse
+		<-o.slot
+		leave()
+	}, nil
 }
 
 // Stats reports the bytes and the entries the cache holds.
@@ -57,9 +109,9 @@ func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 }
 
 // get returns the resolver of the file whose SHA-1 is key, parsing it with
-// load when the cache does not hold it. parsed reports whether this call
-// parsed it.
-func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+// load, as a parse of the organization org, when the cache does not hold
+// it. parsed reports whether this call parsed it.
+func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
 	c.mu.Lock()
 	if el, ok := c.entries[key]; ok {
 		c.lru.MoveToFront(el)
@@ -77,13 +129,14 @@ func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.
 	c.entries[key] = el
 	c.mu.Unlock()
 
-	select {
-	case c.parse <- struct{}{}:
+	if release, err := c.acquire(ctx, org); err != nil {
+		e.err = err
+	} else {
 		func() {
 			// A reader that panics fails this file, not the waiters
 			// forever: the panic goes on once they are released.
 			defer func() {
-				<-c.parse
+				release()
 				if p := recover(); p != nil {
 					e.err = errors.New("reading the file failed")
 					c.mu.Lock()
@@ -95,8 +148,6 @@ func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.
 			}()
 			e.res, e.err = load()
 		}()
-	case <-ctx.Done():
-		e.err = ctx.Err()
 	}
 	close(e.ready)
 

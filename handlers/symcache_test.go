@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"errata/authn"
 	"errata/store/storetest"
@@ -43,7 +44,7 @@ func TestSymbolCache(t *testing.T) {
 	loads := 0
 	load := func() (*dif.Resolver, error) { loads++; return breakpadResolver(t, 100), nil }
 	for _, k := range []string{"a", "b", "a", "c", "a", "b"} {
-		if _, _, err := c.get(ctx, k, load); err != nil {
+		if _, _, err := c.get(ctx, 1, k, load); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,7 +58,7 @@ func TestSymbolCache(t *testing.T) {
 
 	// A file larger than the cache is parsed and not kept.
 	big := NewDebugFileCache(size / 2)
-	big.get(ctx, "a", load)
+	big.get(ctx, 1, "a", load)
 	if b, n := big.Stats(); n != 0 || b != 0 {
 		t.Errorf("a cache smaller than the file holds %d bytes in %d entries", b, n)
 	}
@@ -66,14 +67,14 @@ func TestSymbolCache(t *testing.T) {
 	bad := errors.New("malformed")
 	fails := 0
 	for range 2 {
-		if _, _, err := c.get(ctx, "bad", func() (*dif.Resolver, error) { fails++; return nil, bad }); err != bad {
+		if _, _, err := c.get(ctx, 1, "bad", func() (*dif.Resolver, error) { fails++; return nil, bad }); err != bad {
 			t.Fatalf("got %v, want the failure", err)
 		}
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	c.get(canceled, "gone", func() (*dif.Resolver, error) { return nil, context.Canceled })
-	if _, parsed, _ := c.get(ctx, "gone", load); fails != 1 || !parsed {
+	c.get(canceled, 1, "gone", func() (*dif.Resolver, error) { return nil, context.Canceled })
+	if _, parsed, _ := c.get(ctx, 1, "gone", load); fails != 1 || !parsed {
 		t.Errorf("%d parses of the failed file (want 1); the canceled one parsed again: %v", fails, parsed)
 	}
 
@@ -85,7 +86,7 @@ func TestSymbolCache(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			c2.get(ctx, "x", func() (*dif.Resolver, error) {
+			c2.get(ctx, 1, "x", func() (*dif.Resolver, error) {
 				mu.Lock()
 				n++
 				mu.Unlock()
@@ -101,6 +102,64 @@ func TestSymbolCache(t *testing.T) {
 	}
 }
 
+// TestSymbolCacheParsesFairly: an organization parses one file at a time,
+// so that two slow parses of one organization leave a slot to another's
+// miss, which starts at once; the second parse of the first starts when
+// its first ends.
+func TestSymbolCacheParsesFairly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewDebugFileCache(DefaultDebugFileCacheBytes)
+		ctx := context.Background()
+		res := breakpadResolver(t, 1)
+		// slow parses key, as the organization org, until its release
+		// is closed; started is closed when its load begins.
+		type parse struct{ started, release, done chan struct{} }
+		slow := func(org int64, key string) parse {
+			p := parse{make(chan struct{}), make(chan struct{}), make(chan struct{})}
+			go func() {
+				defer close(p.done)
+				if _, _, err := c.get(ctx, org, key, func() (*dif.Resolver, error) {
+					close(p.started)
+					<-p.release
+					return res, nil
+				}); err != nil {
+					t.Errorf("%s: %v", key, err)
+				}
+			}()
+			synctest.Wait() // parsing, or waiting for a slot
+			return p
+		}
+		started := func(p parse) bool {
+			select {
+			case <-p.started:
+				return true
+			default:
+				return false
+			}
+		}
+		a1, a2 := slow(1, "a1"), slow(1, "a2")
+		b := slow(2, "b")
+		if !started(a1) || started(a2) || !started(b) {
+			t.Errorf("parsing: a1 %v, a2 %v, b %v; want a1 and b, a2 waiting for a1", started(a1), started(a2), started(b))
+		}
+		close(a1.release)
+		<-a1.done
+		synctest.Wait()
+		if !started(a2) {
+			t.Error("a2 did not start when a1 ended")
+		}
+		close(a2.release)
+		close(b.release)
+		<-a2.done
+		<-b.done
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.orgs) != 0 || len(c.parse) != 0 {
+			t.Errorf("after the parses, %d organizations and %d slots are held", len(c.orgs), len(c.parse))
+		}
+	})
+}
+
 // TestSymbolCacheRecount: a DWARF resolver parses a unit the first time
 // an address falls in it (and drops its sections once every unit is
 // parsed): recount counts what it holds then.
@@ -111,7 +170,7 @@ func TestSymbolCacheRecount(t *testing.T) {
 	}
 	read := func() (*dif.Resolver, error) { return dif.ReadELFDWARF(bytes.NewReader(data), int64(len(data))) }
 	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
-	res, _, err := c.get(context.Background(), "d", read)
+	res, _, err := c.get(context.Background(), 1, "d", read)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +197,7 @@ func TestSymbolCachePanic(t *testing.T) {
 	started, release, waited := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
 		defer func() { recover() }()
-		c.get(ctx, "p", func() (*dif.Resolver, error) {
+		c.get(ctx, 1, "p", func() (*dif.Resolver, error) {
 			close(started)
 			<-release
 			panic("reader bug")
@@ -148,7 +207,7 @@ func TestSymbolCachePanic(t *testing.T) {
 	go func() {
 		// Whether it waits for the panicking parse or comes after it,
 		// it gets an error: the panic's, or its own reader's.
-		_, _, err := c.get(ctx, "p", func() (*dif.Resolver, error) { return nil, errors.New("parsed again") })
+		_, _, err := c.get(ctx, 1, "p", func() (*dif.Resolver, error) { return nil, errors.New("parsed again") })
 		waited <- err
 	}()
 	close(release)
@@ -158,9 +217,9 @@ func TestSymbolCachePanic(t *testing.T) {
 	c2 := NewDebugFileCache(DefaultDebugFileCacheBytes)
 	func() {
 		defer func() { recover() }()
-		c2.get(ctx, "p", func() (*dif.Resolver, error) { panic("reader bug") })
+		c2.get(ctx, 1, "p", func() (*dif.Resolver, error) { panic("reader bug") })
 	}()
-	if _, parsed, err := c2.get(ctx, "p", func() (*dif.Resolver, error) { return breakpadResolver(t, 1), nil }); !parsed || err != nil {
+	if _, parsed, err := c2.get(ctx, 1, "p", func() (*dif.Resolver, error) { return breakpadResolver(t, 1), nil }); !parsed || err != nil {
 		t.Errorf("after a panic: parsed %v, %v; want parsed again", parsed, err)
 	}
 }
@@ -174,7 +233,7 @@ func TestMetricsOfTheSymbolCache(t *testing.T) {
 	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
 	New(Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, SecretKey: "test-secret", Metrics: m, DebugFileCache: c})
 	res := breakpadResolver(t, 10)
-	c.get(context.Background(), "a", func() (*dif.Resolver, error) { return res, nil })
+	c.get(context.Background(), 1, "a", func() (*dif.Resolver, error) { return res, nil })
 	text := scrape(t, m)
 	for name, want := range map[string]string{
 		"errata_symbol_cache_bytes":   strconv.FormatInt(res.Size()+symbolErrorSize, 10),
