@@ -53,6 +53,9 @@ type symbolEntry struct {
 	ready chan struct{} // closed once res/err are set
 	res   *dif.Resolver
 	err   error
+	// retry tells the waiters that the parse ended for a reason of the
+	// request that ran it, not of the file's: they parse it themselves.
+	retry bool
 	size  int64
 }
 
@@ -110,19 +113,29 @@ func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 
 // get returns the resolver of the file whose SHA-1 is key, parsing it with
 // load, as a parse of the organization org, when the cache does not hold
-// it. parsed reports whether this call parsed it.
+// it. parsed reports whether this call parsed it. A request waiting for
+// another's parse of the file parses it itself when that one ends for a
+// reason of its request's (canceled, its parse budget spent), never
+// failing for it.
 func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
 	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
+	for {
+		el, ok := c.entries[key]
+		if !ok {
+			break
+		}
 		c.lru.MoveToFront(el)
 		e := el.Value.(*symbolEntry)
 		c.mu.Unlock()
 		select {
 		case <-e.ready:
-			return e.res, false, e.err
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
 		}
+		if !e.retry {
+			return e.res, false, e.err
+		}
+		c.mu.Lock()
 	}
 	e := &symbolEntry{key: key, ready: make(chan struct{})}
 	el := c.lru.PushFront(e)
@@ -149,21 +162,26 @@ func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load fu
 			e.res, e.err = load()
 		}()
 	}
-	close(e.ready)
 
+	// The entry is settled before the waiters are released, so that one
+	// that parses again finds it gone.
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e.err != nil && (e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil ||
-		errors.Is(e.err, errParseBudget) || errors.Is(e.err, store.ErrUnavailable)) {
-		// Not the file's fault (the request's budget, the blob store
-		// out of reach): the next request tries again.
+	switch {
+	case e.err == nil || !(e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil ||
+		errors.Is(e.err, errParseBudget) || errors.Is(e.err, store.ErrUnavailable)):
+		// The resolver, or the file's own failure (it stays malformed).
+		if c.entries[key] == el { // not evicted while it was parsed
+			c.count(el)
+		}
+	default:
+		// Not the file's fault (this request's cancellation or budget,
+		// the blob store out of reach): the next request tries again,
+		// and a waiter parses it now unless the blob store failed.
+		e.retry = !errors.Is(e.err, store.ErrUnavailable)
 		c.remove(el)
-		return e.res, true, e.err
 	}
-	if c.entries[key] != el {
-		return e.res, true, e.err // evicted while it was parsed
-	}
-	c.count(el)
+	c.mu.Unlock()
+	close(e.ready)
 	return e.res, true, e.err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -156,6 +157,84 @@ func TestSymbolCacheParsesFairly(t *testing.T) {
 		defer c.mu.Unlock()
 		if len(c.orgs) != 0 || len(c.parse) != 0 {
 			t.Errorf("after the parses, %d organizations and %d slots are held", len(c.orgs), len(c.parse))
+		}
+	})
+}
+
+// TestSymbolCacheWaitersOutliveTheParser: when the request that parses a
+// file ends for a reason of its own (canceled while it parses or while it
+// waits for a slot, its parse budget spent), the requests waiting for the
+// file parse it themselves instead of failing with it, and the file is
+// kept once, not its cancellation.
+func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewDebugFileCache(DefaultDebugFileCacheBytes)
+		res := breakpadResolver(t, 1)
+		type result struct {
+			res    *dif.Resolver
+			parsed bool
+			err    error
+		}
+		// get asks for key in the background; its answer comes on the
+		// channel returned, once every goroutine is blocked.
+		get := func(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) chan result {
+			out := make(chan result, 1)
+			go func() {
+				r, parsed, err := c.get(ctx, org, key, load)
+				out <- result{r, parsed, err}
+			}()
+			synctest.Wait()
+			return out
+		}
+		own := func() (*dif.Resolver, error) { return res, nil }
+
+		// Canceled while it parses.
+		parserCtx, cancel := context.WithCancel(context.Background())
+		parser := get(parserCtx, 1, "f", func() (*dif.Resolver, error) {
+			<-parserCtx.Done()
+			return nil, fmt.Errorf("reading: %w", parserCtx.Err())
+		})
+		waiter := get(context.Background(), 2, "f", own)
+		cancel()
+		if r := <-parser; !errors.Is(r.err, context.Canceled) {
+			t.Errorf("the canceled parser got %v", r.err)
+		}
+		if r := <-waiter; r.err != nil || r.res != res || !r.parsed {
+			t.Errorf("canceled while parsing: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
+		}
+		if _, parsed, err := c.get(context.Background(), 3, "f", own); parsed || err != nil {
+			t.Errorf("then: parsed %v, %v; want the resolver kept", parsed, err)
+		}
+
+		// Canceled while it waits for its organization's slot.
+		release := make(chan struct{})
+		busy := get(context.Background(), 1, "busy", func() (*dif.Resolver, error) { <-release; return res, nil })
+		parserCtx, cancel = context.WithCancel(context.Background())
+		parser = get(parserCtx, 1, "g", own)
+		waiter = get(context.Background(), 2, "g", own)
+		cancel()
+		if r := <-parser; r.err != context.Canceled {
+			t.Errorf("the parser canceled in the queue got %v", r.err)
+		}
+		if r := <-waiter; r.err != nil || !r.parsed {
+			t.Errorf("canceled in the queue: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
+		}
+		close(release)
+		<-busy
+
+		// Its parse budget spent.
+		release = make(chan struct{})
+		parser = get(context.Background(), 1, "h", func() (*dif.Resolver, error) { <-release; return nil, errParseBudget })
+		waiter = get(context.Background(), 2, "h", own)
+		close(release)
+		if r := <-parser; r.err != errParseBudget {
+			t.Errorf("the parser over its budget got %v", r.err)
+		}
+		if r := <-waiter; r.err != nil || !r.parsed {
+			t.Errorf("over the parser's budget: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
+		}
+		if b, n := c.Stats(); n != 4 || b != 4*(res.Size()+symbolErrorSize) {
+			t.Errorf("the cache holds %d bytes in %d entries, want the 4 files' %d (f, busy, g, h)", b, n, 4*(res.Size()+symbolErrorSize))
 		}
 	})
 }
