@@ -20,7 +20,8 @@ const symbolErrorSize = 256
 // DebugFileCache keeps parsed debug files (their resolvers, or why they could
 // not be read) by the SHA-1 of their content, the least recently used
 // going first when their sizes together pass the bound. A file parsed by
-// one request is waited for by the others that want it.
+// one request is waited for by the others that want it; it is counted, and
+// may be evicted, only once parsed.
 //
 // Files are parsed one at a time per organization and two at a time in
 // all: an organization's second parse waits for its first, never for a
@@ -35,8 +36,11 @@ type DebugFileCache struct {
 
 	mu      sync.Mutex
 	bytes   int64
-	entries map[string]*list.Element // of *symbolEntry
-	lru     list.List                // most recently used first
+	entries map[string]*list.Element // of *symbolEntry, parsed and counted
+	lru     list.List                // of entries, most recently used first
+	// parsing holds the files being parsed, in no list: never evicted
+	// (another parse of one would hold it twice), counted once parsed.
+	parsing map[string]*symbolEntry
 	// orgs holds the slot of each organization with a parse running or
 	// waiting: the one parse of its own it may run at a time.
 	orgs map[int64]*orgSlot
@@ -62,7 +66,7 @@ type symbolEntry struct {
 // NewDebugFileCache returns a cache of at most maxBytes of parsed files; a
 // file larger than maxBytes is parsed for each request and not kept.
 func NewDebugFileCache(maxBytes int64) *DebugFileCache {
-	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}, orgs: map[int64]*orgSlot{}}
+	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}, parsing: map[string]*symbolEntry{}, orgs: map[int64]*orgSlot{}}
 }
 
 // acquire waits for the slot of the organization org, then for one of
@@ -120,12 +124,14 @@ func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
 	c.mu.Lock()
 	for {
-		el, ok := c.entries[key]
-		if !ok {
+		e := c.parsing[key]
+		if el, ok := c.entries[key]; ok {
+			c.lru.MoveToFront(el)
+			e = el.Value.(*symbolEntry)
+		}
+		if e == nil {
 			break
 		}
-		c.lru.MoveToFront(el)
-		e := el.Value.(*symbolEntry)
 		c.mu.Unlock()
 		select {
 		case <-e.ready:
@@ -138,8 +144,7 @@ func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load fu
 		c.mu.Lock()
 	}
 	e := &symbolEntry{key: key, ready: make(chan struct{})}
-	el := c.lru.PushFront(e)
-	c.entries[key] = el
+	c.parsing[key] = e
 	c.mu.Unlock()
 
 	if release, err := c.acquire(ctx, org); err != nil {
@@ -153,7 +158,7 @@ func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load fu
 				if p := recover(); p != nil {
 					e.err = errors.New("reading the file failed")
 					c.mu.Lock()
-					c.remove(el)
+					delete(c.parsing, key)
 					c.mu.Unlock()
 					close(e.ready)
 					panic(p)
@@ -163,22 +168,23 @@ func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load fu
 		}()
 	}
 
+	// Not the file's fault (this request's cancellation or budget, the
+	// blob store out of reach): not kept, the next request tries again,
+	// and a waiter parses it now unless the blob store failed. Else the
+	// resolver, or the file's own failure (it stays malformed), is kept.
 	// The entry is settled before the waiters are released, so that one
 	// that parses again finds it gone.
+	unavailable := errors.Is(e.err, store.ErrUnavailable)
+	notTheFile := e.err != nil && (ctx.Err() != nil || errors.Is(e.err, context.Canceled) ||
+		errors.Is(e.err, context.DeadlineExceeded) || errors.Is(e.err, errParseBudget) || unavailable)
 	c.mu.Lock()
-	switch {
-	case e.err == nil || !(e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil ||
-		errors.Is(e.err, errParseBudget) || errors.Is(e.err, store.ErrUnavailable)):
-		// The resolver, or the file's own failure (it stays malformed).
-		if c.entries[key] == el { // not evicted while it was parsed
-			c.count(el)
-		}
-	default:
-		// Not the file's fault (this request's cancellation or budget,
-		// the blob store out of reach): the next request tries again,
-		// and a waiter parses it now unless the blob store failed.
-		e.retry = !errors.Is(e.err, store.ErrUnavailable)
-		c.remove(el)
+	delete(c.parsing, key)
+	if notTheFile {
+		e.retry = !unavailable
+	} else {
+		el := c.lru.PushFront(e)
+		c.entries[key] = el
+		c.count(el)
 	}
 	c.mu.Unlock()
 	close(e.ready)

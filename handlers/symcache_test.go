@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -235,6 +236,51 @@ func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 		}
 		if b, n := c.Stats(); n != 4 || b != 4*(res.Size()+symbolErrorSize) {
 			t.Errorf("the cache holds %d bytes in %d entries, want the 4 files' %d (f, busy, g, h)", b, n, 4*(res.Size()+symbolErrorSize))
+		}
+	})
+}
+
+// TestSymbolCacheKeepsFilesBeingParsed: a file being parsed is not
+// evicted by the files parsed meanwhile: a request for it waits for that
+// parse instead of parsing it a second time, and it is counted once
+// parsed, the least recently used making room.
+func TestSymbolCacheKeepsFilesBeingParsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		one := breakpadResolver(t, 100)
+		size := one.Size() + symbolErrorSize
+		c := NewDebugFileCache(2*size + size/2) // room for two
+		ctx := context.Background()
+		var loads atomic.Int32
+		load := func() (*dif.Resolver, error) { loads.Add(1); return breakpadResolver(t, 100), nil }
+		release, first := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(first)
+			c.get(ctx, 1, "x", func() (*dif.Resolver, error) { loads.Add(1); <-release; return one, nil })
+		}()
+		synctest.Wait() // x is being parsed
+		for _, k := range []string{"a", "b", "c"} {
+			if _, _, err := c.get(ctx, 2, k, load); err != nil {
+				t.Fatal(err)
+			}
+		}
+		again := make(chan bool, 1)
+		go func() {
+			_, parsed, _ := c.get(ctx, 3, "x", load)
+			again <- parsed
+		}()
+		synctest.Wait()
+		close(release)
+		<-first
+		if parsed := <-again; parsed || loads.Load() != 4 {
+			t.Errorf("x asked for again while it was parsed: parsed again %v, %d parses in all (want 4: x, a, b, c)", parsed, loads.Load())
+		}
+		// a went for c; b goes for x.
+		c.mu.Lock()
+		_, hasX := c.entries["x"]
+		_, hasC := c.entries["c"]
+		c.mu.Unlock()
+		if b, n := c.Stats(); n != 2 || b != 2*size || !hasX || !hasC {
+			t.Errorf("the cache holds %d bytes in %d entries (x %v, c %v), want %d in x and c", b, n, hasX, hasC, 2*size)
 		}
 	})
 }
