@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -14,9 +16,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"errata/authn"
+	"errata/store"
 	"errata/store/storetest"
+	"errata/worker"
 	"errata/worker/dif"
 )
 
@@ -368,5 +373,60 @@ func TestMetricsOfTheSymbolCache(t *testing.T) {
 		if len(lines) != 3 || lines[1] != "# TYPE "+name+" gauge" || lines[2] != name+" "+want {
 			t.Errorf("%s: want a gauge of %s, got:\n%s", name, want, strings.Join(lines, "\n"))
 		}
+	}
+}
+
+// TestSymbolCacheCountsParsedUnits: after a resolution, the cache holds
+// the bytes its resolvers hold, the units that the frames fell in parsed
+// included, for a Mach-O as for an ELF file (a Mach-O's entry is kept by
+// its SHA-1 and debug id).
+func TestSymbolCacheCountsParsedUnits(t *testing.T) {
+	a := newTestAPI(t)
+	owner := a.user("owner@example.com")
+	a.org("acme", "owner@example.com")
+	a.project("acme", "web")
+	tok := a.token("owner@example.com", "project:read")
+	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
+	d := Deps{Store: a.st, Auth: &authn.Authenticator{Store: a.st}, Log: a.lg, Now: time.Now, SecretKey: "test-secret", DebugFileCache: c}
+	srv := httptest.NewServer(serve(d, routes(d)))
+	t.Cleanup(srv.Close)
+	a.srv = srv
+
+	for _, tc := range []struct {
+		file, typ, addr string
+	}{
+		{"dwarf4.elf", "elf", "0x11a0"},
+		{"dwarf-macho.dsym", "macho", "0x1000005a0"},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			data, err := os.ReadFile("../worker/dif/testdata/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := dif.ReadUpload(bytes.NewReader(data), int64(len(data)), tc.file, "")
+			if err != nil || len(objs) != 1 {
+				t.Fatalf("%d objects, %v", len(objs), err)
+			}
+			up := store.DebugUpload{Content: bytes.NewReader(data), Objects: worker.DebugFileObjects(objs, tc.file, bytes.NewReader(data), int64(len(data)))}
+			if _, err := a.st.CreateDebugFiles(context.Background(), store.ProjectScope{UserID: owner, OrgSlug: "acme", ProjectSlug: "web"}, []store.DebugUpload{up}, false); err != nil {
+				t.Fatal(err)
+			}
+			r := a.do("POST", "/api/0/projects/acme/web/symbolicate/", tok, map[string]any{
+				"modules":     []map[string]any{{"type": tc.typ, "debug_id": objs[0].DebugID, "image_addr": "0x0", "image_size": 1 << 40}},
+				"stacktraces": []map[string]any{{"frames": []map[string]any{{"instruction_addr": tc.addr}}}},
+			})
+			if r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"symbolicated"`) {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			c.mu.Lock()
+			held := int64(0)
+			for _, el := range c.entries {
+				held += el.Value.(*symbolEntry).res.Size() + symbolErrorSize
+			}
+			c.mu.Unlock()
+			if b, _ := c.Stats(); b != held {
+				t.Errorf("the cache counts %d bytes, its resolvers hold %d", b, held)
+			}
+		})
 	}
 }
