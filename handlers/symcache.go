@@ -38,8 +38,9 @@ type DebugFileCache struct {
 	bytes   int64
 	entries map[string]*list.Element // of *symbolEntry, parsed and counted
 	lru     list.List                // of entries, most recently used first
-	// parsing holds the files being parsed, in no list: never evicted
-	// (another parse of one would hold it twice), counted once parsed.
+	// parsing holds the files waiting to be parsed or being parsed, in
+	// no list: never evicted (another parse of one would hold it twice),
+	// counted once parsed.
 	parsing map[string]*symbolEntry
 	// orgs holds the slot of each organization with a parse running or
 	// waiting: the one parse of its own it may run at a time.
@@ -53,10 +54,15 @@ type orgSlot struct {
 }
 
 type symbolEntry struct {
-	key   string
-	ready chan struct{} // closed once res/err are set
-	res   *dif.Resolver
-	err   error
+	key string
+	// started is closed when a request begins to parse the file: until
+	// then, each request that wants it waits for its own slots, and the
+	// first to hold them parses it for all.
+	started chan struct{}
+	wanted  int           // requests waiting for slots to parse it; c.mu guards it
+	ready   chan struct{} // closed once res/err are set
+	res     *dif.Resolver
+	err     error
 	// retry tells the waiters that the parse ended for a reason of the
 	// request that ran it, not of the file's: they parse it themselves.
 	retry bool
@@ -72,7 +78,8 @@ func NewDebugFileCache(maxBytes int64) *DebugFileCache {
 // acquire waits for the slot of the organization org, then for one of
 // the two slots of all: a parse holds both while it runs, so that one
 // organization holds one of the two at most. release gives them back.
-func (c *DebugFileCache) acquire(ctx context.Context, org int64) (release func(), err error) {
+// It stops, holding nothing, with errStarted once started is closed.
+func (c *DebugFileCache) acquire(ctx context.Context, org int64, started <-chan struct{}) (release func(), err error) {
 	c.mu.Lock()
 	o := c.orgs[org]
 	if o == nil {
@@ -90,12 +97,19 @@ func (c *DebugFileCache) acquire(ctx context.Context, org int64) (release func()
 	}
 	select {
 	case o.slot <- struct{}{}:
+	case <-started:
+		leave()
+		return nil, errStarted
 	case <-ctx.Done():
 		leave()
 		return nil, ctx.Err()
 	}
 	select {
 	case c.parse <- struct{}{}:
+	case <-started:
+		<-o.slot
+		leave()
+		return nil, errStarted
 	case <-ctx.Done():
 		<-o.slot
 		leave()
@@ -115,24 +129,58 @@ func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 	return c.bytes, len(c.entries)
 }
 
+// errStarted is acquire's answer once another request began the parse.
+var errStarted = errors.New("another request parses the file")
+
 // get returns the resolver of the file whose SHA-1 is key, parsing it with
 // load, as a parse of the organization org, when the cache does not hold
-// it. parsed reports whether this call parsed it. A request waiting for
-// another's parse of the file parses it itself when that one ends for a
-// reason of its request's (canceled, its parse budget spent), never
-// failing for it.
+// it. parsed reports whether this call parsed it.
+//
+// The requests that want a file not yet parsed each wait for their own
+// organization's slot and a slot of all; the first to hold them parses it
+// and the others wait for that parse, so that none waits in another
+// organization's queue. A request waiting for another's parse parses the
+// file itself when that one ends for a reason of its request's (canceled,
+// its parse budget spent), never failing for it.
 func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
-	c.mu.Lock()
 	for {
-		e := c.parsing[key]
+		c.mu.Lock()
+		var e *symbolEntry
 		if el, ok := c.entries[key]; ok {
 			c.lru.MoveToFront(el)
 			e = el.Value.(*symbolEntry)
+		} else if e = c.parsing[key]; e == nil {
+			e = &symbolEntry{key: key, started: make(chan struct{}), ready: make(chan struct{})}
+			c.parsing[key] = e
 		}
-		if e == nil {
-			break
+		e.wanted++
+		c.mu.Unlock()
+
+		var release func()
+		err := errStarted
+		select {
+		case <-e.started:
+		default:
+			release, err = c.acquire(ctx, org, e.started)
+		}
+		c.mu.Lock()
+		e.wanted--
+		first := err == nil && !isClosed(e.started)
+		if first {
+			close(e.started)
+		}
+		if err != nil && err != errStarted && e.wanted == 0 && !isClosed(e.started) && c.parsing[key] == e {
+			delete(c.parsing, key) // nobody else wants it
 		}
 		c.mu.Unlock()
+		switch {
+		case first:
+			return c.parseFile(ctx, e, release, load)
+		case err == nil:
+			release() // another began while this one took its slots
+		case err != errStarted:
+			return nil, false, err
+		}
 		select {
 		case <-e.ready:
 		case <-ctx.Done():
@@ -141,32 +189,38 @@ func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load fu
 		if !e.retry {
 			return e.res, false, e.err
 		}
-		c.mu.Lock()
 	}
-	e := &symbolEntry{key: key, ready: make(chan struct{})}
-	c.parsing[key] = e
-	c.mu.Unlock()
+}
 
-	if release, err := c.acquire(ctx, org); err != nil {
-		e.err = err
-	} else {
-		func() {
-			// A reader that panics fails this file, not the waiters
-			// forever: the panic goes on once they are released.
-			defer func() {
-				release()
-				if p := recover(); p != nil {
-					e.err = errors.New("reading the file failed")
-					c.mu.Lock()
-					delete(c.parsing, key)
-					c.mu.Unlock()
-					close(e.ready)
-					panic(p)
-				}
-			}()
-			e.res, e.err = load()
-		}()
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
+}
+
+// parseFile parses the file of e with load, holding the slots that release
+// gives back, and keeps it unless it failed for a reason not the file's.
+func (c *DebugFileCache) parseFile(ctx context.Context, e *symbolEntry, release func(), load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+	func() {
+		// A reader that panics fails this file, not the waiters
+		// forever: the panic goes on once they are released.
+		defer func() {
+			release()
+			if p := recover(); p != nil {
+				e.err = errors.New("reading the file failed")
+				c.mu.Lock()
+				delete(c.parsing, e.key)
+				c.mu.Unlock()
+				close(e.ready)
+				panic(p)
+			}
+		}()
+		e.res, e.err = load()
+	}()
 
 	// Not the file's fault (this request's cancellation or budget, the
 	// blob store out of reach): not kept, the next request tries again,
@@ -178,12 +232,12 @@ func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load fu
 	notTheFile := e.err != nil && (ctx.Err() != nil || errors.Is(e.err, context.Canceled) ||
 		errors.Is(e.err, context.DeadlineExceeded) || errors.Is(e.err, errParseBudget) || unavailable)
 	c.mu.Lock()
-	delete(c.parsing, key)
+	delete(c.parsing, e.key)
 	if notTheFile {
 		e.retry = !unavailable
 	} else {
 		el := c.lru.PushFront(e)
-		c.entries[key] = el
+		c.entries[e.key] = el
 		c.count(el)
 	}
 	c.mu.Unlock()

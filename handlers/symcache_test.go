@@ -167,6 +167,52 @@ func TestSymbolCacheParsesFairly(t *testing.T) {
 	})
 }
 
+// TestSymbolCacheSharedFileStartsAtOnce: a file that two organizations
+// hold (one SHA-1), which the first has queued behind its own slow parse,
+// is parsed at once by the second, whose slot is free, instead of waiting
+// in the first's queue; the first's request then takes that parse.
+func TestSymbolCacheSharedFileStartsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewDebugFileCache(DefaultDebugFileCacheBytes)
+		ctx := context.Background()
+		res := breakpadResolver(t, 1)
+		release, slow := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(slow)
+			c.get(ctx, 1, "slow", func() (*dif.Resolver, error) { <-release; return res, nil })
+		}()
+		synctest.Wait()
+		type result struct {
+			parsed bool
+			err    error
+		}
+		// shared asks for the shared file as org, in the background.
+		shared := func(org int64) chan result {
+			out := make(chan result, 1)
+			go func() {
+				_, parsed, err := c.get(ctx, org, "shared", func() (*dif.Resolver, error) { return res, nil })
+				out <- result{parsed, err}
+			}()
+			synctest.Wait()
+			return out
+		}
+		queued := shared(1) // behind "slow"
+		select {
+		case r := <-shared(2):
+			if !r.parsed || r.err != nil {
+				t.Errorf("the second organization: parsed %v, %v; want the file parsed", r.parsed, r.err)
+			}
+		default:
+			t.Error("the second organization waits in the first's queue for a file it can parse now")
+		}
+		close(release)
+		<-slow
+		if r := <-queued; r.parsed || r.err != nil {
+			t.Errorf("the first organization, once its slot is free: parsed %v, %v; want the second's parse", r.parsed, r.err)
+		}
+	})
+}
+
 // TestSymbolCacheWaitersOutliveTheParser: when the request that parses a
 // file ends for a reason of its own (canceled while it parses or while it
 // waits for a slot, its parse budget spent), the requests waiting for the
@@ -212,21 +258,34 @@ func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 			t.Errorf("then: parsed %v, %v; want the resolver kept", parsed, err)
 		}
 
-		// Canceled while it waits for its organization's slot.
+		// Canceled while it waits for its organization's slot, behind
+		// busy, with another request of its organization.
 		release := make(chan struct{})
 		busy := get(context.Background(), 1, "busy", func() (*dif.Resolver, error) { <-release; return res, nil })
 		parserCtx, cancel = context.WithCancel(context.Background())
 		parser = get(parserCtx, 1, "g", own)
-		waiter = get(context.Background(), 2, "g", own)
+		waiter = get(context.Background(), 1, "g", own)
 		cancel()
 		if r := <-parser; r.err != context.Canceled {
 			t.Errorf("the parser canceled in the queue got %v", r.err)
 		}
+		// Alone: its file is forgotten.
+		parserCtx, cancel = context.WithCancel(context.Background())
+		parser = get(parserCtx, 1, "lone", own)
+		cancel()
+		if r := <-parser; r.err != context.Canceled {
+			t.Errorf("the lone parser canceled in the queue got %v", r.err)
+		}
+		c.mu.Lock()
+		if _, ok := c.parsing["lone"]; ok {
+			t.Error("a file that nobody waits for any more stays in parsing")
+		}
+		c.mu.Unlock()
+		close(release)
+		<-busy
 		if r := <-waiter; r.err != nil || !r.parsed {
 			t.Errorf("canceled in the queue: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
 		}
-		close(release)
-		<-busy
 
 		// Its parse budget spent.
 		release = make(chan struct{})
