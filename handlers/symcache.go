@@ -141,7 +141,7 @@ var errStarted = errors.New("another request parses the file")
 // and the others wait for that parse, so that none waits in another
 // organization's queue. A request waiting for another's parse parses the
 // file itself when that one ends for a reason of its request's (canceled,
-// its parse budget spent), never failing for it.
+// its parse budget spent, its file deleted), never failing for it.
 func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
 	for {
 		c.mu.Lock()
@@ -222,15 +222,16 @@ func (c *DebugFileCache) parseFile(ctx context.Context, e *symbolEntry, release 
 		e.res, e.err = load()
 	}()
 
-	// Not the file's fault (this request's cancellation or budget, the
-	// blob store out of reach): not kept, the next request tries again,
-	// and a waiter parses it now unless the blob store failed. Else the
-	// resolver, or the file's own failure (it stays malformed), is kept.
-	// The entry is settled before the waiters are released, so that one
-	// that parses again finds it gone.
+	// Not the file's fault (this request's cancellation or budget, its
+	// record deleted meanwhile, the blob store out of reach): not kept,
+	// the next request tries again, and a waiter parses it now unless the
+	// blob store failed. Else the resolver, or the file's own failure (it
+	// stays malformed), is kept. The entry is settled before the waiters
+	// are released, so that one that parses again finds it gone.
 	unavailable := errors.Is(e.err, store.ErrUnavailable)
 	notTheFile := e.err != nil && (ctx.Err() != nil || errors.Is(e.err, context.Canceled) ||
-		errors.Is(e.err, context.DeadlineExceeded) || errors.Is(e.err, errParseBudget) || unavailable)
+		errors.Is(e.err, context.DeadlineExceeded) || errors.Is(e.err, errParseBudget) ||
+		errors.Is(e.err, store.ErrNotFound) || unavailable)
 	c.mu.Lock()
 	delete(c.parsing, e.key)
 	if notTheFile {

@@ -215,9 +215,9 @@ func TestSymbolCacheSharedFileStartsAtOnce(t *testing.T) {
 
 // TestSymbolCacheWaitersOutliveTheParser: when the request that parses a
 // file ends for a reason of its own (canceled while it parses or while it
-// waits for a slot, its parse budget spent), the requests waiting for the
-// file parse it themselves instead of failing with it, and the file is
-// kept once, not its cancellation.
+// waits for a slot, its parse budget spent, its file deleted), the
+// requests waiting for the file parse it themselves instead of failing
+// with it, and the file is kept once, not that failure.
 func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := NewDebugFileCache(DefaultDebugFileCacheBytes)
@@ -298,8 +298,24 @@ func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 		if r := <-waiter; r.err != nil || !r.parsed {
 			t.Errorf("over the parser's budget: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
 		}
-		if b, n := c.Stats(); n != 4 || b != 4*(res.Size()+symbolErrorSize) {
-			t.Errorf("the cache holds %d bytes in %d entries, want the 4 files' %d (f, busy, g, h)", b, n, 4*(res.Size()+symbolErrorSize))
+
+		// Its file deleted meanwhile: another organization's file of the
+		// same bytes is no less readable.
+		release = make(chan struct{})
+		parser = get(context.Background(), 1, "i", func() (*dif.Resolver, error) {
+			<-release
+			return nil, fmt.Errorf("file 7: %w", store.ErrNotFound)
+		})
+		waiter = get(context.Background(), 2, "i", own)
+		close(release)
+		if r := <-parser; !errors.Is(r.err, store.ErrNotFound) {
+			t.Errorf("the parser of a deleted file got %v", r.err)
+		}
+		if r := <-waiter; r.err != nil || !r.parsed {
+			t.Errorf("the parser's file deleted: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
+		}
+		if b, n := c.Stats(); n != 5 || b != 5*(res.Size()+symbolErrorSize) {
+			t.Errorf("the cache holds %d bytes in %d entries, want the 5 files' %d (f, busy, g, h, i)", b, n, 5*(res.Size()+symbolErrorSize))
 		}
 	})
 }
