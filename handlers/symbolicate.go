@@ -134,7 +134,7 @@ type nativeModule struct {
 	addr, vmaddr  uint64
 	size          uint64 // 0: up to the next module
 	res           *dif.Resolver
-	resKey        string // the SHA-1 that the cache keeps res by
+	resKey        string // the key the cache keeps res by (SHA-1, and debug id for a Mach-O)
 	frameStatus   string // of frames in it that res does not answer
 	out           *nativeModuleOut
 	resolvedFiles []int64
@@ -413,7 +413,7 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 			if f.FileFormat == "macho" {
 				key += "/" + f.DebugID
 			}
-			res, _, err := cache.get(r.Context(), key, func() (*dif.Resolver, error) {
+			res, _, err := cache.get(r.Context(), f.OrgID, key, func() (*dif.Resolver, error) {
 				if *parsed+f.Size > maxNativeParse {
 					return nil, errParseBudget
 				}
@@ -438,7 +438,7 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 			switch {
 			case err == nil:
 				c.Status = "ok"
-				m.res, m.resKey = res, f.Checksum
+				m.res, m.resKey = res, key
 				m.resolvedFiles = append(m.resolvedFiles, f.ID)
 				out.DebugStatus, out.Features.HasDebugInfo = "found", true
 			case errors.Is(err, errParseBudget):

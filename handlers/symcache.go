@@ -20,7 +20,12 @@ const symbolErrorSize = 256
 // DebugFileCache keeps parsed debug files (their resolvers, or why they could
 // not be read) by the SHA-1 of their content, the least recently used
 // going first when their sizes together pass the bound. A file parsed by
-// one request is waited for by the others that want it.
+// one request is waited for by the others that want it; it is counted, and
+// may be evicted, only once parsed.
+//
+// Files are parsed one at a time per organization and two at a time in
+// all: an organization's second parse waits for its first, never for a
+// slot that another organization's miss needs.
 type DebugFileCache struct {
 	max int64
 	// parse bounds the files read at once, so that what reading holds
@@ -31,22 +36,90 @@ type DebugFileCache struct {
 
 	mu      sync.Mutex
 	bytes   int64
-	entries map[string]*list.Element // of *symbolEntry
-	lru     list.List                // most recently used first
+	entries map[string]*list.Element // of *symbolEntry, parsed and counted
+	lru     list.List                // of entries, most recently used first
+	// parsing holds the files waiting to be parsed or being parsed, in
+	// no list: never evicted (another parse of one would hold it twice),
+	// counted once parsed.
+	parsing map[string]*symbolEntry
+	// orgs holds the slot of each organization with a parse running or
+	// waiting: the one parse of its own it may run at a time.
+	orgs map[int64]*orgSlot
+}
+
+// orgSlot lets one parse of an organization run at a time.
+type orgSlot struct {
+	slot  chan struct{} // of one
+	users int           // parses holding or waiting for slot; c.mu guards it
 }
 
 type symbolEntry struct {
-	key   string
-	ready chan struct{} // closed once res/err are set
-	res   *dif.Resolver
-	err   error
+	key string
+	// started is closed when a request begins to parse the file: until
+	// then, each request that wants it waits for its own slots, and the
+	// first to hold them parses it for all.
+	started chan struct{}
+	wanted  int           // requests waiting for slots to parse it; c.mu guards it
+	ready   chan struct{} // closed once res/err are set
+	res     *dif.Resolver
+	err     error
+	// retry tells the waiters that the parse ended for a reason of the
+	// request that ran it, not of the file's: they parse it themselves.
+	retry bool
 	size  int64
 }
 
 // NewDebugFileCache returns a cache of at most maxBytes of parsed files; a
 // file larger than maxBytes is parsed for each request and not kept.
 func NewDebugFileCache(maxBytes int64) *DebugFileCache {
-	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}}
+	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}, parsing: map[string]*symbolEntry{}, orgs: map[int64]*orgSlot{}}
+}
+
+// acquire waits for the slot of the organization org, then for one of
+// the two slots of all: a parse holds both while it runs, so that one
+// organization holds one of the two at most. release gives them back.
+// It stops, holding nothing, with errStarted once started is closed.
+func (c *DebugFileCache) acquire(ctx context.Context, org int64, started <-chan struct{}) (release func(), err error) {
+	c.mu.Lock()
+	o := c.orgs[org]
+	if o == nil {
+		o = &orgSlot{slot: make(chan struct{}, 1)}
+		c.orgs[org] = o
+	}
+	o.users++
+	c.mu.Unlock()
+	leave := func() {
+		c.mu.Lock()
+		if o.users--; o.users == 0 {
+			delete(c.orgs, org)
+		}
+		c.mu.Unlock()
+	}
+	select {
+	case o.slot <- struct{}{}:
+	case <-started:
+		leave()
+		return nil, errStarted
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
+	select {
+	case c.parse <- struct{}{}:
+	case <-started:
+		<-o.slot
+		leave()
+		return nil, errStarted
+	case <-ctx.Done():
+		<-o.slot
+		leave()
+		return nil, ctx.Err()
+	}
+	return func() {
+		<-c.parse
+		<-o.slot
+		leave()
+	}, nil
 }
 
 // Stats reports the bytes and the entries the cache holds.
@@ -56,63 +129,120 @@ func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 	return c.bytes, len(c.entries)
 }
 
+// errStarted is acquire's answer once another request began the parse.
+var errStarted = errors.New("another request parses the file")
+
 // get returns the resolver of the file whose SHA-1 is key, parsing it with
-// load when the cache does not hold it. parsed reports whether this call
-// parsed it.
-func (c *DebugFileCache) get(ctx context.Context, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
-	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		c.lru.MoveToFront(el)
-		e := el.Value.(*symbolEntry)
+// load, as a parse of the organization org, when the cache does not hold
+// it. parsed reports whether this call parsed it.
+//
+// The requests that want a file not yet parsed each wait for their own
+// organization's slot and a slot of all; the first to hold them parses it
+// and the others wait for that parse, so that none waits in another
+// organization's queue. A request waiting for another's parse parses the
+// file itself when that one ends for a reason of its request's (canceled,
+// its parse budget spent, its file deleted), never failing for it.
+func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+	for {
+		c.mu.Lock()
+		var e *symbolEntry
+		if el, ok := c.entries[key]; ok {
+			c.lru.MoveToFront(el)
+			e = el.Value.(*symbolEntry)
+		} else if e = c.parsing[key]; e == nil {
+			e = &symbolEntry{key: key, started: make(chan struct{}), ready: make(chan struct{})}
+			c.parsing[key] = e
+		}
+		e.wanted++
 		c.mu.Unlock()
+
+		var release func()
+		err := errStarted
+		select {
+		case <-e.started:
+		default:
+			release, err = c.acquire(ctx, org, e.started)
+		}
+		c.mu.Lock()
+		e.wanted--
+		first := err == nil && !isClosed(e.started)
+		if first {
+			close(e.started)
+		}
+		if err != nil && err != errStarted && e.wanted == 0 && !isClosed(e.started) && c.parsing[key] == e {
+			delete(c.parsing, key) // nobody else wants it
+		}
+		c.mu.Unlock()
+		switch {
+		case first:
+			return c.parseFile(ctx, e, release, load)
+		case err == nil:
+			release() // another began while this one took its slots
+		case err != errStarted:
+			return nil, false, err
+		}
 		select {
 		case <-e.ready:
-			return e.res, false, e.err
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
 		}
+		if !e.retry {
+			return e.res, false, e.err
+		}
 	}
-	e := &symbolEntry{key: key, ready: make(chan struct{})}
-	el := c.lru.PushFront(e)
-	c.entries[key] = el
-	c.mu.Unlock()
+}
 
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case c.parse <- struct{}{}:
-		func() {
-			// A reader that panics fails this file, not the waiters
-			// forever: the panic goes on once they are released.
-			defer func() {
-				<-c.parse
-				if p := recover(); p != nil {
-					e.err = errors.New("reading the file failed")
-					c.mu.Lock()
-					c.remove(el)
-					c.mu.Unlock()
-					close(e.ready)
-					panic(p)
-				}
-			}()
-			e.res, e.err = load()
-		}()
-	case <-ctx.Done():
-		e.err = ctx.Err()
+	case <-ch:
+		return true
+	default:
+		return false
 	}
-	close(e.ready)
+}
 
+// parseFile parses the file of e with load, holding the slots that release
+// gives back, and keeps it unless it failed for a reason not the file's.
+func (c *DebugFileCache) parseFile(ctx context.Context, e *symbolEntry, release func(), load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+	func() {
+		// A reader that panics fails this file, not the waiters
+		// forever: the panic goes on once they are released.
+		defer func() {
+			release()
+			if p := recover(); p != nil {
+				e.err = errors.New("reading the file failed")
+				c.mu.Lock()
+				delete(c.parsing, e.key)
+				c.mu.Unlock()
+				close(e.ready)
+				panic(p)
+			}
+		}()
+		e.res, e.err = load()
+	}()
+
+	// Not the file's fault (this request's cancellation or budget, its
+	// record deleted meanwhile, the blob store out of reach): not kept,
+	// the next request tries again, and a waiter parses it now unless the
+	// blob store failed. Else the resolver, or the file's own failure (it
+	// stays malformed), is kept. The entry is settled before the waiters
+	// are released, so that one that parses again finds it gone.
+	unavailable := errors.Is(e.err, store.ErrUnavailable)
+	notTheFile := e.err != nil && (ctx.Err() != nil || errors.Is(e.err, context.Canceled) ||
+		errors.Is(e.err, context.DeadlineExceeded) || errors.Is(e.err, errParseBudget) ||
+		errors.Is(e.err, store.ErrNotFound) || unavailable)
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e.err != nil && (e.err == context.Canceled || e.err == context.DeadlineExceeded || ctx.Err() != nil ||
-		errors.Is(e.err, errParseBudget) || errors.Is(e.err, store.ErrUnavailable)) {
-		// Not the file's fault (the request's budget, the blob store
-		// out of reach): the next request tries again.
-		c.remove(el)
-		return e.res, true, e.err
+	delete(c.parsing, e.key)
+	if notTheFile {
+		e.retry = !unavailable
+	} else {
+		el := c.lru.PushFront(e)
+		c.entries[e.key] = el
+		c.count(el)
 	}
-	if c.entries[key] != el {
-		return e.res, true, e.err // evicted while it was parsed
-	}
-	c.count(el)
+	c.mu.Unlock()
+	close(e.ready)
 	return e.res, true, e.err
 }
 
