@@ -453,6 +453,8 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 				}
 			case errors.Is(err, dif.ErrNoDWARF):
 				c.Status = "no_debug_info"
+			case errors.Is(err, store.ErrNotFound):
+				continue // deleted while this request resolved: no longer a candidate
 			default:
 				c.Status, c.Reason = "malformed", err.Error()
 				m.resolvedFiles = append(m.resolvedFiles, f.ID)
