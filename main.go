@@ -592,6 +592,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		metrics = handlers.NewMetrics(buildVersion(), st, jobs, log)
 	}
 	srv := &http.Server{
+		ConnContext: handlers.WithConn,
 		Handler: handlers.New(handlers.Deps{
 			Store:          st,
 			Auth:           &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime},

@@ -581,7 +581,8 @@ func (h symbolHandler) serveFile(w http.ResponseWriter, r *http.Request, f store
 		return fmt.Errorf("reading file %d: %w", f.FileID, store.ErrUnavailable)
 	}
 	var content io.ReadSeeker = part
-	if whole, ok := fr.(io.ReadSeeker); ok && off == 0 && size == fr.Size() {
+	whole, isWhole := fr.(io.ReadSeeker)
+	if isWhole = isWhole && off == 0 && size == fr.Size(); isWhole {
 		// The reader itself: a file of the cache's directory goes to
 		// the connection with sendfile(2), from the page cache.
 		content = whole
@@ -596,6 +597,10 @@ func (h symbolHandler) serveFile(w http.ResponseWriter, r *http.Request, f store
 		hd.Set("Accept-Ranges", "bytes")
 		w.WriteHeader(http.StatusOK)
 		w.Write(mem.Bytes()[off : off+size]) //nolint:errcheck // the client went away
+		return nil
+	}
+	if isWhole {
+		corked(r.Context(), func() { http.ServeContent(w, r, "", f.DateCreated, content) })
 		return nil
 	}
 	http.ServeContent(w, r, "", f.DateCreated, content)

@@ -1,0 +1,43 @@
+package handlers
+
+import (
+	"context"
+	"net"
+	"syscall"
+)
+
+// connKey is the context key of a request's connection (WithConn).
+type connKey struct{}
+
+// WithConn is an http.Server's ConnContext: it keeps each request's
+// connection in its context, so that a handler sending a file can cork it
+// (corked).
+func WithConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// corked runs send with the request's TCP connection corked (TCP_CORK),
+// then uncorks it: net/http writes an answer's headers in a write of their
+// own before sendfile(2) sends the file, and corked they leave in the
+// file's first segment instead of a small one of their own that the client
+// wakes up for. On any other connection send just runs.
+func corked(ctx context.Context, send func()) {
+	tc, ok := ctx.Value(connKey{}).(*net.TCPConn)
+	if !ok {
+		send()
+		return
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		send()
+		return
+	}
+	setCork := func(on int) {
+		raw.Control(func(fd uintptr) { //nolint:errcheck // a connection that refuses is served uncorked
+			syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_CORK, on) //nolint:errcheck
+		})
+	}
+	setCork(1)
+	defer setCork(0)
+	send()
+}
