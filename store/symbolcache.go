@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	lru "container/list"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -81,19 +83,59 @@ func (c *symbolCache) open(key string) SymbolReader {
 	return cachedFile{f, e.size}
 }
 
-// put keeps data as the content of the file whose SHA-1 is key, dropping
-// the least recently served files until it fits. It writes the file
-// outside the lock, so that requests served from the cache do not wait
-// for it.
+// put keeps data as the content of the file whose SHA-1 is key, as fill
+// does.
 func (c *symbolCache) put(key string, data []byte) {
-	if !c.fits(int64(len(data))) {
-		return
+	if r, err := c.fill(key, int64(len(data)), bytes.NewReader(data)); err == nil {
+		r.Close()
+	}
+}
+
+// fillBuffer is what fill holds of a file while it copies it to the
+// cache's directory.
+const fillBuffer = 256 << 10
+
+// fill reads the size bytes of the file whose SHA-1 is key from src, keeps
+// them unless the cache is closed, and returns a reader of them (the
+// caller closes it). In the cache's directory the file is copied through a
+// buffer of fillBuffer bytes, so that a request for a file not kept yet
+// holds that buffer, not the file, and no lock while it copies; where the
+// cache keeps files in memory (no directory, or the disk refused the
+// file), it is read whole. An error is src's.
+func (c *symbolCache) fill(key string, size int64, src io.ReaderAt) (SymbolReader, error) {
+	if dir := c.directory(); dir != "" {
+		f, err := copyToTemp(dir, key, src, size)
+		var werr *diskError
+		switch {
+		case err == nil:
+			c.adopt(key, size, f.Name())
+			return cachedFile{f, size}, nil
+		case !errors.As(err, &werr):
+			return nil, err
+		}
+	}
+	data := make([]byte, size)
+	if _, err := src.ReadAt(data, 0); err != nil {
+		return nil, err
+	}
+	if c.fits(size) {
+		c.mu.Lock()
+		if _, ok := c.items[key]; !ok && !c.closed {
+			c.insert(&cacheEntry{key: key, size: size, data: data})
+		}
+		c.mu.Unlock()
+	}
+	return memoryFile{bytes.NewReader(data), data}, nil
+}
+
+// directory returns the cache's directory, made on first use; "" when the
+// cache keeps files in memory or is closed.
+func (c *symbolCache) directory() string {
+	if c == nil {
+		return ""
 	}
 	c.mu.Lock()
-	if _, ok := c.items[key]; ok || c.closed {
-		c.mu.Unlock()
-		return
-	}
+	defer c.mu.Unlock()
 	if c.dir == "" && !c.noDir {
 		dir, err := os.MkdirTemp(c.parent, "errata-symbols-")
 		if err != nil {
@@ -101,49 +143,62 @@ func (c *symbolCache) put(key string, data []byte) {
 		}
 		c.dir = dir
 	}
-	dir := c.dir
-	if c.noDir {
-		c.insert(&cacheEntry{key: key, size: int64(len(data)), data: data})
-		c.mu.Unlock()
-		return
+	if c.noDir || c.closed {
+		return ""
 	}
-	c.mu.Unlock()
-
-	e := &cacheEntry{key: key, size: int64(len(data))}
-	tmp, err := writeTemp(dir, key, data)
-	if err != nil {
-		e.data = data
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[key]; ok || c.closed {
-		if tmp != "" {
-			os.Remove(tmp)
-		}
-		return
-	}
-	if tmp != "" && os.Rename(tmp, filepath.Join(dir, key)) != nil {
-		os.Remove(tmp)
-		e.data = data
-	}
-	c.insert(e)
+	return c.dir
 }
 
-// writeTemp writes data to a new file of dir and returns its name.
-func writeTemp(dir, key string, data []byte) (string, error) {
+// diskError is a failure to write the cache's directory, as opposed to
+// one to read the file being kept.
+type diskError struct{ err error }
+
+func (e *diskError) Error() string { return "symbol cache: " + e.err.Error() }
+
+// copyToTemp copies size bytes of src to a new file of dir, through a
+// buffer of fillBuffer bytes, and returns it open at its start.
+func copyToTemp(dir, key string, src io.ReaderAt, size int64) (*os.File, error) {
 	f, err := os.CreateTemp(dir, key+".*.part")
 	if err != nil {
-		return "", err
+		return nil, &diskError{err}
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	fail := func(err error) (*os.File, error) {
+		f.Close()
 		os.Remove(f.Name())
-		return "", err
+		return nil, err
 	}
-	return f.Name(), nil
+	buf := make([]byte, min(size, fillBuffer))
+	for off := int64(0); off < size; {
+		n := int(min(int64(len(buf)), size-off))
+		if _, err := src.ReadAt(buf[:n], off); err != nil {
+			return fail(err)
+		}
+		if _, err := f.Write(buf[:n]); err != nil {
+			return fail(&diskError{err})
+		}
+		off += int64(n)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail(&diskError{err})
+	}
+	return f, nil
+}
+
+// adopt keeps the file tmp of the cache's directory, size bytes, as the
+// file whose SHA-1 is key; a descriptor open on tmp reads on whatever
+// becomes of it.
+func (c *symbolCache) adopt(key string, size int64, tmp string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; ok || c.closed || !c.fits(size) {
+		os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, filepath.Join(c.dir, key)); err != nil {
+		os.Remove(tmp)
+		return
+	}
+	c.insert(&cacheEntry{key: key, size: size})
 }
 
 // insert adds e, dropping the least recently served files until it fits.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -131,5 +132,49 @@ func TestSymbolCacheDirectory(t *testing.T) {
 	c.put("k2", content)
 	if _, err := os.Stat(dir); !os.IsNotExist(err) || read(t, c, "k2") != nil {
 		t.Error("a closed cache keeps files")
+	}
+}
+
+// patternReader is a file of size bytes that exists only as it is read.
+type patternReader struct{ size int64 }
+
+func (p patternReader) ReadAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) > p.size {
+		return 0, io.ErrUnexpectedEOF
+	}
+	for i := range b {
+		b[i] = byte(off + int64(i))
+	}
+	return len(b), nil
+}
+
+// TestSymbolCacheFillsThroughABuffer: a file kept in the directory is
+// copied there through fillBuffer bytes, not read whole into memory (each
+// request for a file not kept yet held the whole file, up to a quarter of
+// the cache's bound), and reads back as it was.
+func TestSymbolCacheFillsThroughABuffer(t *testing.T) {
+	const size = 16 << 20
+	c := newSymbolCache(4*size, t.TempDir())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := c.fill("k", size, patternReader{size})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2*fillBuffer {
+		t.Errorf("filling a file of %d bytes allocated %d bytes, want at most %d", size, got, 2*fillBuffer)
+	}
+	want := make([]byte, size)
+	patternReader{size}.ReadAt(want, 0)
+	if !bytes.Equal(read(t, c, "k"), want) {
+		t.Error("the file kept is not the file read")
+	}
+	if _, err := c.fill("bad", 10, patternReader{5}); err == nil {
+		t.Error("a file that cannot be read was kept")
+	}
+	if read(t, c, "bad") != nil {
+		t.Error("a file that could not be read is served")
 	}
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -275,10 +274,10 @@ type SymbolReader interface {
 // it was used, as a download does, so that a file a debugger fetches every
 // day never expires (at most once an hour per file; this process skips
 // even the statement for a file it recorded in that hour). A file small
-// enough for the cache is read whole once and then served from the cache:
-// an *os.File of its own (an io.ReadSeeker that net/http sends with
-// sendfile), or, where the cache could not write files, memory (with a
-// Bytes method). A larger one is read from its blobs, with the blob index
+// enough for the cache is copied into it by the first request (through a
+// small buffer, symbolCache.fill) and then served from it: an *os.File of
+// its own (an io.ReadSeeker that net/http sends with sendfile), or, where
+// the cache could not write files, memory (with a Bytes method). A larger one is read from its blobs, with the blob index
 // FindSymbolFile read (no query). A blob store that cannot be read is
 // ErrUnavailable.
 func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader, error) {
@@ -292,12 +291,11 @@ func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader,
 	if kept := s.symbols.open(f.SHA1); kept != nil {
 		return kept, nil
 	}
-	data := make([]byte, f.Size)
-	if _, err := fr.ReadAt(data, 0); err != nil {
+	kept, err := s.symbols.fill(f.SHA1, f.Size, fr)
+	if err != nil {
 		return nil, fmt.Errorf("file %d: %w: %w", f.FileID, ErrUnavailable, err)
 	}
-	s.symbols.put(f.SHA1, data)
-	return memoryFile{bytes.NewReader(data), data}, nil
+	return kept, nil
 }
 
 // touchMemo remembers when this process last recorded the use of a file.
