@@ -222,11 +222,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		if uint64(off) >= uint64(len(names)) {
 			return ""
 		}
-		b := names[off:]
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			b = b[:i]
-		}
-		return string(b)
+		return cString(names[off:])
 	}
 	idx := &pdbIndex{}
 	res := &Resolver{pdb: idx}
@@ -319,14 +315,11 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 				if !ok {
 					continue
 				}
-				name := data[35:]
-				if i := bytes.IndexByte(name, 0); i >= 0 {
-					name = name[:i]
-				}
+				name := cString(data[35:])
 				if err := spend(96 + len(name)); err != nil {
 					return nil, err
 				}
-				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: string(name), first: -1})
+				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: name, first: -1})
 				open = true
 				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: -1, last: -1})
 			case 0x114d, 0x115d: // S_INLINESITE, S_INLINESITE2
