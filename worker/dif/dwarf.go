@@ -843,15 +843,22 @@ func checkUnits(info, abbrev []byte) (ends []dwarf.Offset, err error) {
 		if n > uint64(len(rest)-hdr) {
 			return ends, nil // debug/dwarf reports the damage
 		}
-		if len(ends) == maxDWARFUnits {
-			return nil, ErrBudget
-		}
-		ends = append(ends, dwarf.Offset(off+hdr+int(n)))
 		vers := order.Uint16(rest[hdr:])
 		p := hdr + 2
 		if vers >= 5 {
 			p += 2
 		}
+		aoLen := 4 // the abbreviation offset's
+		if dwarf64 {
+			aoLen = 8
+		}
+		if p+aoLen > len(rest) {
+			return ends, nil // the header is cut short: debug/dwarf reports the damage
+		}
+		if len(ends) == maxDWARFUnits {
+			return nil, ErrBudget
+		}
+		ends = append(ends, dwarf.Offset(off+hdr+int(n)))
 		var ao uint64
 		if dwarf64 {
 			ao = order.Uint64(rest[p:])

@@ -434,3 +434,19 @@ func TestDWARFInlineBounds(t *testing.T) {
 		t.Errorf("5,000 lookups among 60,000 calls took %v", d)
 	}
 }
+
+// TestBuildResolverShortUnitHeader reads .debug_info whose last unit ends
+// before its abbreviation offset (DWARF 5, whose header is two bytes
+// longer): checkUnits read past the section and panicked.
+func TestBuildResolverShortUnitHeader(t *testing.T) {
+	for name, info := range map[string][]byte{
+		"dwarf32": {7, 0, 0, 0, 5, 0, 1, 8, 0, 0, 0},
+		"dwarf64": append([]byte{0xff, 0xff, 0xff, 0xff, 11, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 8}, make([]byte, 7)...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := buildResolver(map[string][]byte{"info": info, "abbrev": {0}}); err == nil {
+				t.Error("a unit header cut short was read")
+			}
+		})
+	}
+}

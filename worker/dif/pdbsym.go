@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"sort"
 	"unsafe"
@@ -222,11 +223,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		if uint64(off) >= uint64(len(names)) {
 			return ""
 		}
-		b := names[off:]
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			b = b[:i]
-		}
-		return string(b)
+		return cString(names[off:])
 	}
 	idx := &pdbIndex{}
 	res := &Resolver{pdb: idx}
@@ -276,15 +273,10 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		// The module's sites, counted first: each procedure's are a
 		// part of one array, which never grows.
 		nSites := 0
-		for pos := 4; pos+4 <= len(syms); {
-			reclen := int(le.Uint16(syms[pos:]))
-			if reclen < 2 || pos+2+reclen > len(syms) {
-				break
-			}
-			if kind := le.Uint16(syms[pos+2:]); kind == 0x114d || kind == 0x115d {
+		for _, rec := range pdbSymbolRecords(syms) {
+			if kind := le.Uint16(rec); kind == 0x114d || kind == 0x115d {
 				nSites++
 			}
-			pos += 2 + reclen
 		}
 		if err := spend(int(unsafe.Sizeof(pdbSite{})) * nSites); err != nil {
 			return nil, err
@@ -297,14 +289,8 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 			}
 			siteStart, open = len(sites), false
 		}
-		for pos := 4; pos+4 <= len(syms); {
-			reclen := int(le.Uint16(syms[pos:]))
-			if reclen < 2 || pos+2+reclen > len(syms) {
-				break
-			}
-			at := uint64(pos)
-			kind, data := le.Uint16(syms[pos+2:]), syms[pos+4:pos+2+reclen]
-			pos += 2 + reclen
+		for at, rec := range pdbSymbolRecords(syms) {
+			kind, data := le.Uint16(rec), rec[2:]
 			for len(scopes) > 0 && at >= scopes[len(scopes)-1].end {
 				scopes = scopes[:len(scopes)-1]
 			}
@@ -319,14 +305,11 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 				if !ok {
 					continue
 				}
-				name := data[35:]
-				if i := bytes.IndexByte(name, 0); i >= 0 {
-					name = name[:i]
-				}
+				name := cString(data[35:])
 				if err := spend(96 + len(name)); err != nil {
 					return nil, err
 				}
-				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: string(name), first: -1})
+				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: name, first: -1})
 				open = true
 				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: -1, last: -1})
 			case 0x114d, 0x115d: // S_INLINESITE, S_INLINESITE2
@@ -433,6 +416,24 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		sort.SliceStable(ls, func(a, b int) bool { return ls[a].addr < ls[b].addr })
 	}
 	return res, nil
+}
+
+// pdbSymbolRecords yields each record of a module's symbols syms (after
+// its 4-byte signature): its offset, and its kind and bytes after the
+// length, up to the first record that does not fit.
+func pdbSymbolRecords(syms []byte) iter.Seq2[uint64, []byte] {
+	return func(yield func(uint64, []byte) bool) {
+		for pos := 4; pos+4 <= len(syms); {
+			reclen := int(binary.LittleEndian.Uint16(syms[pos:]))
+			if reclen < 2 || pos+2+reclen > len(syms) {
+				return
+			}
+			if !yield(uint64(pos), syms[pos+2:pos+2+reclen]) {
+				return
+			}
+			pos += 2 + reclen
+		}
+	}
 }
 
 // namesTable reads the string buffer of the /names stream, which the

@@ -26,14 +26,9 @@ const maxDebugEntries = 64
 func ReadPE(r io.ReaderAt, size int64) (Object, error) {
 	b := newBudgetReader(r, size)
 	le := binary.LittleEndian
-	var dos [64]byte
-	if err := b.readAt(dos[:], 0); err != nil || dos[0] != 'M' || dos[1] != 'Z' {
-		return Object{}, errors.New("dif: not a PE image")
-	}
-	base := uint64(le.Uint32(dos[0x3c:]))
-	var coff [24]byte // the signature, then the COFF header
-	if err := b.readAt(coff[:], base); err != nil || string(coff[:4]) != "PE\x00\x00" {
-		return Object{}, errors.New("dif: not a PE image: no PE signature")
+	base, coff, err := readPEHeader(b)
+	if err != nil {
+		return Object{}, err
 	}
 	machine, nsections, timestamp := le.Uint16(coff[4:]), uint64(le.Uint16(coff[6:])), le.Uint32(coff[8:])
 	optSize, characteristics := uint64(le.Uint16(coff[20:])), le.Uint16(coff[22:])
@@ -88,7 +83,7 @@ func ReadPE(r io.ReaderAt, size int64) (Object, error) {
 	// The section that holds the debug directory: the first whose raw
 	// bytes cover its address.
 	off, found := int64(0), false
-	err := table{b: b, off: base + 24 + optSize, count: nsections, entSize: 40}.each(func(_ uint64, s []byte) bool {
+	err = table{b: b, off: base + 24 + optSize, count: nsections, entSize: 40}.each(func(_ uint64, s []byte) bool {
 		va, rawSize, rawOff := le.Uint32(s[12:]), le.Uint32(s[16:]), le.Uint32(s[20:])
 		if debugRVA >= va && debugRVA-va < rawSize {
 			off, found = int64(rawOff)+int64(debugRVA-va), true
@@ -118,6 +113,20 @@ func ReadPE(r io.ReaderAt, size int64) (Object, error) {
 		return o, nil
 	}
 	return Object{}, ErrNoDebugID
+}
+
+// readPEHeader reads a PE image's DOS header and, at the offset it gives
+// (hdr), the PE signature and the COFF header (coff).
+func readPEHeader(b *budgetReader) (hdr uint64, coff [24]byte, err error) {
+	var dos [64]byte
+	if err := b.readAt(dos[:], 0); err != nil || dos[0] != 'M' || dos[1] != 'Z' {
+		return 0, coff, errors.New("dif: not a PE image")
+	}
+	hdr = uint64(binary.LittleEndian.Uint32(dos[0x3c:]))
+	if err := b.readAt(coff[:], hdr); err != nil || string(coff[:4]) != "PE\x00\x00" {
+		return 0, coff, errors.New("dif: not a PE image: no PE signature")
+	}
+	return hdr, coff, nil
 }
 
 func peArch(m uint16) string {

@@ -41,14 +41,9 @@ func (p *peDWARF) resolve(addr uint64) ([]Frame, bool, error) {
 func ReadPEDWARF(r io.ReaderAt, size int64) (*Resolver, error) {
 	b := newBudgetReader(r, size)
 	le := binary.LittleEndian
-	var dos [64]byte
-	if err := b.readAt(dos[:], 0); err != nil || dos[0] != 'M' || dos[1] != 'Z' {
-		return nil, errors.New("dif: not a PE image")
-	}
-	hdr := uint64(le.Uint32(dos[0x3c:]))
-	var coff [24]byte // the signature, then the COFF header
-	if err := b.readAt(coff[:], hdr); err != nil || string(coff[:4]) != "PE\x00\x00" {
-		return nil, errors.New("dif: not a PE image: no PE signature")
+	hdr, coff, err := readPEHeader(b)
+	if err != nil {
+		return nil, err
 	}
 	nsections, symtab, nsyms := uint64(le.Uint16(coff[6:])), uint64(le.Uint32(coff[12:])), uint64(le.Uint32(coff[16:]))
 	optSize := uint64(le.Uint16(coff[20:]))
@@ -104,7 +99,7 @@ func ReadPEDWARF(r io.ReaderAt, size int64) (*Resolver, error) {
 		wanted[n] = true
 	}
 	found := map[string][2]uint64{} // resolver name -> offset, size
-	err := table{b: b, off: hdr + 24 + optSize, count: nsections, entSize: 40}.each(func(_ uint64, s []byte) bool {
+	err = table{b: b, off: hdr + 24 + optSize, count: nsections, entSize: 40}.each(func(_ uint64, s []byte) bool {
 		va := base + uint64(le.Uint32(s[12:]))
 		secs = append(secs, [2]uint64{va, va + uint64(le.Uint32(s[8:]))})
 		key, ok := bytes.CutPrefix(name(s), []byte(".debug_"))
