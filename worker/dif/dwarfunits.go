@@ -3,6 +3,7 @@ package dif
 import (
 	"debug/dwarf"
 	"encoding/binary"
+	"errors"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,9 @@ import (
 // address falls in it, as llvm-symbolizer reads lazily: a first answer
 // parses one unit, not all. Parsed units are kept; together with the
 // unit index they take at most maxDWARFIndex bytes, and a unit that would
-// pass that drops the units parsed before it. The DWARF sections are kept
+// pass that drops the units parsed before it, until maxReparses units more
+// than it has were parsed again (lookups alternating between units that
+// do not fit together): then such a unit is an error. The DWARF sections are kept
 // until every unit is parsed, then dropped.
 //
 // debug/dwarf's Data is not safe for concurrent readers (a reader
@@ -38,6 +41,7 @@ type dwarfIndex struct {
 
 	mu       sync.Mutex   // held while d is used
 	done     int          // units parsed (mu held)
+	reparses int          // parses of units parsed before and dropped (mu held)
 	parsed   atomic.Int64 // bytes of the units parsed, counted against limit
 	sections atomic.Int64 // bytes of the DWARF sections held: 0 once every unit is parsed
 }
@@ -45,7 +49,19 @@ type dwarfIndex struct {
 type lazyUnit struct {
 	off, end dwarf.Offset // its unit entry, the end of its bytes
 	p        atomic.Pointer[dwarfUnit]
+	dropped  bool // parsed once, then dropped to make room (mu held)
 }
+
+// maxReparses bounds, beyond one per unit, the units a resolver parses
+// again after dropping them: lookups that alternate between units that do
+// not fit the budget together would otherwise parse one at each lookup.
+// Past it, a unit that does not fit is an error instead of a reason to
+// drop the others.
+const maxReparses = 16
+
+// errUnitsBeyondBudget is the error of a unit that does not fit beside
+// those parsed once the resolver has parsed maxReparses units again.
+var errUnitsBeyondBudget = errors.New("dif: the DWARF units used together pass the index budget")
 
 // scan reads the unit entry of each unit: its ranges, and whether it is
 // one that errata does not read (split DWARF). It does not read the
@@ -139,13 +155,22 @@ func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
 		b.size = 64
 	}
 	p.size = b.size
+	if u.dropped {
+		x.reparses++
+	}
 	if x.parsed.Load()+p.size > limit {
-		// The units parsed before make room for this one.
-		for k := range x.units {
-			x.units[k].p.Store(nil)
+		if x.reparses > len(x.units)+maxReparses {
+			p = &dwarfUnit{err: errUnitsBeyondBudget, size: 64}
+		} else {
+			// The units parsed before make room for this one.
+			for k := range x.units {
+				if x.units[k].p.Swap(nil) != nil {
+					x.units[k].dropped = true
+				}
+			}
+			x.parsed.Store(0)
+			x.done = 0
 		}
-		x.parsed.Store(0)
-		x.done = 0
 	}
 	u.p.Store(p)
 	x.parsed.Add(p.size)

@@ -3,6 +3,7 @@ package dif
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -180,5 +181,42 @@ func TestDWARFDamagedUnit(t *testing.T) {
 	}
 	if _, ok := res.Lookup(0x2010); ok {
 		t.Error("Lookup answers in the damaged unit")
+	}
+}
+
+// TestDWARFUnitsDoNotThrash: lookups that alternate between two units that
+// do not fit the index budget together parse a unit again a bounded number
+// of times (each lookup parsed one before), then answer the unit that no
+// longer fits as beyond the budget.
+func TestDWARFUnitsDoNotThrash(t *testing.T) {
+	data, addrs := unitsProgram(t, 400)
+	res, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := addrs[0], addrs[len(addrs)-1]
+	_, u1, _ := res.dw.find(first)
+	_, u2, _ := res.dw.find(last)
+	if u1 == nil || u2 == nil || u1 == u2 {
+		t.Fatal("the first and last addresses are not in two units")
+	}
+	limit := res.dw.base + max(u1.size, u2.size) + 1 // one of them at a time
+	if res, err = ReadELFDWARF(bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	res.dw.limit = limit
+	beyond := 0
+	for range 500 {
+		for _, a := range []uint64{first, last} {
+			if _, _, err := res.Resolve(a); errors.Is(err, errUnitsBeyondBudget) {
+				beyond++
+			}
+		}
+	}
+	res.dw.mu.Lock()
+	reparses := res.dw.reparses
+	res.dw.mu.Unlock()
+	if most := len(res.dw.units) + maxReparses + 1; reparses > most || beyond == 0 {
+		t.Errorf("%d units parsed again (at most %d), %d lookups beyond the budget (want some)", reparses, most, beyond)
 	}
 }
