@@ -16,9 +16,10 @@ import (
 // address falls in it, as llvm-symbolizer reads lazily: a first answer
 // parses one unit, not all. Parsed units are kept; together with the
 // unit index they take at most maxDWARFIndex bytes, and a unit that would
-// pass that drops the units parsed before it, until maxReparses units more
-// than it has were parsed again (lookups alternating between units that
-// do not fit together): then such a unit is an error. The DWARF sections are kept
+// pass that drops the units parsed before it, until dropped units were
+// parsed again more times than there are units, plus maxReparses (lookups
+// alternating between units that do not fit together): then such a unit
+// is an error. The DWARF sections are kept
 // until every unit is parsed, then dropped.
 //
 // debug/dwarf's Data is not safe for concurrent readers (a reader
