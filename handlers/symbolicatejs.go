@@ -123,7 +123,7 @@ func handleSymbolicateJS(d Deps) apiFunc {
 			return err
 		}
 		bp := bodyBuffers.Get().(*[]byte)
-		defer bodyBuffers.Put(bp)
+		defer putBodyBuffer(bp)
 		body, err := readBody(w, r, (*bp)[:0])
 		*bp = body[:0]
 		if err != nil {
@@ -206,6 +206,21 @@ func checkResolveBody(body []byte) error {
 // bodyBuffers recycles the bodies symbolicate-js reads: a thousand frames
 // are 100 KB.
 var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest buffer bodyBuffers keeps: a body of up to
+// maxBodyBytes is read into a buffer of its size, which the pool would
+// otherwise hold, one for each request served at once, for the requests
+// of a thousand frames that follow.
+const maxPooledBody = 256 << 10
+
+// putBodyBuffer gives *bp back to bodyBuffers unless it grew beyond
+// maxPooledBody.
+func putBodyBuffer(bp *[]byte) {
+	if cap(*bp) > maxPooledBody {
+		return
+	}
+	bodyBuffers.Put(bp)
+}
 
 // readBody reads r's body of at most maxBodyBytes into buf, which it
 // grows as needed: in one read when the body says its length.

@@ -386,3 +386,18 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
+
+// TestSymbolicateJSBodyBuffersDropLargeOnes gives back the buffers of a
+// small and of a 1 MiB body: the pool keeps the first for the next
+// request and never hands out the second.
+func TestSymbolicateJSBodyBuffersDropLargeOnes(t *testing.T) {
+	for _, size := range []int{4 << 10, maxBodyBytes + 1} {
+		for range 10 {
+			b := make([]byte, 0, size)
+			putBodyBuffer(&b)
+			if got := bodyBuffers.Get().(*[]byte); cap(*got) > maxPooledBody {
+				t.Fatalf("a buffer of %d bytes given back: the pool holds %d", size, cap(*got))
+			}
+		}
+	}
+}
