@@ -222,14 +222,21 @@ func putBodyBuffer(bp *[]byte) {
 	bodyBuffers.Put(bp)
 }
 
+// maxBodyPresize is the most readBody allocates for a body before its
+// bytes arrive: a Content-Length is a claim, and a client that claims
+// 1 MiB and sends nothing would hold that much for each of its
+// connections until the read timeout.
+const maxBodyPresize = 64 << 10
+
 // readBody reads r's body of at most maxBodyBytes into buf, which it
-// grows as needed: in one read when the body says its length.
+// grows as needed: in one read when the body says its length and that is
+// at most maxBodyPresize.
 func readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return buf, errTooLarge
 	}
 	// One byte more than the length, for the read that finds the end.
-	if need := int(r.ContentLength) + 1; r.ContentLength > 0 && cap(buf) < need {
+	if need := min(int(r.ContentLength)+1, maxBodyPresize); r.ContentLength > 0 && cap(buf) < need {
 		buf = make([]byte, 0, need)
 	}
 	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)

@@ -401,3 +401,30 @@ func TestSymbolicateJSBodyBuffersDropLargeOnes(t *testing.T) {
 		}
 	}
 }
+
+// TestSymbolicateJSBodyAllocatedAsItArrives reads a body that claims
+// 1 MiB and sends 10 bytes: what is allocated before the bytes arrive is
+// at most maxBodyPresize, and a body that says its small length is read
+// into a buffer of that length.
+func TestSymbolicateJSBodyAllocatedAsItArrives(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		contentLength int64
+		maxCap        int
+	}{
+		{"a claim of 1 MiB", maxBodyBytes, maxBodyPresize},
+		{"a small length", 10, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"a":true}`))
+			r.ContentLength = tc.contentLength
+			body, err := readBody(httptest.NewRecorder(), r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(body) != `{"a":true}` || cap(body) > tc.maxCap {
+				t.Errorf("read %q into %d bytes, want at most %d", body, cap(body), tc.maxCap)
+			}
+		})
+	}
+}
