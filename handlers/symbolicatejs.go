@@ -123,7 +123,7 @@ func handleSymbolicateJS(d Deps) apiFunc {
 			return err
 		}
 		bp := bodyBuffers.Get().(*[]byte)
-		defer bodyBuffers.Put(bp)
+		defer putBodyBuffer(bp)
 		body, err := readBody(w, r, (*bp)[:0])
 		*bp = body[:0]
 		if err != nil {
@@ -207,14 +207,36 @@ func checkResolveBody(body []byte) error {
 // are 100 KB.
 var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
+// maxPooledBody is the largest buffer bodyBuffers keeps: a body of up to
+// maxBodyBytes is read into a buffer of its size, which the pool would
+// otherwise hold, one for each request served at once, for the requests
+// of a thousand frames that follow.
+const maxPooledBody = 256 << 10
+
+// putBodyBuffer gives *bp back to bodyBuffers unless it grew beyond
+// maxPooledBody.
+func putBodyBuffer(bp *[]byte) {
+	if cap(*bp) > maxPooledBody {
+		return
+	}
+	bodyBuffers.Put(bp)
+}
+
+// maxBodyPresize is the most readBody allocates for a body before its
+// bytes arrive: a Content-Length is a claim, and a client that claims
+// 1 MiB and sends nothing would hold that much for each of its
+// connections until the read timeout.
+const maxBodyPresize = 64 << 10
+
 // readBody reads r's body of at most maxBodyBytes into buf, which it
-// grows as needed: in one read when the body says its length.
+// grows as needed: in one read when the body says its length and that is
+// at most maxBodyPresize.
 func readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return buf, errTooLarge
 	}
 	// One byte more than the length, for the read that finds the end.
-	if need := int(r.ContentLength) + 1; r.ContentLength > 0 && cap(buf) < need {
+	if need := min(int(r.ContentLength)+1, maxBodyPresize); r.ContentLength > 0 && cap(buf) < need {
 		buf = make([]byte, 0, need)
 	}
 	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
@@ -650,8 +672,8 @@ func (rs *jsResolver) findFile(absPath string) (*jsFile, error) {
 		if err != nil || errType != "" {
 			return &jsFile{errType: errType}, err
 		}
-		if inline, ok := inlineMap(ref); ok {
-			return rs.parseInline(inline, src.URL, "debug-id")
+		if isInlineMap(ref) {
+			return rs.parseInline(ref, src, "debug-id")
 		}
 		mapURL := joinSourceURL(urlOrAbs(src.URL, absPath), ref)
 		mf, err = rs.d.Store.ArtifactFileByURL(ctx, rs.sc, src.InBundle, candidateURLs(mapURL))
@@ -682,8 +704,8 @@ func (rs *jsResolver) findFile(absPath string) (*jsFile, error) {
 	if err != nil || errType != "" {
 		return &jsFile{errType: errType}, err
 	}
-	if inline, ok := inlineMap(ref); ok {
-		return rs.parseInline(inline, src.URL, "release")
+	if isInlineMap(ref) {
+		return rs.parseInline(ref, src, "release")
 	}
 	mapURL := joinSourceURL(bare, ref)
 	mf, ok := files[1], found[1]
@@ -769,13 +791,18 @@ func findSourceMappingURL(data []byte) string {
 	return ""
 }
 
+// inlineMapPrefix starts a reference to a map inline in its file.
+const inlineMapPrefix = "data:application/json"
+
+// isInlineMap tells a reference to a map inline in its file.
+func isInlineMap(ref string) bool { return strings.HasPrefix(ref, inlineMapPrefix) }
+
 // inlineMap returns the map of a data: URL.
 func inlineMap(ref string) ([]byte, bool) {
-	const prefix = "data:application/json"
-	if !strings.HasPrefix(ref, prefix) {
+	if !isInlineMap(ref) {
 		return nil, false
 	}
-	meta, data, ok := strings.Cut(ref[len(prefix):], ",")
+	meta, data, ok := strings.Cut(ref[len(inlineMapPrefix):], ",")
 	if !ok {
 		return nil, true
 	}
@@ -793,32 +820,52 @@ func inlineMap(ref string) ([]byte, bool) {
 	return []byte(s), true
 }
 
-func (rs *jsResolver) parseInline(data []byte, fileURL, how string) (*jsFile, error) {
-	m, err := sourcemap.Parse(data)
-	if err != nil {
-		return &jsFile{errType: "malformed_sourcemap"}, nil
-	}
-	return newJSFile(m, nil, fileURL, how, ""), nil
+// parseInline returns the map inline in stored file src (its reference
+// ref, a data: URL), from the cache when it was parsed before; a parse
+// counts its bytes in the request's budget, as reading a stored map does.
+func (rs *jsResolver) parseInline(ref string, src store.SourceFile, how string) (*jsFile, error) {
+	return rs.cachedMap("sourcemap-inline:"+src.SHA1, src, how, "", func() ([]byte, error) {
+		data, _ := inlineMap(ref)
+		if data == nil {
+			data = []byte{} // a data: URL that does not decode: malformed, and kept so
+		}
+		if rs.read+int64(len(data)) > maxResolveBytes {
+			return nil, errResolveBudget
+		}
+		rs.read += int64(len(data))
+		return data, nil
+	})
 }
 
 // loadMap returns the parsed map of stored file f, from the cache when it
 // was parsed before.
 func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
+	return rs.cachedMap("sourcemap:"+f.SHA1, f, how, f.InBundle, func() ([]byte, error) {
+		if f.Size > sourcemap.MaxSize {
+			return nil, nil
+		}
+		return rs.readFile(f, sourcemap.MaxSize)
+	})
+}
+
+// cachedMap returns the map the cache keeps under key, found in stored
+// file f (whose URL it resolves sources against), or parses the map read
+// returns (nil: a file too large) and keeps it there.
+func (rs *jsResolver) cachedMap(key string, f store.SourceFile, how, bundle string, read func() ([]byte, error)) (*jsFile, error) {
 	rs.visible = true
-	key := "sourcemap:" + f.SHA1
 	if v, ok := rs.d.SymbolCache.get(key); ok {
 		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
 		if jm, ok := v.(*jsMap); ok {
-			return newJSFile(jm.m, jm.sources(f.URL), f.URL, how, f.InBundle), nil
+			return newJSFile(jm.m, jm.sources(f.URL), f.URL, how, bundle), nil
 		}
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
-	if f.Size > sourcemap.MaxSize {
-		return &jsFile{errType: "malformed_sourcemap"}, nil
-	}
-	data, err := rs.readFile(f, sourcemap.MaxSize)
+	data, err := read()
 	if err != nil {
 		return nil, err
+	}
+	if data == nil {
+		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
 	m, err := sourcemap.Parse(data)
 	if err != nil {
@@ -827,7 +874,7 @@ func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 	}
 	jm := newJSMap(m)
 	rs.d.SymbolCache.put(key, jm, jm.cacheSize()+int64(len(key)))
-	return newJSFile(m, jm.sources(f.URL), f.URL, how, f.InBundle), nil
+	return newJSFile(m, jm.sources(f.URL), f.URL, how, bundle), nil
 }
 
 // readFile reads f within the request's budget of bytes.

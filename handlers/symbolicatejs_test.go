@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,8 +30,15 @@ type symbolicateJSFixture struct {
 
 func newSymbolicateJSFixture(t *testing.T) symbolicateJSFixture {
 	t.Helper()
+	return newSymbolicateJSFixtureCache(t, 1<<20)
+}
+
+// newSymbolicateJSFixtureCache is newSymbolicateJSFixture with a cache of
+// cacheBytes.
+func newSymbolicateJSFixtureCache(t *testing.T, cacheBytes int64) symbolicateJSFixture {
+	t.Helper()
 	st, db := storetest.NewWithURL(t)
-	cache := NewSymbolCache(1 << 20)
+	cache := NewSymbolCache(cacheBytes)
 	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: discardLog(), Now: time.Now,
 		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now), SymbolCache: cache}
 	srv := httptest.NewServer(serve(d, routes(d)))
@@ -384,5 +392,87 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 	want := []jsError{{AbsPath: "https://app.example/static/unnamed.min.js", Type: "missing_sourcemap"}}
 	if diff := cmp.Diff(want, got.Errors); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestSymbolicateJSBodyBuffersDropLargeOnes gives back the buffers of a
+// small and of a 1 MiB body: the pool keeps the first for the next
+// request and never hands out the second.
+func TestSymbolicateJSBodyBuffersDropLargeOnes(t *testing.T) {
+	for _, size := range []int{4 << 10, maxBodyBytes + 1} {
+		for range 10 {
+			b := make([]byte, 0, size)
+			putBodyBuffer(&b)
+			if got := bodyBuffers.Get().(*[]byte); cap(*got) > maxPooledBody {
+				t.Fatalf("a buffer of %d bytes given back: the pool holds %d", size, cap(*got))
+			}
+		}
+	}
+}
+
+// TestSymbolicateJSBodyAllocatedAsItArrives reads a body that claims
+// 1 MiB and sends 10 bytes: what is allocated before the bytes arrive is
+// at most maxBodyPresize, and a body that says its small length is read
+// into a buffer of that length.
+func TestSymbolicateJSBodyAllocatedAsItArrives(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		contentLength int64
+		maxCap        int
+	}{
+		{"a claim of 1 MiB", maxBodyBytes, maxBodyPresize},
+		{"a small length", 10, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"a":true}`))
+			r.ContentLength = tc.contentLength
+			body, err := readBody(httptest.NewRecorder(), r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(body) != `{"a":true}` || cap(body) > tc.maxCap {
+				t.Errorf("read %q into %d bytes, want at most %d", body, cap(body), tc.maxCap)
+			}
+		})
+	}
+}
+
+// TestSymbolicateJSInlineMapsParsedOnce resolves frames of one minified
+// file whose map is inline (a data: URL of 2 MiB) under 200 URLs that
+// differ by their query: the map is parsed by the first request and kept
+// in the cache, each URL finding it there (it was parsed again for each,
+// 400 MiB in one request beyond its budget of bytes).
+func TestSymbolicateJSInlineMapsParsedOnce(t *testing.T) {
+	f := newSymbolicateJSFixtureCache(t, 64<<20)
+	sm, err := json.Marshal(map[string]any{"version": 3, "sources": []string{"a.js"}, "mappings": "AAAA",
+		"sourcesContent": []string{strings.Repeat("x", 2<<20)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := []byte("f()\n//# sourceMappingURL=data:application/json;base64," + base64.StdEncoding.EncodeToString(sm) + "\n")
+	body, ct := multipartBody(t, [][2]string{{"name", "~/static/inline.js"}}, []filePart{{"file", "inline.js", js}})
+	if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/1.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.status, r.body)
+	}
+	const url = "https://app.example/static/inline.js"
+	request := func(n int) map[string]any {
+		var frames []any
+		for i := range n {
+			frames = append(frames, jsFrame(fmt.Sprintf("%s?v=%d", url, i), 1, 1, "f"))
+		}
+		return map[string]any{"stacktraces": []any{map[string]any{"frames": frames}}, "release": "1.0",
+			"options": map[string]any{"apply_source_context": false}}
+	}
+	if r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(1)); r.status != http.StatusOK || !strings.Contains(string(r.body), `"symbolicated":true`) {
+		t.Fatalf("one frame: %d %s", r.status, r.body)
+	}
+	_, _, before := f.cache.stats()
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(maxResolveFiles))
+	if r.status != http.StatusOK || strings.Contains(string(r.body), `"symbolicated":false`) {
+		t.Fatalf("%d URLs of the file: %d %.300s", maxResolveFiles, r.status, r.body)
+	}
+	// Each URL finds the file's reference and its map in the cache.
+	if _, _, hits := f.cache.stats(); hits-before != 2*maxResolveFiles {
+		t.Errorf("%d URLs of the file: %d cache hits, want %d", maxResolveFiles, hits-before, 2*maxResolveFiles)
 	}
 }

@@ -19,50 +19,9 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 	ok := p.object(func(key []byte) bool {
 		switch string(key) {
 		case "stacktraces":
-			p.ws()
-			start := p.i
-			req.stacktraces = []jsStacktraceIn{}
-			if !p.array(func() bool {
-				var st jsStacktraceIn
-				ok := p.object(func(key []byte) bool {
-					if string(key) != "frames" {
-						return false
-					}
-					st.Frames = []jsFrameIn{}
-					return p.array(func() bool {
-						var f jsFrameIn
-						if !p.object(func(key []byte) bool { return p.frameField(key, &f) }) {
-							return false
-						}
-						st.Frames = append(st.Frames, f)
-						return true
-					})
-				})
-				req.stacktraces = append(req.stacktraces, st)
-				return ok
-			}) {
-				return false
-			}
-			req.Stacktraces = body[start:p.i]
-			return true
+			return p.stacktraces(req)
 		case "modules":
-			req.Modules = []jsModule{}
-			return p.array(func() bool {
-				var m jsModule
-				ok := p.object(func(key []byte) bool {
-					switch string(key) {
-					case "type":
-						return p.stringOrNull(&m.Type)
-					case "code_file":
-						return p.stringOrNull(&m.CodeFile)
-					case "debug_id":
-						return p.stringOrNull(&m.DebugID)
-					}
-					return false
-				})
-				req.Modules = append(req.Modules, m)
-				return ok
-			})
+			return p.modules(req)
 		case "release":
 			return p.stringOrNull(&req.Release)
 		case "dist":
@@ -88,6 +47,60 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 	}
 	req.decoded = true
 	return true
+}
+
+// stacktraces reads the value of "stacktraces" into req.stacktraces, and
+// its text into req.Stacktraces.
+func (p *fastJSON) stacktraces(req *jsRequest) bool {
+	p.ws()
+	start := p.i
+	req.stacktraces = []jsStacktraceIn{}
+	if !p.array(func() bool {
+		var st jsStacktraceIn
+		ok := p.object(func(key []byte) bool {
+			return string(key) == "frames" && p.frames(&st)
+		})
+		req.stacktraces = append(req.stacktraces, st)
+		return ok
+	}) {
+		return false
+	}
+	req.Stacktraces = p.b[start:p.i]
+	return true
+}
+
+// frames reads the value of a stack trace's "frames" into st.
+func (p *fastJSON) frames(st *jsStacktraceIn) bool {
+	st.Frames = []jsFrameIn{}
+	return p.array(func() bool {
+		var f jsFrameIn
+		if !p.object(func(key []byte) bool { return p.frameField(key, &f) }) {
+			return false
+		}
+		st.Frames = append(st.Frames, f)
+		return true
+	})
+}
+
+// modules reads the value of "modules" into req.Modules.
+func (p *fastJSON) modules(req *jsRequest) bool {
+	req.Modules = []jsModule{}
+	return p.array(func() bool {
+		var m jsModule
+		ok := p.object(func(key []byte) bool {
+			switch string(key) {
+			case "type":
+				return p.stringOrNull(&m.Type)
+			case "code_file":
+				return p.stringOrNull(&m.CodeFile)
+			case "debug_id":
+				return p.stringOrNull(&m.DebugID)
+			}
+			return false
+		})
+		req.Modules = append(req.Modules, m)
+		return ok
+	})
 }
 
 // frameFields are the keys of jsFrameIn. encoding/json also takes them in

@@ -9,11 +9,9 @@ import (
 	"errata/worker/dif/sourcemap"
 )
 
-// TestJSMapSourcesPerURL resolves the sources of a map found under three
-// URLs: each URL answers its own abs_path and filename, the first two are
-// kept with the map and the third is a request's own, and a view whose
-// budget is spent still answers every source.
-func TestJSMapSourcesPerURL(t *testing.T) {
+// parseTestMap parses the source map of sourcemap's tests.
+func parseTestMap(t *testing.T) *sourcemap.Map {
+	t.Helper()
 	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
 	if err != nil {
 		t.Fatal(err)
@@ -22,6 +20,15 @@ func TestJSMapSourcesPerURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// TestJSMapSourcesPerURL resolves the sources of a map found under three
+// URLs: each URL answers its own abs_path and filename, the first two are
+// kept with the map and the third is a request's own, and a view whose
+// budget is spent still answers every source.
+func TestJSMapSourcesPerURL(t *testing.T) {
+	m := parseTestMap(t)
 	jm := newJSMap(m)
 	urls := []string{"~/static/app.min.js.map", "https://cdn.example/a/b/app.min.js.map", "webpack://app/./dist/app.min.js.map"}
 	check := func(v *jsSources, mapURL string) {
@@ -73,14 +80,7 @@ func TestJSMapSourcesPerURL(t *testing.T) {
 // unresolved frames, with and without context, and holds them to what
 // encoding/json makes of the same values.
 func TestJSResponseAppendsAsEncodingJSON(t *testing.T) {
-	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := sourcemap.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := parseTestMap(t)
 	file := newJSFile(m, nil, "https://app.example/static/app.min.js.map", "release", "")
 	src := file.sources.get(0, m.Sources()[0])
 	line, col, abs, name := int64(12), int64(3), "https://app.example/static/app.min.js", "lookup\u2028\"Rate\""
@@ -115,14 +115,7 @@ func TestJSResponseAppendsAsEncodingJSON(t *testing.T) {
 // as warm requests over one bundle do: each gets every source right (the
 // race detector watches the rest).
 func TestJSMapSourcesConcurrently(t *testing.T) {
-	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := sourcemap.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := parseTestMap(t)
 	jm := newJSMap(m)
 	const mapURL = "~/static/app.min.js.map"
 	var wg sync.WaitGroup
