@@ -79,8 +79,8 @@ apt_install() {
 
 # install_js_tools brings the resolution API's oracles from npm: esbuild and
 # terser minify an app with source maps; npm source-map and
-# @jridgewell/trace-mapping resolve its frames as errata must (SYMBOLS.md
-# §10), and trace-mapping is BenchmarkSymbolicateJS's peer.
+# @jridgewell/trace-mapping resolve its frames as errata must (see
+# docs/testing.md), and trace-mapping is BenchmarkSymbolicateJS's peer.
 install_js_tools() {
 	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} pkg name
 	for pkg in esbuild@0.24.2 terser@5.36.0 source-map@0.7.4 @jridgewell/trace-mapping@0.3.25; do

@@ -414,7 +414,7 @@ func checkedIDs(t *testing.T, c sentryCLI, path string) (debugID, codeID string)
 // TestSymbolServerWithRealFiles builds a PE with its PDB (clang-14,
 // lld-link-14) and a Mach-O with its dSYM (clang-14, ld64.lld-14,
 // dsymutil-14), uploads them with sentry-cli and reads each back by its
-// symbol server key (SYMBOLS.md §4), in upper and lower case, as WinDbg
+// symbol server key (docs/symbol-server.md), in upper and lower case, as WinDbg
 // and SSQP clients ask.
 func TestSymbolServerWithRealFiles(t *testing.T) {
 	needTools(t, "clang-14", "lld-link-14", "ld64.lld-14", "dsymutil-14")
@@ -473,7 +473,7 @@ func TestSymbolServerWithRealFiles(t *testing.T) {
 		}
 	}
 	// The features stored for each file are those sentry-cli's check
-	// reports (SYMBOLS.md §5: a PDB's are symtab and debug).
+	// reports (a PDB's are symtab and debug).
 	for _, p := range []string{at("crash.pdb"), at("crash.exe")} {
 		out := cli.run(t, "debug-files", "check", p)
 		m := regexp.MustCompile(`Contained debug information:\n\s+> (.*)`).FindStringSubmatch(out.stdout)

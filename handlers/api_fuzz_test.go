@@ -80,7 +80,7 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "GET", path: "/api/0/organizations/acme/repos/?{}"},
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate-js/", contentType: "application/json"},
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate-jvm/", contentType: "application/json"},
-	// Native resolution (SYMBOLS.md §8).
+	// Native resolution (docs/resolution.md).
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate/", contentType: "application/json"},
 }
 

@@ -228,7 +228,7 @@ type artifactLookupJSON struct {
 const maxLookup = 100
 
 // handleArtifactLookup serves GET projects/{org}/{project}/artifact-lookup/
-// as symbolicator asks it (SYMBOLS.md §5): the project's files whose debug
+// as symbolicator asks it (docs/symbol-server.md): the project's files whose debug
 // id is one of the repeated ?debug_id=, newest first, then with ?release=
 // (and ?dist=) the files of that release and of its bundles whose URL
 // contains one of the repeated ?url=, in any case; each with the URL that

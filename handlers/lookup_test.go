@@ -12,8 +12,8 @@ import (
 	"errata/store"
 )
 
-// TestArtifactLookupAsSymbolicatorAsks holds artifact-lookup/ to SYMBOLS.md
-// §5: several debug ids at once, and release files and release bundles
+// TestArtifactLookupAsSymbolicatorAsks holds artifact-lookup/ to the lookups
+// symbolicator makes (docs/symbol-server.md): several debug ids at once, and release files and release bundles
 // found by a URL stem, case-insensitively, of the release and dist asked.
 func TestArtifactLookupAsSymbolicatorAsks(t *testing.T) {
 	a := newTestAPI(t)

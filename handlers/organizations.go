@@ -144,7 +144,7 @@ func newProjectJSON(p store.Project) projectJSON {
 
 // projectDetailJSON is a project as GET projects/{org}/{project}/ writes
 // it, with its organization: Sentry's detail allows no null team, so
-// without teams it is left out (CONTRACT.md §1).
+// without teams it is left out (docs/api.md, Conventions).
 type projectDetailJSON struct {
 	projectJSON
 	Team         *struct{}        `json:"team,omitempty"` // hides projectJSON's

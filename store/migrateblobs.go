@@ -33,7 +33,7 @@ var ErrBadBlob = errors.New("store: blob bytes do not match their SHA-1")
 // checked and committed. Each blob is copied under its advisory lock, so
 // the collector cannot remove it half-way; an upload that a server still
 // configured with the old store accepts during the run lands in the old
-// store, which is why the README asks for the servers to be stopped (or
+// store, which is why docs/storage.md asks for the servers to be stopped (or
 // for a second run once they are).
 //
 // progress, when not nil, is called after each blob.

@@ -421,8 +421,8 @@ func (s *Store) backfill(ctx context.Context, format, column string, read func(r
 	}
 }
 
-// LookupQuery is what symbolicator asks artifact-lookup/ for (SYMBOLS.md
-// §5): the files of any of DebugIDs, and, when Release is set, the
+// LookupQuery is what symbolicator asks artifact-lookup/ for
+// (docs/symbol-server.md): the files of any of DebugIDs, and, when Release is set, the
 // release's files and the files of its bundles (of Dist: nil is none)
 // whose URL contains one of URLs, in any case (Sentry's substring match).
 type LookupQuery struct {
