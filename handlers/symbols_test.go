@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"errata/store"
-	"errata/worker"
 	"errata/worker/dif"
+	"errata/worker/ingest"
 )
 
 // tinyBuildID is the GNU build id of worker/dif/testdata/tiny.elf, whose
@@ -104,7 +104,7 @@ func newSymbolFixture(t *testing.T) *symbolFixture {
 			t.Fatal(err)
 		}
 		uploads = append(uploads, store.DebugUpload{Content: bytes.NewReader(u.body),
-			Objects: worker.DebugFileObjects(objs, u.name, bytes.NewReader(u.body), int64(len(u.body)))})
+			Objects: ingest.DebugFileObjects(objs, u.name, bytes.NewReader(u.body), int64(len(u.body)))})
 	}
 	if _, err := a.st.CreateDebugFiles(context.Background(), store.ProjectScope{UserID: victim, OrgSlug: "acme", ProjectSlug: "web"}, uploads, false); err != nil {
 		t.Fatal(err)
@@ -326,7 +326,7 @@ func TestSymbolLookupsSeeChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	upload := store.DebugUpload{Content: bytes.NewReader(f.elf),
-		Objects: worker.DebugFileObjects(objs, "tiny.elf", bytes.NewReader(f.elf), int64(len(f.elf)))}
+		Objects: ingest.DebugFileObjects(objs, "tiny.elf", bytes.NewReader(f.elf), int64(len(f.elf)))}
 	if _, err := f.st.CreateDebugFiles(ctx, sc, []store.DebugUpload{upload}, false); err != nil {
 		t.Fatal(err)
 	}
