@@ -136,7 +136,7 @@ func (f *symbolFixture) get(method, path string, h map[string]string) response {
 
 func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 
-// TestDebuginfodRoutes holds the debuginfod routes to SYMBOLS.md §2–§3:
+// TestDebuginfodRoutes holds the debuginfod routes to docs/symbol-server.md:
 // headers, HEAD, Range, 406, sections (503 beyond the budget, 404 when
 // damaged), text/plain errors with WWW-Authenticate, another
 // organization's files 404, paths the mux would redirect, retention.
@@ -372,7 +372,7 @@ func TestSymbolServerKeys(t *testing.T) {
 	}
 }
 
-// TestSymbolPathParsers checks the parsers on the paths of SYMBOLS.md.
+// TestSymbolPathParsers checks the parsers on the paths of docs/symbol-server.md.
 func TestSymbolPathParsers(t *testing.T) {
 	q, err := parseDebuginfodPath("/debuginfod/acme/buildid/ABCD/source/src dir/a+b/sub/../util.h")
 	if err != nil || q.org != "acme" || q.buildID != "abcd" || q.kind != "source" || q.arg != "/src dir/a+b/util.h" {
@@ -405,7 +405,7 @@ func TestSymbolPathParsers(t *testing.T) {
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // TestDebugFilesFallBackToTheCodeID holds files/dsyms/?debug_id=&code_id=
-// to Sentry's lookup (SYMBOLS.md §5): the files of the debug id, else
+// to Sentry's lookup (docs/symbol-server.md): the files of the debug id, else
 // those of the code id.
 func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
 	f := newSymbolFixture(t)
