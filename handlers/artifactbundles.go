@@ -12,12 +12,6 @@ import (
 	"errata/store"
 )
 
-// projectScope reads the organization and project of a project route.
-func projectScope(r *http.Request) (store.ProjectScope, error) {
-	org, project, err := orgProjectSlugs(r)
-	return store.ProjectScope{UserID: caller(r).UserID, OrgSlug: org, ProjectSlug: project}, err
-}
-
 // pathBundleID reads the bundle_id path value: a bundle's debug id (a
 // UUID) or the SHA-1 of a bundle that has none.
 func pathBundleID(r *http.Request) (string, error) {
@@ -32,16 +26,6 @@ func pathBundleID(r *http.Request) (string, error) {
 // hyphens, 32 to 40 characters.
 func isBundleID(s string) bool {
 	return len(s) >= 32 && len(s) <= 40 && strings.Trim(s, "0123456789abcdef-") == ""
-}
-
-// canonicalUUID returns s, a UUID in any case with or without hyphens, in
-// the lower-case hyphenated form, or false.
-func canonicalUUID(s string) (string, bool) {
-	h := strings.ToLower(strings.ReplaceAll(s, "-", ""))
-	if len(h) != 32 || strings.Trim(h, "0123456789abcdef") != "" {
-		return "", false
-	}
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
 }
 
 // bundleAssociation is a release (and dist) a bundle belongs to.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"iter"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"strings"
 
@@ -22,17 +21,6 @@ const (
 	maxRequestSize   = 32 << 20
 	chunkConcurrency = 4
 )
-
-// defaultMaxBundleSize is the bundle limit when Deps leaves it zero; it
-// matches the worker's default.
-const defaultMaxBundleSize = 256 << 20
-
-func maxBundleSize(d Deps) int64 {
-	if d.MaxBundleSize > 0 {
-		return d.MaxBundleSize
-	}
-	return defaultMaxBundleSize
-}
 
 // chunkUploadOptions is the answer of GET chunk-upload/. With
 // artifact_bundles, sentry-cli 2.17+ uploads source maps as artifact bundles
@@ -169,17 +157,4 @@ func readChunk(part *multipart.Part, gzipped bool) (store.Chunk, error) {
 		return store.Chunk{}, badRequest("A chunk does not match its SHA-1")
 	}
 	return store.Chunk{SHA1: want, Data: data}, nil
-}
-
-// bodyError turns a failure to read a request body into the contract's
-// answer: 413 over the limit, 408 when the body did not arrive within the
-// server's read timeout (READ_TIMEOUT), else 400.
-func bodyError(err error) error {
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return errTooLarge
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		return &apiError{status: http.StatusRequestTimeout, detail: "Request Timeout", cause: err}
-	}
-	return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
 }

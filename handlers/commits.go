@@ -206,22 +206,6 @@ func decodeItem(raw json.RawMessage, dst any, loc ...any) error {
 	return nil
 }
 
-// text checks an optional string field: at most max characters, and not
-// empty when required.
-func text(o opt[string], required bool, max int, loc ...any) (*string, error) {
-	switch {
-	case required && !o.Set:
-		return nil, invalid(missing, "Field required", loc...)
-	case required && (o.Null || o.V == ""):
-		return nil, invalid(valueErr, "Input should be a non-empty string", loc...)
-	case o.Null || !o.Set:
-		return nil, nil
-	case max > 0 && utf8.RuneCountInString(o.V) > max:
-		return nil, invalid(valueErr, "String should have at most "+strconv.Itoa(max)+" characters", loc...)
-	}
-	return &o.V, nil
-}
-
 func at(loc []any, more ...any) []any { return append(slices.Clone(loc), more...) }
 
 // parseCommit validates one commit of a body.

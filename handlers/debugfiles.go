@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"errata/store"
-	"errata/worker"
 	"errata/worker/dif"
+	"errata/worker/ingest"
 )
 
 // difFormats are the file formats errata stores, with the content type
@@ -518,7 +518,7 @@ func readDsymMember(tmp *os.File, off int64, zf *zip.File, budget *int64) (*stor
 	if err != nil {
 		return nil, 0, err
 	}
-	recs := worker.DebugFileObjects(objs, zf.Name, content, n)
+	recs := ingest.DebugFileObjects(objs, zf.Name, content, n)
 	return &store.DebugUpload{Content: content, Objects: recs}, n, nil
 }
 

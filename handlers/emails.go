@@ -231,16 +231,3 @@ func confirmationMail(d Deps, r *http.Request, keys *authn.EmailKeys, userID int
 		HTML:    html.String(),
 	}, nil
 }
-
-// publicBase is scheme://host of the links the server writes: PUBLIC_URL,
-// or the request's own when it is not set.
-func publicBase(r *http.Request, publicURL string) string {
-	if publicURL != "" {
-		return strings.TrimSuffix(publicURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -25,29 +24,6 @@ type environmentLinkOut struct {
 
 func newEnvironmentLinkOut(l store.EnvironmentLink) environmentLinkOut {
 	return environmentLinkOut{ID: l.ID, Name: l.Name, IsHidden: l.IsHidden}
-}
-
-// slugPattern is what an organization or project slug in a path may be.
-var slugPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`)
-
-// pathSlug returns the slug path value name, or a 422 when it cannot be a
-// slug.
-func pathSlug(r *http.Request, name string) (string, error) {
-	s := r.PathValue(name)
-	if !slugPattern.MatchString(s) {
-		return "", invalid(valueErr, "Invalid slug", "path", name)
-	}
-	return s, nil
-}
-
-// orgProjectSlugs returns the organization and project slugs of a project
-// route.
-func orgProjectSlugs(r *http.Request) (org, project string, err error) {
-	if org, err = pathSlug(r, "organization_slug"); err != nil {
-		return "", "", err
-	}
-	project, err = pathSlug(r, "project_slug")
-	return org, project, err
 }
 
 // validEnvironmentName says whether s can name an environment: Sentry's

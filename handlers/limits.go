@@ -123,3 +123,15 @@ func (l *bodyLimiter) leave(token int64, ts *tokenSlots) {
 		delete(l.tokens, token)
 	}
 }
+
+// defaultMaxBundleSize is the bundle limit when Deps leaves it zero; it
+// matches the worker's default.
+const defaultMaxBundleSize = 256 << 20
+
+// maxBundleSize is d.MaxBundleSize, or defaultMaxBundleSize when it is 0.
+func maxBundleSize(d Deps) int64 {
+	if d.MaxBundleSize > 0 {
+		return d.MaxBundleSize
+	}
+	return defaultMaxBundleSize
+}

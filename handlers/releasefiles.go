@@ -3,12 +3,10 @@ package handlers
 import (
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"errata/store"
 )
@@ -20,15 +18,6 @@ func releaseFileScope(r *http.Request) (store.ReleaseFileScope, error) {
 	var err error
 	sc.OrgSlug, sc.ProjectSlug, sc.Version, err = releasePath(r)
 	return sc, err
-}
-
-// pathFileID reads the file_id path value, a positive decimal integer.
-func pathFileID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("file_id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, invalid(typeError, "Input should be a valid integer", "path", "file_id")
-	}
-	return id, nil
 }
 
 // releaseFileJSON is a release file as the API writes it.
@@ -147,32 +136,6 @@ func downloadReleaseFile(w http.ResponseWriter, r *http.Request, d Deps, sc stor
 	})
 }
 
-// attachmentStart answers 200 with the headers of a download of size
-// bytes saved as filename, and returns where its bytes go.
-type attachmentStart func(size int64, filename string) io.Writer
-
-// streamAttachment streams a download that write makes: write finds the
-// file, calls start with its size and name, then writes its bytes. Until
-// start, a failure is an ordinary answer (404, 503); once the first byte
-// is out, it can only cut the response short.
-func streamAttachment(w http.ResponseWriter, r *http.Request, d Deps, write func(start attachmentStart) error) error {
-	started := false
-	err := write(func(size int64, filename string) io.Writer {
-		started = true
-		h := w.Header()
-		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Length", strconv.FormatInt(size, 10))
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
-		w.WriteHeader(http.StatusOK)
-		return w
-	})
-	if err != nil && started {
-		d.Log.WarnContext(r.Context(), "download cut short", "err", err)
-		panic(http.ErrAbortHandler)
-	}
-	return err
-}
-
 // handleReleaseFileDelete serves DELETE organizations/{org}/releases/{version}/files/{file_id}/
 // and its project twin.
 func handleReleaseFileDelete(d Deps) apiFunc {
@@ -192,16 +155,6 @@ func handleReleaseFileDelete(d Deps) apiFunc {
 		return nil
 	}
 }
-
-// isText reports whether a multipart value can be stored as text: valid
-// UTF-8 without NUL, which PostgreSQL cannot hold.
-func isText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
-
-// uploadMemory is how much of a multipart upload is held in memory; the
-// rest goes to temporary files.
-const uploadMemory = 8 << 20
 
 // handleReleaseFileUpload serves POST organizations/{org}/releases/{version}/files/
 // and its project twin: one file sent as multipart fields file, name, dist

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"errata/store"
 )
@@ -163,16 +162,6 @@ func validVersion(v string) bool {
 	return store.CheckReleaseVersion(v) == nil
 }
 
-// pathVersion returns the version path value, decoded, or a 422 when no
-// release can have it.
-func pathVersion(r *http.Request) (string, error) {
-	v := r.PathValue("version")
-	if !validVersion(v) {
-		return "", invalid(valueErr, "Invalid release version", "path", "version")
-	}
-	return v, nil
-}
-
 // releaseBaseIn is the body of a release created on a project route; the
 // organization route adds projects.
 type releaseBaseIn struct {
@@ -235,19 +224,6 @@ func parseStatus(o opt[string]) (*string, error) {
 		return nil, invalid(valueErr, "Input should be 'open' or 'archived'", "body", "status")
 	}
 	return &o.V, nil
-}
-
-// parseTime reads an optional RFC 3339 timestamp field.
-func parseTime(o opt[string], field string) (*time.Time, error) {
-	if !o.Set || o.Null {
-		return nil, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, o.V)
-	// The API writes timestamps in UTC with a four-digit year.
-	if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
-		return nil, invalid(typeError, "Input should be a valid datetime", "body", field)
-	}
-	return &t, nil
 }
 
 // encodeData encodes a data object; nil stays nil (the empty object).
@@ -408,26 +384,6 @@ func handleProjectReleaseCreate(d Deps) apiFunc {
 		writeJSON(w, r, d.Log, http.StatusCreated, newReleaseOut(rel))
 		return nil
 	}
-}
-
-// releaseSlugs returns the organization slug of a release route and, on a
-// project route, the project slug ("" on an organization route).
-func releaseSlugs(r *http.Request) (org, project string, err error) {
-	if strings.Contains(r.Pattern, "{project_slug}") {
-		return orgProjectSlugs(r)
-	}
-	org, err = pathSlug(r, "organization_slug")
-	return org, "", err
-}
-
-// releasePath returns the organization, project (empty on organization
-// routes) and version of a route about one release.
-func releasePath(r *http.Request) (org, project, version string, err error) {
-	if org, project, err = releaseSlugs(r); err != nil {
-		return "", "", "", err
-	}
-	version, err = pathVersion(r)
-	return org, project, version, err
 }
 
 // handleReleases serves GET /api/0/organizations/{organization_slug}/releases/

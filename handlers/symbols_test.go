@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"errata/store"
-	"errata/worker"
 	"errata/worker/dif"
+	"errata/worker/ingest"
 )
 
 // tinyBuildID is the GNU build id of worker/dif/testdata/tiny.elf, whose
@@ -104,7 +104,7 @@ func newSymbolFixture(t *testing.T) *symbolFixture {
 			t.Fatal(err)
 		}
 		uploads = append(uploads, store.DebugUpload{Content: bytes.NewReader(u.body),
-			Objects: worker.DebugFileObjects(objs, u.name, bytes.NewReader(u.body), int64(len(u.body)))})
+			Objects: ingest.DebugFileObjects(objs, u.name, bytes.NewReader(u.body), int64(len(u.body)))})
 	}
 	if _, err := a.st.CreateDebugFiles(context.Background(), store.ProjectScope{UserID: victim, OrgSlug: "acme", ProjectSlug: "web"}, uploads, false); err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func (f *symbolFixture) get(method, path string, h map[string]string) response {
 
 func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 
-// TestDebuginfodRoutes holds the debuginfod routes to SYMBOLS.md §2–§3:
+// TestDebuginfodRoutes holds the debuginfod routes to docs/symbol-server.md:
 // headers, HEAD, Range, 406, sections (503 beyond the budget, 404 when
 // damaged), text/plain errors with WWW-Authenticate, another
 // organization's files 404, paths the mux would redirect, retention.
@@ -326,7 +326,7 @@ func TestSymbolLookupsSeeChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	upload := store.DebugUpload{Content: bytes.NewReader(f.elf),
-		Objects: worker.DebugFileObjects(objs, "tiny.elf", bytes.NewReader(f.elf), int64(len(f.elf)))}
+		Objects: ingest.DebugFileObjects(objs, "tiny.elf", bytes.NewReader(f.elf), int64(len(f.elf)))}
 	if _, err := f.st.CreateDebugFiles(ctx, sc, []store.DebugUpload{upload}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestSymbolServerKeys(t *testing.T) {
 	}
 }
 
-// TestSymbolPathParsers checks the parsers on the paths of SYMBOLS.md.
+// TestSymbolPathParsers checks the parsers on the paths of docs/symbol-server.md.
 func TestSymbolPathParsers(t *testing.T) {
 	q, err := parseDebuginfodPath("/debuginfod/acme/buildid/ABCD/source/src dir/a+b/sub/../util.h")
 	if err != nil || q.org != "acme" || q.buildID != "abcd" || q.kind != "source" || q.arg != "/src dir/a+b/util.h" {
@@ -405,7 +405,7 @@ func TestSymbolPathParsers(t *testing.T) {
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // TestDebugFilesFallBackToTheCodeID holds files/dsyms/?debug_id=&code_id=
-// to Sentry's lookup (SYMBOLS.md §5): the files of the debug id, else
+// to Sentry's lookup (docs/symbol-server.md): the files of the debug id, else
 // those of the code id.
 func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
 	f := newSymbolFixture(t)

@@ -21,8 +21,8 @@ import (
 	"errata/authn"
 	"errata/store"
 	"errata/store/storetest"
-	"errata/worker"
 	"errata/worker/dif"
+	"errata/worker/ingest"
 )
 
 // breakpadResolver is a small resolver whose size grows with n.
@@ -482,7 +482,7 @@ func TestSymbolCacheCountsParsedUnits(t *testing.T) {
 			if err != nil || len(objs) != 1 {
 				t.Fatalf("%d objects, %v", len(objs), err)
 			}
-			up := store.DebugUpload{Content: bytes.NewReader(data), Objects: worker.DebugFileObjects(objs, tc.file, bytes.NewReader(data), int64(len(data)))}
+			up := store.DebugUpload{Content: bytes.NewReader(data), Objects: ingest.DebugFileObjects(objs, tc.file, bytes.NewReader(data), int64(len(data)))}
 			if _, err := a.st.CreateDebugFiles(context.Background(), store.ProjectScope{UserID: owner, OrgSlug: "acme", ProjectSlug: "web"}, []store.DebugUpload{up}, false); err != nil {
 				t.Fatal(err)
 			}

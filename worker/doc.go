@@ -1,6 +1,15 @@
 // Package worker runs errata's background jobs (artifact assembly, debug
 // file assembly, the collector of unused uploads, mail).
 //
+// The packages below it are libraries of both the request handlers and
+// the jobs, not parts of the runner: dif (with dif/proguard and
+// dif/sourcemap) reads the file formats errata is sent (object files,
+// DWARF, PDB, Breakpad, source bundles, ProGuard mappings, source maps);
+// its packages are leaves that import nothing of errata and never touch
+// the store or HTTP. ingest turns what dif reads in a debug file into the
+// store's records of it, for the files/dsyms/ handler and for
+// DifAssembler alike. mail delivers the outbox's messages.
+//
 // Guarantees: a job is a row in PostgreSQL, written before the request that
 // asked for it is answered, so an accepted job is never lost. The channel of
 // a Worker only wakes it early; a worker that was asleep, stopped or crashed

@@ -11,6 +11,13 @@
 // It owns parsing only: it never touches the store or the network, and every
 // read is bounded by the size of the input it is given.
 //
+// It is a leaf library of file-format readers, used by the HTTP handlers
+// (uploads, the symbol routes, stack-trace resolution) and by the jobs of
+// package worker alike: it imports nothing of errata, takes an io.ReaderAt
+// (or an io.Reader) and a size, and returns plain values (Object, Section,
+// Resolver, Frame). Turning them into the store's records is package
+// ingest's work (worker/ingest).
+//
 // Budget: what a reader takes does not depend on any count or length
 // written in the file. The readers of ELF, Mach-O and PE are errata's own,
 // never debug/elf, debug/macho or debug/pe: they read headers, section
