@@ -2,7 +2,8 @@
 # dev.sh: the commands of the README.
 #
 #   ./dev.sh run     start errata on a throwaway PostgreSQL with demo data
-#   ./dev.sh test    run every test (go vet, go test -race ./...)
+#   ./dev.sh test    run every test (go vet, builds for other systems,
+#                    go test -race ./...)
 #   ./dev.sh bench   measure errata against its floor and print the figures
 #
 # All use DATABASE_URL when it is set. Otherwise they start a throwaway
@@ -300,7 +301,13 @@ test)
 	install_test_tools
 	build_static
 	go vet ./...
-	go test -race -count=1 "$@" ./...
+	# errata builds wherever Go does, not only on the Linux it ships for.
+	GOOS=darwin go build ./...
+	GOOS=windows go build ./...
+	GOARCH=arm64 go build ./...
+	# No package needs more than a few minutes on an idle 2-core machine;
+	# the timeout leaves room for a busy one (go test's default is 10m).
+	go test -race -count=1 -timeout 25m "$@" ./...
 	;;
 bench)
 	shift
