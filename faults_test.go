@@ -399,6 +399,16 @@ func TestPostgresOutage(t *testing.T) {
 			return l.count(func(r result) bool { return r.sent.After(killed) && succeeded(r) }) >= 40
 		})
 		results := l.finish()
+		// Those successes may come before PostgreSQL has noticed the
+		// crash: the checks of the rows wait until it is out of recovery.
+		waitFor(t, 20*time.Second, "the cluster to accept connections after its recovery", func() bool {
+			db, err := pgx.Connect(context.Background(), pg.url())
+			if err != nil {
+				return false
+			}
+			db.Close(context.Background())
+			return true
+		})
 		slowest := checkReleaseLoad(t, s, results)
 		failed := 0
 		var lastFailure time.Time
