@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,13 +31,33 @@ import (
 // this process (serve), or as a child process (spawn) when a test must kill
 // or signal it. The child is this test binary: TestMain runs main() instead
 // of the tests when childEnv is set.
+//
+// Each top-level test is a group of its own, with its own database, server,
+// ports and temporary folders, that builds its fixtures once; most run in
+// parallel (t.Parallel). Those that do not run first, one at a time: the
+// ones that time answers against a contract (TestPostgresOutage,
+// TestObjectStoreOutage, TestSMTPDelivery) or a server's timeouts
+// (TestSlowClientsAreCutOff, the SIGTERM tests), and
+// TestKilledDuringAssemblyCompletesAfterRestart, which counts a job's
+// attempts under a lease of 2 s.
 
 const childEnv = "ERRATA_TEST_RUN_MAIN"
+
+// parallelGroups is how many groups run at once unless -parallel says: the
+// groups wait on child processes, peers and timers more than they compute,
+// so that twice the CPU count keeps a small machine busy, not swamped.
+func parallelGroups() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		main()
 		os.Exit(0)
+	}
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(parallelGroups()))
 	}
 	code := m.Run()
 	if shipped.dir != "" {

@@ -114,6 +114,7 @@ func assembleDif(t *testing.T, s *errataServer, name string, data []byte) (state
 // detail, and the peak memory of the server as shipped grows by less than
 // 256 MB.
 func TestObjectReadersMemoryBudget(t *testing.T) {
+	t.Parallel()
 	s := newErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	s.spawnShipped(t)
 	setupAcme(t, s)
