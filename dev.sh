@@ -220,7 +220,8 @@ install_versitygw() {
 
 # build_static builds errata as the Dockerfile does: static (no cgo),
 # -trimpath, the version stamped from git. ops_test.go checks the binary
-# that ERRATA_BIN names and its version, ERRATA_VERSION.
+# that ERRATA_BIN names and its version, ERRATA_VERSION; the tests that
+# bound the server's memory run it, as shipped, instead of a race build.
 build_static() {
 	ERRATA_VERSION=$(git describe --always --dirty 2>/dev/null || echo devel)
 	BINTMP=$(mktemp -d /tmp/errata-bin.XXXXXX)
