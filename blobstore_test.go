@@ -66,6 +66,7 @@ func objectsAgreeWithRows(t *testing.T, s *errataServer, c *s3.Client) int {
 // TestSentryCLIWithObjectStore uploads source maps with sentry-cli 2 and 3
 // to errata keeping its blobs in S3, downloads them, and collects them.
 func TestSentryCLIWithObjectStore(t *testing.T) {
+	t.Parallel()
 	s, _, c := s3Errata(t, nil)
 	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,project:admin,org:read")
 	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
@@ -206,6 +207,7 @@ func sendChunks(client *http.Client, s *errataServer, data []byte) result {
 // PostgreSQL to S3 with `errata admin migrate-blobs`, serves them from
 // there, and moves them back.
 func TestMigrateBlobsCommand(t *testing.T) {
+	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	setupAcme(t, s)
 	b := newBundle(t, "1.0.0", 3, 30<<10)
@@ -305,6 +307,7 @@ func TestMigrateBlobsCommand(t *testing.T) {
 // TestServeChecksTheBucket starts errata with a wrong secret and with a
 // missing bucket: it refuses to start, and says why without the secret.
 func TestServeChecksTheBucket(t *testing.T) {
+	t.Parallel()
 	srv := s3test.Start(t)
 	srv.Client("errata")
 	// A bucket whose prefix another deployment claimed: its collector and
@@ -339,6 +342,7 @@ func TestServeChecksTheBucket(t *testing.T) {
 
 // TestBadBlobStore starts errata with BLOB_STORE values it cannot use.
 func TestBadBlobStore(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, value, want string }{
 		{"another scheme", "gs://bucket", `BLOB_STORE: "gs://bucket" is not postgres or s3://BUCKET[/PREFIX]`},
 		{"a bad bucket", "s3://Bad_Bucket", `BLOB_STORE: bucket name "Bad_Bucket": want lower-case letters, digits, '-' and '.'`},
@@ -358,6 +362,7 @@ func TestBadBlobStore(t *testing.T) {
 // store does not answer: it starts, uploads answer 503, and they succeed
 // once the store is back.
 func TestServeStartsWithTheObjectStoreDown(t *testing.T) {
+	t.Parallel()
 	srv := s3test.Start(t)
 	srv.Client("errata")
 	srv.Stop()

@@ -182,6 +182,7 @@ func (d *devtools) outerHTML(session string) string {
 // headless Chromium and clicks the page's button with a real mouse event:
 // the page runs no script, so only its form can verify the address.
 func TestChromiumConfirmPage(t *testing.T) {
+	t.Parallel()
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
 		t.Fatal("CHROMIUM is not set: run the tests with ./dev.sh test, which installs chromium")

@@ -123,6 +123,7 @@ func mappingText(variant int) string {
 // through the API that each is listed under the debug id the file
 // carries, with content that downloads as it was.
 func TestDebugFilesEndToEnd(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Fatal("gcc is needed to build the ELF objects this test uploads")
 	}
@@ -391,6 +392,7 @@ func proguardUUID(t *testing.T, path string) string {
 // sentry-cli 1.77.2, which assembles through the same difs/assemble: the
 // ELF and its source bundle are listed under the ELF's debug id.
 func TestSentryCLI1UploadsDebugFiles(t *testing.T) {
+	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
 	s.cli(t, "admin", "create-org", "--slug", "one", "--owner", "dev@example.com")

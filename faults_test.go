@@ -399,6 +399,16 @@ func TestPostgresOutage(t *testing.T) {
 			return l.count(func(r result) bool { return r.sent.After(killed) && succeeded(r) }) >= 40
 		})
 		results := l.finish()
+		// Those successes may come before PostgreSQL has noticed the
+		// crash: the checks of the rows wait until it is out of recovery.
+		waitFor(t, 20*time.Second, "the cluster to accept connections after its recovery", func() bool {
+			db, err := pgx.Connect(context.Background(), pg.url())
+			if err != nil {
+				return false
+			}
+			db.Close(context.Background())
+			return true
+		})
 		slowest := checkReleaseLoad(t, s, results)
 		failed := 0
 		var lastFailure time.Time
@@ -665,8 +675,10 @@ func TestSIGTERMDrainsInFlightRequests(t *testing.T) {
 	if err != nil {
 		t.Errorf("errata exited with %v after SIGTERM, want exit code 0", err)
 	}
-	if exited > drain {
-		t.Errorf("errata took %s to exit, more than SHUTDOWN_TIMEOUT %s", exited, drain)
+	// Every request ended before the drain's deadline, SHUTDOWN_TIMEOUT:
+	// past it errata cuts them off, says so and exits with code 1.
+	if logs := s.logs.String(); strings.Contains(logs, "cut off") {
+		t.Errorf("errata cut off requests after SIGTERM (it exited after %s, SHUTDOWN_TIMEOUT %s):\n%s", exited, drain, logs)
 	}
 
 	// Short requests either completed normally or, still pending at
@@ -743,8 +755,10 @@ func TestSIGTERMCutsOffRequestsAtTheDrainTimeout(t *testing.T) {
 	if exitErr, ok := errors.AsType[*exec.ExitError](err); !ok || exitErr.ExitCode() != 1 {
 		t.Errorf("errata exited with %v, want exit code 1 for requests cut off", err)
 	}
-	if exited < drain || exited > drain+3*time.Second {
-		t.Errorf("errata exited %s after SIGTERM, want about SHUTDOWN_TIMEOUT %s", exited, drain)
+	// Not before the drain's deadline; past it, the select above bounds
+	// how long errata may take on a busy machine.
+	if exited < drain {
+		t.Errorf("errata exited %s after SIGTERM, before SHUTDOWN_TIMEOUT %s", exited, drain)
 	}
 	close(upload.release) // the client notices the cut once it writes again
 	for name, r := range map[string]result{"upload": <-upload.done, "list": <-list} {
@@ -821,8 +835,10 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 			t.Fatalf("the connection was not closed by the server: %v after %s", err, elapsed)
 		}
-		if elapsed < headerTimeout-500*time.Millisecond || elapsed > headerTimeout+4*time.Second {
-			t.Errorf("the server closed the connection after %s, want about READ_HEADER_TIMEOUT %s", elapsed, headerTimeout)
+		// The server, not the client's deadline, closed it, and not
+		// before the header timeout.
+		if elapsed < headerTimeout-500*time.Millisecond {
+			t.Errorf("the server closed the connection after %s, before READ_HEADER_TIMEOUT %s", elapsed, headerTimeout)
 		}
 		if bytes.HasPrefix(got, []byte("HTTP/1.1 2")) {
 			t.Errorf("the slow request was answered: %q", got)
@@ -844,8 +860,10 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		if !res.Close {
 			t.Errorf("the answer keeps the connection open")
 		}
-		if elapsed < readTimeout-500*time.Millisecond || elapsed > readTimeout+4*time.Second {
-			t.Errorf("answered after %s, want about READ_TIMEOUT %s", elapsed, readTimeout)
+		// Answered by the server before rawRequest's deadline, and not
+		// before the read timeout.
+		if elapsed < readTimeout-500*time.Millisecond {
+			t.Errorf("answered after %s, before READ_TIMEOUT %s", elapsed, readTimeout)
 		}
 		if n := s.count(t, `SELECT count(*) FROM releases`); n != 0 {
 			t.Errorf("%d releases stored", n)
@@ -858,6 +876,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 type chunked struct{ io.Reader }
 
 func TestOversizedBodiesAreCutAtTheLimit(t *testing.T) {
+	t.Parallel()
 	const bundleLimit = 2 << 20
 	s := startErrata(t, map[string]string{"MAX_BUNDLE_SIZE": strconv.Itoa(bundleLimit), "LOG_LEVEL": "warn"})
 	setupAcme(t, s)

@@ -72,6 +72,7 @@ func smallBundle(t *testing.T, org, version string) []byte {
 // when globex's bundle is ok), acme's requests are 200 or 503 with
 // Retry-After, and globex's are all answered 200.
 func TestAFloodOfDebugFileAssembliesDoesNotHoldBackAnotherOrganization(t *testing.T) {
+	t.Parallel()
 	s := newErrata(t, map[string]string{"LOG_LEVEL": "error"})
 	s.spawn(t)
 	setupAcme(t, s)
@@ -204,6 +205,7 @@ func TestAFloodOfDebugFileAssembliesDoesNotHoldBackAnotherOrganization(t *testin
 // two jobs over a limit of one is 503 naming it), and a value that is not a
 // positive number stops it at start.
 func TestOrgJobLimitIsASetting(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"0", "-3", "many"} {
 		env := map[string]string{"DATABASE_URL": "postgres://unused", "SECRET_KEY": testSecretKey,
 			"PUBLIC_URL": "http://errata.test", "ORG_JOB_LIMIT": v}

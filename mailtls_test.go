@@ -18,6 +18,7 @@ import (
 // not sent to a server that offers no STARTTLS (aiosmtpd without TLS); by
 // default it is.
 func TestStartTLSRequired(t *testing.T) {
+	t.Parallel()
 	python := os.Getenv("SMTP_PYTHON")
 	if python == "" {
 		t.Fatal("SMTP_PYTHON is not set: run the tests with ./dev.sh test, which installs aiosmtpd")

@@ -18,7 +18,10 @@ import (
 )
 
 // maxReaderGrowth is how much the server's peak memory may grow while it
-// reads all the files of TestObjectReadersMemoryBudget.
+// reads all the files of TestObjectReadersMemoryBudget. The test measures
+// the server binary as shipped (spawnShipped), whose peak grew by 61 to
+// 71 MB in three runs: the bound leaves a margin of more than 3.5 times
+// that, and a reader that trusted the files' counts would cross it by far.
 const maxReaderGrowth = 256 << 20
 
 // peakRSS returns the peak resident set of process pid (VmHWM), in bytes.
@@ -108,10 +111,12 @@ func assembleDif(t *testing.T, s *errataServer, name string, data []byte) (state
 // files/dsyms/ and then through chunk upload and difs/assemble: no answer
 // is a 5xx, each file whose identity is readable is stored, each whose
 // headers are beyond the readers' budget ends in state error with a
-// detail, and the server's peak memory grows by less than 256 MB.
+// detail, and the peak memory of the server as shipped grows by less than
+// 256 MB.
 func TestObjectReadersMemoryBudget(t *testing.T) {
+	t.Parallel()
 	s := newErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.spawn(t)
+	s.spawnShipped(t)
 	setupAcme(t, s)
 	pid := s.proc.Process.Pid
 	start := peakRSS(t, pid)
@@ -170,7 +175,9 @@ func TestObjectReadersMemoryBudget(t *testing.T) {
 			t.Logf("%s: %s %q, peak RSS %d MB", b.name, state, detail, peakRSS(t, pid)>>20)
 		}
 	})
-	if grown := peakRSS(t, pid) - start; grown >= maxReaderGrowth {
+	grown := peakRSS(t, pid) - start
+	t.Logf("the server's peak RSS grew by %d MB from %d MB", grown>>20, start>>20)
+	if grown >= maxReaderGrowth {
 		t.Errorf("the server's peak RSS grew by %d MB, want less than %d", grown>>20, maxReaderGrowth>>20)
 	}
 }

@@ -62,6 +62,7 @@ func checkNativeAnswer(t *testing.T, out symbolicated, pcs []uint64, wants [][]n
 // checks that errata resolves every instruction start of its own
 // functions as llvm-symbolizer does.
 func TestNativeFormats(t *testing.T) {
+	t.Parallel()
 	needNativeTools(t)
 	if _, err := exec.LookPath("llvm-lipo-14"); err != nil {
 		t.Fatal("llvm-lipo-14 is needed by this test: run it with ./dev.sh test, which installs it")

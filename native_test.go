@@ -342,6 +342,7 @@ const nativeBase = 0x555555554000
 // sentry-cli, and checks that errata resolves every instruction start of
 // their own functions as llvm-symbolizer does on the unstripped files.
 func TestNativeSymbolication(t *testing.T) {
+	t.Parallel()
 	needNativeTools(t)
 	src, upload := t.TempDir(), t.TempDir()
 	fixtures := buildNative(t, src, upload)

@@ -34,6 +34,7 @@ func requireEnv(t *testing.T, name, what string) string {
 }
 
 func TestStaticBinary(t *testing.T) {
+	t.Parallel()
 	bin := requireEnv(t, "ERRATA_BIN", "builds the static binary")
 	want := requireEnv(t, "ERRATA_VERSION", "stamps the static binary with it")
 
@@ -99,6 +100,7 @@ func buildCommand(t *testing.T, file string) string {
 }
 
 func TestDockerfileBuildsAsDevShTest(t *testing.T) {
+	t.Parallel()
 	docker, dev := buildCommand(t, "Dockerfile"), buildCommand(t, "dev.sh")
 	if docker != dev {
 		t.Errorf("the Dockerfile builds with\n\t%s\nbut dev.sh test with\n\t%s", docker, dev)
@@ -126,6 +128,7 @@ func TestDockerfileBuildsAsDevShTest(t *testing.T) {
 }
 
 func TestVersionCommandPrintsTheBuildVersion(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"version"}, func(string) string { return "" }, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -136,6 +139,7 @@ func TestVersionCommandPrintsTheBuildVersion(t *testing.T) {
 }
 
 func TestVersionOf(t *testing.T) {
+	t.Parallel()
 	vcs := func(kv ...string) *debug.BuildInfo {
 		info := &debug.BuildInfo{Main: debug.Module{Path: "errata", Version: "(devel)"}}
 		for i := 0; i < len(kv); i += 2 {
@@ -165,6 +169,7 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	s := startErrata(t, nil)
 	_, port, _ := strings.Cut(s.env["ADDR"], ":")
 	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -218,6 +223,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestMetricsListener(t *testing.T) {
+	t.Parallel()
 	promtool := requireEnv(t, "PROMTOOL", "extracts promtool from Debian's prometheus package")
 	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", freePort(t))
 	s := startErrata(t, map[string]string{"METRICS_ADDR": strings.TrimSuffix(strings.TrimPrefix(metricsURL, "http://"), "/metrics")})
@@ -276,6 +282,7 @@ func TestMetricsListener(t *testing.T) {
 }
 
 func TestNoMetricsWithoutMetricsAddr(t *testing.T) {
+	t.Parallel()
 	s := startErrata(t, nil)
 	status, body := get(t, s.url+"/metrics")
 	var got map[string]string

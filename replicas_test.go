@@ -58,6 +58,7 @@ const (
 // TestReplicas runs two errata processes on one database with the pending
 // recovery-code seeds in PostgreSQL.
 func TestReplicas(t *testing.T) {
+	t.Parallel()
 	a := newErrata(t, map[string]string{"RECOVERY_SEED_STORE": "postgres"})
 	b := newErrata(t, map[string]string{"RECOVERY_SEED_STORE": "postgres", "DATABASE_URL": a.env["DATABASE_URL"]})
 	if a.env["SECRET_KEY"] != b.env["SECRET_KEY"] {
@@ -272,6 +273,7 @@ func TestReplicas(t *testing.T) {
 // default store each process holds its own seeds, so a POST on the replica
 // that did not answer the GET finds none.
 func TestReplicasWithMemorySeeds(t *testing.T) {
+	t.Parallel()
 	a := startErrata(t, nil)
 	b := startErrata(t, map[string]string{"DATABASE_URL": a.env["DATABASE_URL"]})
 	a.token = a.user(t, "ann@example.com", "org:read")
@@ -288,6 +290,7 @@ func TestReplicasWithMemorySeeds(t *testing.T) {
 // TestRecoverySeedStoreSetting checks the values of RECOVERY_SEED_STORE
 // that serve refuses at startup.
 func TestRecoverySeedStoreSetting(t *testing.T) {
+	t.Parallel()
 	unmigrated := storetest.NewDatabase(t)
 	storetest.Exec(t, unmigrated, `DROP TABLE pending_recovery_seeds`)
 	tests := []struct {

@@ -16,6 +16,7 @@ import (
 // TestSentryCLI drives sentry-cli 2.x and 3.x against the real program:
 // releases, deploys and the environments a deploy brings into being.
 func TestSentryCLI(t *testing.T) {
+	t.Parallel()
 	bins := []struct{ env, name string }{{"SENTRY_CLI_2", "2.58.6"}, {"SENTRY_CLI_3", "3.8.0"}}
 	for _, b := range bins {
 		if os.Getenv(b.env) == "" {
@@ -119,6 +120,7 @@ func driveRelease(t *testing.T, c sentryCLI, srv *errataServer, version string) 
 // `projects list` of sentry-cli 2.x and 3.x: each prints the caller's
 // organizations, and the organization's projects, and nothing of another.
 func TestSentryCLIListsOrganizationsAndProjects(t *testing.T) {
+	t.Parallel()
 	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	srv.token = srv.user(t, "owner@lists.io", "project:releases,project:read,org:read")
 	srv.cli(t, "admin", "create-org", "--slug", "lists-acme", "--name", "Acme Lists", "--owner", "owner@lists.io")
@@ -144,6 +146,7 @@ func TestSentryCLIListsOrganizationsAndProjects(t *testing.T) {
 // `releases restore` of sentry-cli 2.x and 3.x and checks the release's
 // status, and which list shows it, through the API.
 func TestSentryCLIArchivesAndRestoresReleases(t *testing.T) {
+	t.Parallel()
 	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	srv.token = srv.user(t, "owner@archive.io", "project:releases,project:read,org:read")
 	srv.cli(t, "admin", "create-org", "--slug", "archive-acme", "--owner", "owner@archive.io")
@@ -199,6 +202,7 @@ func TestSentryCLIArchivesAndRestoresReleases(t *testing.T) {
 // `releases list -o <organization id>` of sentry-cli 2.x and 3.x: Sentry
 // takes an id wherever it takes a slug, and so does errata.
 func TestSentryCLINamesByID(t *testing.T) {
+	t.Parallel()
 	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	srv.token = srv.user(t, "owner@ids.io", "project:releases,project:read,org:read")
 	orgID := srv.cli(t, "admin", "create-org", "--slug", "ids-acme", "--owner", "owner@ids.io")
@@ -229,6 +233,7 @@ func TestSentryCLINamesByID(t *testing.T) {
 // release's last one), --commit with a range, --clear, repos list and
 // releases info --show-commits.
 func TestSentryCLISetsCommits(t *testing.T) {
+	t.Parallel()
 	srv := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	for i, b := range []string{"SENTRY_CLI_1", "SENTRY_CLI_2", "SENTRY_CLI_3"} {
 		t.Run(b, func(t *testing.T) {

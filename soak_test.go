@@ -216,6 +216,7 @@ func (c *soakClient) step() {
 }
 
 func TestSoak(t *testing.T) {
+	t.Parallel()
 	duration := soakDuration(t)
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	setupAcme(t, s)

@@ -85,6 +85,7 @@ func checkFileTable(t *testing.T, out string) {
 }
 
 func TestSourcemapsEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
 	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
@@ -167,6 +168,7 @@ type lookupEntry struct {
 // they were injected, and a second upload of the same files must send no
 // chunk and store nothing.
 func TestDebugIDSourcemapsEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
 	for _, tc := range []struct{ env, org string }{{"SENTRY_CLI_2", "acme2"}, {"SENTRY_CLI_3", "acme3"}} {
@@ -230,6 +232,7 @@ func TestDebugIDSourcemapsEndToEnd(t *testing.T) {
 // releases/{version}/assemble/, as every client before artifact bundles.
 // With a project, 1.77.2 too uploads artifact bundles.
 func TestSentryCLI1UsesTheReleaseAssemble(t *testing.T) {
+	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
 	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
 	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")

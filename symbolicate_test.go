@@ -218,6 +218,7 @@ type jsResolved struct {
 // @jridgewell/trace-mapping give, and the file, line and column of the
 // same frames in a run of the unminified app.
 func TestSymbolicateJSEndToEnd(t *testing.T) {
+	t.Parallel()
 	esbuild, terser := toolEnv(t, "ESBUILD"), toolEnv(t, "TERSER")
 	toolEnv(t, "NODE_SOURCE_MAP")
 	toolEnv(t, "NODE_TRACE_MAPPING")

@@ -193,6 +193,7 @@ func readJavaTrace(t *testing.T, text string) (string, []string) {
 // obfuscated trace: the answer must be the unobfuscated trace, which is
 // also what ProGuard's retrace prints.
 func TestSymbolicateJVMEndToEnd(t *testing.T) {
+	t.Parallel()
 	proguard := toolEnv(t, "PROGUARD")
 	retrace := toolEnv(t, "PROGUARD_RETRACE")
 	dir := t.TempDir()

@@ -146,6 +146,7 @@ func sameFile(t *testing.T, what, a, b string) {
 // llvm-symbolizer, and reads symbol server keys in upper and lower case
 // with Basic and Bearer credentials.
 func TestSymbolRoutesWithRealClients(t *testing.T) {
+	t.Parallel()
 	needTools(t, "gcc", "objcopy", "strip", "readelf", "cmp", "debuginfod-find", "debuginfod", "gdb", "valgrind", "llvm-symbolizer")
 	fx := buildSymbolFixture(t)
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
@@ -417,6 +418,7 @@ func checkedIDs(t *testing.T, c sentryCLI, path string) (debugID, codeID string)
 // symbol server key (docs/symbol-server.md), in upper and lower case, as WinDbg
 // and SSQP clients ask.
 func TestSymbolServerWithRealFiles(t *testing.T) {
+	t.Parallel()
 	needTools(t, "clang-14", "lld-link-14", "ld64.lld-14", "dsymutil-14")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "crash.c")
@@ -512,6 +514,7 @@ func TestSymbolServerWithRealFiles(t *testing.T) {
 // byte for byte. The cache's directory is private and gone once the
 // server stopped.
 func TestDebuginfodOnS3Blobs(t *testing.T) {
+	t.Parallel()
 	needTools(t, "gcc", "objcopy", "strip", "readelf")
 	fx := buildSymbolFixture(t)
 	exe, _ := os.ReadFile(fx.stripped)

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,15 +31,79 @@ import (
 // this process (serve), or as a child process (spawn) when a test must kill
 // or signal it. The child is this test binary: TestMain runs main() instead
 // of the tests when childEnv is set.
+//
+// Each top-level test is a group of its own, with its own database, server,
+// ports and temporary folders, that builds its fixtures once; most run in
+// parallel (t.Parallel). Those that do not run first, one at a time: the
+// ones that time answers against a contract (TestPostgresOutage,
+// TestObjectStoreOutage, TestSMTPDelivery) or a server's timeouts
+// (TestSlowClientsAreCutOff, the SIGTERM tests), and
+// TestKilledDuringAssemblyCompletesAfterRestart, which counts a job's
+// attempts under a lease of 2 s.
 
 const childEnv = "ERRATA_TEST_RUN_MAIN"
+
+// parallelGroups is how many groups run at once unless -parallel says: the
+// groups wait on child processes, peers and timers more than they compute,
+// so that twice the CPU count keeps a small machine busy, not swamped; at
+// most 8, whose servers' pools stay well within dev.sh's PostgreSQL
+// max_connections.
+func parallelGroups() int { return min(8, max(4, 2*runtime.GOMAXPROCS(0))) }
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", strconv.Itoa(parallelGroups()))
+	}
+	code := m.Run()
+	if shipped.dir != "" {
+		os.RemoveAll(shipped.dir)
+	}
+	os.Exit(code)
+}
+
+// shipped is the server binary as shipped, built once for the tests that
+// need it when ERRATA_BIN does not name one.
+var shipped struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// shippedBinary returns the server binary as shipped: ERRATA_BIN, which
+// ./dev.sh test builds as the Dockerfile does (static, -trimpath, without
+// the race detector). Without it, a CI run fails (dev.sh was bypassed);
+// elsewhere the binary is built once, as dev.sh builds it, into a
+// temporary folder that TestMain removes.
+func shippedBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("ERRATA_BIN"); bin != "" {
+		return bin
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("ERRATA_BIN is not set: run the tests with ./dev.sh test, which builds the static binary")
+	}
+	shipped.once.Do(func() {
+		if shipped.dir, shipped.err = os.MkdirTemp("", "errata-bin-"); shipped.err != nil {
+			return
+		}
+		shipped.path = filepath.Join(shipped.dir, "errata")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", shipped.path, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			shipped.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if shipped.err != nil {
+		t.Fatalf("build the server binary as shipped: %v", shipped.err)
+	}
+	return shipped.path
 }
 
 // errataServer is errata serving one database on a loopback port.
@@ -111,11 +179,27 @@ func (s *errataServer) serve(t *testing.T) {
 }
 
 // spawn runs `errata serve` as a child process until stop, kill or the
-// test's end, and waits until it is ready.
+// test's end, and waits until it is ready. The child is this test binary,
+// built with the race detector when the tests are.
 func (s *errataServer) spawn(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve")
-	cmd.Env = []string{childEnv + "=1", "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+	s.startChild(t, exec.Command(os.Args[0], "serve"), childEnv+"=1")
+}
+
+// spawnShipped is spawn with the server binary as shipped (shippedBinary),
+// for the tests that measure the server's memory: the race detector
+// multiplies a program's memory by 5 to 10, so a bound measured under it
+// says little about the server that runs in production.
+func (s *errataServer) spawnShipped(t *testing.T) {
+	t.Helper()
+	s.startChild(t, exec.Command(shippedBinary(t), "serve"))
+}
+
+// startChild starts cmd with the server's environment and env, and waits until
+// it is ready.
+func (s *errataServer) startChild(t *testing.T, cmd *exec.Cmd, env ...string) {
+	t.Helper()
+	cmd.Env = append(env, "PATH="+os.Getenv("PATH"), "TMPDIR="+os.TempDir())
 	for k, v := range s.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
