@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"errata/handlers/symbolication"
 	"errata/store"
 	"errata/worker/dif"
 )
@@ -146,7 +147,7 @@ type nativeModule struct {
 func handleSymbolicate(d Deps) apiFunc {
 	cache := d.DebugFileCache
 	if cache == nil {
-		cache = NewDebugFileCache(DefaultDebugFileCacheBytes)
+		cache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sc, err := projectScope(r)
@@ -236,7 +237,7 @@ func handleSymbolicate(d Deps) apiFunc {
 		// counts what they hold now.
 		for _, m := range mods {
 			if m.res != nil {
-				cache.recount(m.resKey)
+				cache.Recount(m.resKey)
 			}
 		}
 		if req.Options.ApplySourceContext == nil || *req.Options.ApplySourceContext {
@@ -363,7 +364,7 @@ func nativeModules(req nativeRequest) ([]*nativeModule, error) {
 
 // resolveModule finds the module's debug files among files and reads the
 // first that has debug information.
-func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *nativeModule, files []store.ResolutionFile, parsed *int64) error {
+func resolveModule(r *http.Request, cache *symbolication.DebugFileCache, st *store.Store, m *nativeModule, files []store.ResolutionFile, parsed *int64) error {
 	var cands []store.ResolutionFile
 	for _, f := range files {
 		if m.debugID != "" && dif.SameDebugID(f.DebugID, m.debugID) || m.codeID != "" && f.CodeID != nil && *f.CodeID == m.codeID {
@@ -413,7 +414,7 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 			if f.FileFormat == "macho" {
 				key += "/" + f.DebugID
 			}
-			res, _, err := cache.get(r.Context(), f.OrgID, key, func() (*dif.Resolver, error) {
+			res, _, err := cache.Get(r.Context(), f.OrgID, key, func() (*dif.Resolver, error) {
 				if *parsed+f.Size > maxNativeParse {
 					return nil, errParseBudget
 				}
@@ -472,7 +473,9 @@ func resolveModule(r *http.Request, cache *DebugFileCache, st *store.Store, m *n
 	return nil
 }
 
-var errParseBudget = errors.New("the request's parse budget is spent")
+// errParseBudget stops a request that would parse more than
+// maxNativeParse bytes.
+var errParseBudget error = &symbolication.LimitError{Limit: symbolication.ParseBytes, Max: maxNativeParse}
 
 // checkFrame checks the address and the addr_mode of frame i of stack
 // trace si, for a request of nmods modules.
@@ -573,12 +576,9 @@ func resolveFrame(mods []*nativeModule, f nativeFrameIn, i int, crashing, caller
 	return res, nil
 }
 
-// Source context: the lines around a frame's line, from the source bundle
-// of its module, at most maxSourceContext bytes of sources per request.
-const (
-	sourceContextLines = 5
-	maxSourceContext   = 32 << 20
-)
+// maxSourceContext bounds the bytes of sources one request reads from
+// source bundles for context.
+const maxSourceContext = 32 << 20
 
 // applySourceContext fills the source context of the symbolicated frames
 // whose module has a source bundle holding their file, and returns the
@@ -602,7 +602,7 @@ func applySourceContext(r *http.Request, st *store.Store, sts []struct {
 	}
 	budget := int64(maxSourceContext)
 	var used []int64
-	sources := map[*nativeModule]map[string][]string{}
+	sources := map[*nativeModule]map[string]sourceText{}
 	for m, ps := range paths {
 		fr, err := st.OpenFile(r.Context(), m.bundle.OrgID, m.bundle.FileID)
 		if err != nil {
@@ -616,29 +616,54 @@ func applySourceContext(r *http.Request, st *store.Store, sts []struct {
 			continue // a damaged bundle gives no context
 		}
 		used = append(used, m.bundle.ID)
-		lines := map[string][]string{}
+		texts := map[string]sourceText{}
 		for p, b := range files {
 			budget -= int64(len(b))
-			lines[p] = strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+			texts[p] = newSourceText(string(b))
 		}
-		sources[m] = lines
+		sources[m] = texts
 	}
 	for _, s := range sts {
 		for i := range s.Frames {
 			f := &s.Frames[i]
-			lines, ok := sources[f.mod][f.AbsPath]
+			text, ok := sources[f.mod][f.AbsPath]
 			if !ok {
-				lines = sources[f.mod][path.Clean(f.AbsPath)]
+				text = sources[f.mod][path.Clean(f.AbsPath)]
 			}
-			if f.mod == nil || f.Lineno < 1 || f.Lineno > len(lines) {
+			if f.mod == nil || f.Lineno < 1 {
 				continue
 			}
-			k, col := f.Lineno-1, max(f.Colno-1, 0)
-			line := trimContextLine(lines[k], col)
-			f.ContextLine = &line
-			f.PreContext = trimContextLines(lines[max(0, k-sourceContextLines):k], col)
-			f.PostContext = trimContextLines(lines[k+1:min(len(lines), k+1+sourceContextLines)], col)
+			if pre, line, post := text.context(f.Lineno-1, max(f.Colno-1, 0)); line != nil {
+				f.PreContext, f.ContextLine, f.PostContext = pre, line, post
+			}
 		}
 	}
 	return used, nil
+}
+
+// sourceText is a source bundle's file with where each of its lines
+// starts, so that the context of each frame is read from its own lines.
+type sourceText struct {
+	text   string
+	starts []int
+}
+
+func newSourceText(text string) sourceText {
+	starts := []int{0}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return sourceText{text: text, starts: starts}
+}
+
+// context is symbolication.Context of line (0-based) of the file, read
+// from the first line it shows.
+func (s sourceText) context(line, column int) (pre []string, ctx *string, post []string) {
+	first := max(line-symbolication.ContextLines, 0)
+	if first >= len(s.starts) {
+		return nil, nil, nil
+	}
+	return symbolication.Context(s.text[s.starts[first]:], line-first, column, symbolication.StartsEmptyLine)
 }

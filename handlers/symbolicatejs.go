@@ -16,6 +16,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"errata/handlers/symbolication"
 	"errata/store"
 	"errata/worker/dif/sourcemap"
 )
@@ -33,8 +34,6 @@ const (
 	// maxResolveBytes bounds the bytes of stored files one request reads
 	// and parses (cached files cost nothing).
 	maxResolveBytes = 256 << 20
-	// contextLines is how many lines of source context go on each side.
-	contextLines = 5
 )
 
 // jsRequest is the body of symbolicate-js/.
@@ -510,7 +509,7 @@ func (rs *jsResolver) resolveFrame(f jsFrameIn, o *jsFrameOut, name *string, lin
 			}
 			content = *text
 		}
-		o.PreContext, o.ContextLine, o.PostContext = sourceContext(content, p.Line, p.Column)
+		o.PreContext, o.ContextLine, o.PostContext = symbolication.Context(content, p.Line, p.Column, symbolication.EndsLastLine)
 	}
 	return p.HasName, "", nil
 }
@@ -556,8 +555,8 @@ func (rs *jsResolver) findSource(file *jsFile, abs string) (*string, error) {
 		return nil, err
 	}
 	key := "source:" + f.SHA1
-	if v, ok := rs.d.SymbolCache.get(key); ok {
-		rs.d.SymbolCache.touch(ctx, rs.d.Store, f)
+	if v, ok := rs.d.MapCache.Get(key); ok {
+		rs.d.MapCache.Touch(ctx, rs.d.Store, f)
 		text := v.(string)
 		return &text, nil
 	}
@@ -569,51 +568,11 @@ func (rs *jsResolver) findSource(file *jsFile, abs string) (*string, error) {
 		return nil, err
 	}
 	text := string(data)
-	rs.d.SymbolCache.put(key, text, int64(len(text)+len(key)+64))
+	rs.d.MapCache.Put(key, text, int64(len(text)+len(key)+64))
 	return &text, nil
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// sourceContext returns up to contextLines lines before line (0-based) of
-// content, the line and up to contextLines after it, each cut around column
-// (0-based) when long (trimContextLine).
-func sourceContext(content string, line, column int) (pre []string, ctx *string, post []string) {
-	pre, post = []string{}, []string{}
-	// Walk to the first line wanted without splitting the whole file.
-	first := max(line-contextLines, 0)
-	rest := content
-	for i := 0; i < first; i++ {
-		j := strings.IndexByte(rest, '\n')
-		if j < 0 {
-			return pre, nil, post
-		}
-		rest = rest[j+1:]
-	}
-	for i := first; i <= line+contextLines; i++ {
-		if rest == "" && i > line {
-			break
-		}
-		l, next, found := strings.Cut(rest, "\n")
-		l = trimContextLine(strings.TrimSuffix(l, "\r"), column)
-		switch {
-		case i < line:
-			pre = append(pre, l)
-		case i == line:
-			ctx = &l
-		default:
-			post = append(post, l)
-		}
-		if !found {
-			if i < line {
-				return []string{}, nil, []string{}
-			}
-			break
-		}
-		rest = next
-	}
-	return pre, ctx, post
-}
 
 // file returns what the request knows of abs_path, finding its map on
 // first use.
@@ -742,8 +701,8 @@ func (rs *jsResolver) sourceMappingURL(f store.SourceFile) (string, string, erro
 		}
 	}
 	key := "sourceMappingURL:" + f.SHA1
-	if v, ok := rs.d.SymbolCache.get(key); ok {
-		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
+	if v, ok := rs.d.MapCache.Get(key); ok {
+		rs.d.MapCache.Touch(rs.r.Context(), rs.d.Store, f)
 		return v.(string), ref(v.(string)), nil
 	}
 	if f.Size > maxMinifiedBytes {
@@ -754,7 +713,7 @@ func (rs *jsResolver) sourceMappingURL(f store.SourceFile) (string, string, erro
 		return "", "", err
 	}
 	u := findSourceMappingURL(data)
-	rs.d.SymbolCache.put(key, u, int64(len(u)+len(key)+64))
+	rs.d.MapCache.Put(key, u, int64(len(u)+len(key)+64))
 	return u, ref(u), nil
 }
 
@@ -853,8 +812,8 @@ func (rs *jsResolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 // returns (nil: a file too large) and keeps it there.
 func (rs *jsResolver) cachedMap(key string, f store.SourceFile, how, bundle string, read func() ([]byte, error)) (*jsFile, error) {
 	rs.visible = true
-	if v, ok := rs.d.SymbolCache.get(key); ok {
-		rs.d.SymbolCache.touch(rs.r.Context(), rs.d.Store, f)
+	if v, ok := rs.d.MapCache.Get(key); ok {
+		rs.d.MapCache.Touch(rs.r.Context(), rs.d.Store, f)
 		if jm, ok := v.(*jsMap); ok {
 			return newJSFile(jm.m, jm.sources(f.URL), f.URL, how, bundle), nil
 		}
@@ -869,11 +828,11 @@ func (rs *jsResolver) cachedMap(key string, f store.SourceFile, how, bundle stri
 	}
 	m, err := sourcemap.Parse(data)
 	if err != nil {
-		rs.d.SymbolCache.put(key, false, int64(len(key)+64))
+		rs.d.MapCache.Put(key, false, int64(len(key)+64))
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
 	jm := newJSMap(m)
-	rs.d.SymbolCache.put(key, jm, jm.cacheSize()+int64(len(key)))
+	rs.d.MapCache.Put(key, jm, jm.cacheSize()+int64(len(key)))
 	return newJSFile(m, jm.sources(f.URL), f.URL, how, bundle), nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"errata/authn"
+	"errata/handlers/symbolication"
 	"errata/store/storetest"
 )
 
@@ -24,7 +25,7 @@ import (
 // package's testdata as ~/static/app.min.js and its map.
 type symbolicateJSFixture struct {
 	*testAPI
-	cache *SymbolCache
+	cache *symbolication.MapCache
 	tok   string
 }
 
@@ -38,9 +39,9 @@ func newSymbolicateJSFixture(t *testing.T) symbolicateJSFixture {
 func newSymbolicateJSFixtureCache(t *testing.T, cacheBytes int64) symbolicateJSFixture {
 	t.Helper()
 	st, db := storetest.NewWithURL(t)
-	cache := NewSymbolCache(cacheBytes)
+	cache := symbolication.NewMapCache(cacheBytes)
 	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: discardLog(), Now: time.Now,
-		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now), SymbolCache: cache}
+		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now), MapCache: cache}
 	srv := httptest.NewServer(serve(d, routes(d)))
 	t.Cleanup(srv.Close)
 	a := &testAPI{t: t, st: st, db: db, srv: srv, lg: d.Log}
@@ -168,7 +169,7 @@ func TestSymbolicateJSParsesOnce(t *testing.T) {
 	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL, 1, 88, "s")}}}, "release": "1.0"}
 	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
 	first := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
-	entries, used, hits := f.cache.stats()
+	entries, used, hits := f.cache.Stats()
 	if first.status != http.StatusOK || entries != 2 || used <= 0 || hits != 0 {
 		t.Fatalf("first request: %d %s; cache %d entries %d bytes %d hits", first.status, first.body, entries, used, hits)
 	}
@@ -177,7 +178,7 @@ func TestSymbolicateJSParsesOnce(t *testing.T) {
 	}
 	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
 	second := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
-	if entries2, _, hits := f.cache.stats(); entries2 != entries || hits != 2 {
+	if entries2, _, hits := f.cache.Stats(); entries2 != entries || hits != 2 {
 		t.Errorf("second request: cache %d entries %d hits, want %d and 2", entries2, hits, entries)
 	}
 	if string(second.body) != string(first.body) {
@@ -466,13 +467,50 @@ func TestSymbolicateJSInlineMapsParsedOnce(t *testing.T) {
 	if r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(1)); r.status != http.StatusOK || !strings.Contains(string(r.body), `"symbolicated":true`) {
 		t.Fatalf("one frame: %d %s", r.status, r.body)
 	}
-	_, _, before := f.cache.stats()
+	_, _, before := f.cache.Stats()
 	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(maxResolveFiles))
 	if r.status != http.StatusOK || strings.Contains(string(r.body), `"symbolicated":false`) {
 		t.Fatalf("%d URLs of the file: %d %.300s", maxResolveFiles, r.status, r.body)
 	}
 	// Each URL finds the file's reference and its map in the cache.
-	if _, _, hits := f.cache.stats(); hits-before != 2*maxResolveFiles {
+	if _, _, hits := f.cache.Stats(); hits-before != 2*maxResolveFiles {
 		t.Errorf("%d URLs of the file: %d cache hits, want %d", maxResolveFiles, hits-before, 2*maxResolveFiles)
+	}
+}
+
+// TestSymbolicateJSTrimsLongContextLines: a stored source whose lines are
+// thousands of bytes long gives context lines cut around the frame's
+// column, not the whole lines (a one-line file would repeat in every frame).
+func TestSymbolicateJSTrimsLongContextLines(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The map without sourcesContent, and discount.js stored with each
+	// line ending in 5,000 spaces.
+	bare := strings.Replace(string(data), `"sourcesContent"`, `"unusedContent"`, 1)
+	if r := f.do("POST", "/api/0/projects/acme/web/releases/", f.tok, map[string]any{"version": "3.0"}); r.status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", r.status, r.body)
+	}
+	js, _ := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js")
+	source := `    throw new Error("unknown discount code " + code);`
+	long := strings.Repeat("\n"+source+strings.Repeat(" ", 5000), 20)
+	for name, content := range map[string][]byte{"~/static/app.min.js": js, "~/static/app.min.js.map": []byte(bare), "~/src/discount.js": []byte(long)} {
+		body, ct := multipartBody(t, [][2]string{{"name", name}}, []filePart{{"file", "f", content}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/3.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+	}
+	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL, 1, 88, "s")}}}, "release": "3.0"}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	if r.status != http.StatusOK || len(r.body) > 4096 {
+		t.Fatalf("%d, %d bytes: %.300s", r.status, len(r.body), r.body)
+	}
+	// discount.js:10:11 in the map: the 0-based column 10 keeps the
+	// line's first 140 bytes.
+	line, _ := json.Marshal((source + strings.Repeat(" ", 140))[:140] + " {snip}")
+	if want := `"context_line":` + string(line); !strings.Contains(string(r.body), want) {
+		t.Errorf("answer %s\nwant it to hold %s", r.body, want)
 	}
 }

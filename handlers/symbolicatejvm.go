@@ -169,8 +169,8 @@ func loadProguard(r *http.Request, d Deps, sc store.ProjectScope, uuid string, r
 		return nil, "", err
 	}
 	key := "proguard:" + f.SHA1
-	if v, ok := d.SymbolCache.get(key); ok {
-		d.SymbolCache.touch(r.Context(), d.Store, f)
+	if v, ok := d.MapCache.Get(key); ok {
+		d.MapCache.Touch(r.Context(), d.Store, f)
 		if m, ok := v.(*proguard.Mapping); ok {
 			return m, "", nil
 		}
@@ -189,10 +189,10 @@ func loadProguard(r *http.Request, d Deps, sc store.ProjectScope, uuid string, r
 	}
 	m, err := proguard.Parse(data)
 	if err != nil {
-		d.SymbolCache.put(key, false, int64(len(key)+64))
+		d.MapCache.Put(key, false, int64(len(key)+64))
 		return nil, "malformed", nil
 	}
-	d.SymbolCache.put(key, m, int64(m.Size()+len(key)))
+	d.MapCache.Put(key, m, int64(m.Size()+len(key)))
 	return m, "", nil
 }
 
