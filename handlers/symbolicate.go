@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,39 +251,6 @@ func handleSymbolicate(d Deps) apiFunc {
 		writeJSON(w, r, d.Log, http.StatusOK, resp)
 		return nil
 	}
-}
-
-// decodeSnakeJSON reads a JSON object of at most maxBodyBytes into dst,
-// whose keys are snake_case: 413 over the limit, 400 when it does not
-// parse, 422 for a value of the wrong type.
-func decodeSnakeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	if r.ContentLength > maxBodyBytes {
-		return errTooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err != nil {
-		return bodyError(err)
-	}
-	if n := jsonValues(body); n > maxJSONValues {
-		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
-	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		return errCannotParse
-	}
-	if err := json.Unmarshal(body, dst); err != nil {
-		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			loc := []any{"body"}
-			for _, p := range strings.Split(te.Field, ".") {
-				if p != "" {
-					loc = append(loc, p)
-				}
-			}
-			return invalid(typeError, "Expected "+te.Type.String()+" at "+te.Field, loc...)
-		}
-		return &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body", cause: err}
-	}
-	return nil
 }
 
 // parseAddr reads an address: a hex string ("0x..."), a decimal string or

@@ -17,6 +17,7 @@ import (
 
 	"errata/authn"
 	"errata/handlers/symbolication"
+	jsengine "errata/handlers/symbolication/js"
 	"errata/store/storetest"
 )
 
@@ -112,7 +113,7 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 				} `json:"data"`
 			} `json:"frames"`
 		} `json:"stacktraces"`
-		Errors []jsError `json:"errors"`
+		Errors []jsengine.Error `json:"errors"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
@@ -150,11 +151,11 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("frames (-want +got):\n%s", diff)
 	}
-	wantErrors := []jsError{
-		{"https://app.example/static/other.js", "missing_source"},
-		{appURL, "invalid_location"},
-		{appURL, "no_column"},
-		{"", "invalid_abs_path"},
+	wantErrors := []jsengine.Error{
+		{AbsPath: "https://app.example/static/other.js", Type: "missing_source"},
+		{AbsPath: appURL, Type: "invalid_location"},
+		{AbsPath: appURL, Type: "no_column"},
+		{AbsPath: "", Type: "invalid_abs_path"},
 	}
 	if diff := cmp.Diff(wantErrors, got.Errors); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
@@ -263,7 +264,7 @@ func TestSymbolicateJSContextFromStoredSources(t *testing.T) {
 				PostContext []string `json:"post_context"`
 			} `json:"frames"`
 		} `json:"stacktraces"`
-		Errors []jsError `json:"errors"`
+		Errors []jsengine.Error `json:"errors"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil || r.status != http.StatusOK {
 		t.Fatalf("%d %s", r.status, r.body)
@@ -274,26 +275,8 @@ func TestSymbolicateJSContextFromStoredSources(t *testing.T) {
 		!cmp.Equal(fr.PreContext, want) || !cmp.Equal(fr.PostContext, []string{"  }", "  return table[code];", "}"}) {
 		t.Errorf("context %q / %v / %q", fr.PreContext, fr.ContextLine, fr.PostContext)
 	}
-	if diff := cmp.Diff([]jsError{{appURL, "missing_source_content"}}, got.Errors); diff != "" {
+	if diff := cmp.Diff([]jsengine.Error{{AbsPath: appURL, Type: "missing_source_content"}}, got.Errors); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
-	}
-}
-
-// TestSourceURLs resolves sources against their map's URL and cleans the
-// file names of frames.
-func TestSourceURLs(t *testing.T) {
-	for _, tc := range []struct{ base, ref, abs, filename string }{
-		{"~/static/app.min.js.map", "../src/cart.js", "~/src/cart.js", "/src/cart.js"},
-		{"https://app.example/static/app.min.js.map", "../src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
-		{"https://app.example/static/app.min.js.map", "/src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
-		{"~/static/app.min.js.map", "webpack:///./src/cart.js", "webpack:///./src/cart.js", "src/cart.js"},
-		{"~/static/app.min.js.map", "webpack://shop/./src/cart.js", "webpack://shop/./src/cart.js", "src/cart.js"},
-		{"dist/app.min.js.map", "../src/cart.js", "src/cart.js", "src/cart.js"},
-	} {
-		abs := joinSourceURL(tc.base, tc.ref)
-		if abs != tc.abs || filenameOf(abs) != tc.filename {
-			t.Errorf("%s against %s: %s, %s; want %s, %s", tc.ref, tc.base, abs, filenameOf(abs), tc.abs, tc.filename)
-		}
 	}
 }
 
@@ -368,7 +351,7 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 		Stacktraces []struct {
 			Frames []map[string]any `json:"frames"`
 		} `json:"stacktraces"`
-		Errors []jsError `json:"errors"`
+		Errors []jsengine.Error `json:"errors"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
@@ -390,51 +373,9 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 			t.Errorf("named.min.js %s: %v, want %v as through app.min.js.map", k, named[k], fr[0][k])
 		}
 	}
-	want := []jsError{{AbsPath: "https://app.example/static/unnamed.min.js", Type: "missing_sourcemap"}}
+	want := []jsengine.Error{{AbsPath: "https://app.example/static/unnamed.min.js", Type: "missing_sourcemap"}}
 	if diff := cmp.Diff(want, got.Errors); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
-	}
-}
-
-// TestSymbolicateJSBodyBuffersDropLargeOnes gives back the buffers of a
-// small and of a 1 MiB body: the pool keeps the first for the next
-// request and never hands out the second.
-func TestSymbolicateJSBodyBuffersDropLargeOnes(t *testing.T) {
-	for _, size := range []int{4 << 10, maxBodyBytes + 1} {
-		for range 10 {
-			b := make([]byte, 0, size)
-			putBodyBuffer(&b)
-			if got := bodyBuffers.Get().(*[]byte); cap(*got) > maxPooledBody {
-				t.Fatalf("a buffer of %d bytes given back: the pool holds %d", size, cap(*got))
-			}
-		}
-	}
-}
-
-// TestSymbolicateJSBodyAllocatedAsItArrives reads a body that claims
-// 1 MiB and sends 10 bytes: what is allocated before the bytes arrive is
-// at most maxBodyPresize, and a body that says its small length is read
-// into a buffer of that length.
-func TestSymbolicateJSBodyAllocatedAsItArrives(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		contentLength int64
-		maxCap        int
-	}{
-		{"a claim of 1 MiB", maxBodyBytes, maxBodyPresize},
-		{"a small length", 10, 11},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"a":true}`))
-			r.ContentLength = tc.contentLength
-			body, err := readBody(httptest.NewRecorder(), r, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(body) != `{"a":true}` || cap(body) > tc.maxCap {
-				t.Errorf("read %q into %d bytes, want at most %d", body, cap(body), tc.maxCap)
-			}
-		})
 	}
 }
 
@@ -468,13 +409,13 @@ func TestSymbolicateJSInlineMapsParsedOnce(t *testing.T) {
 		t.Fatalf("one frame: %d %s", r.status, r.body)
 	}
 	_, _, before := f.cache.Stats()
-	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(maxResolveFiles))
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(symbolication.MaxFiles))
 	if r.status != http.StatusOK || strings.Contains(string(r.body), `"symbolicated":false`) {
-		t.Fatalf("%d URLs of the file: %d %.300s", maxResolveFiles, r.status, r.body)
+		t.Fatalf("%d URLs of the file: %d %.300s", symbolication.MaxFiles, r.status, r.body)
 	}
 	// Each URL finds the file's reference and its map in the cache.
-	if _, _, hits := f.cache.Stats(); hits-before != 2*maxResolveFiles {
-		t.Errorf("%d URLs of the file: %d cache hits, want %d", maxResolveFiles, hits-before, 2*maxResolveFiles)
+	if _, _, hits := f.cache.Stats(); hits-before != 2*symbolication.MaxFiles {
+		t.Errorf("%d URLs of the file: %d cache hits, want %d", symbolication.MaxFiles, hits-before, 2*symbolication.MaxFiles)
 	}
 }
 

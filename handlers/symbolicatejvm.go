@@ -14,6 +14,7 @@ import (
 // project's ProGuard mappings of the request's UUIDs (docs/resolution.md):
 // the jvm engine's work.
 func handleSymbolicateJVM(d Deps) apiFunc {
+	engine := &jvm.Engine{Store: d.Store, Cache: d.MapCache}
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sc, err := projectScope(r)
 		if err != nil {
@@ -27,7 +28,6 @@ func handleSymbolicateJVM(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		engine := jvm.Engine{Store: d.Store, Cache: d.MapCache}
 		out, err := engine.Symbolicate(r.Context(), sc, &req, uuids)
 		if err != nil {
 			return err
