@@ -14,22 +14,23 @@ import (
 )
 
 // The bodies of the resolution routes, whose keys are symbolicator's
-// snake_case: read within the limits of decodeJSON (1 MiB, 20,000 values)
-// and decoded once, without decodeJSON's renaming of keys.
+// snake_case: read by readBody within the limits of decodeJSON (1 MiB,
+// 20,000 values) and decoded once, without decodeJSON's renaming of keys.
+// decodeSnakeJSON (the native route) and decodeResolveBody (the JVM
+// route; the JavaScript route's checkResolveBody and decodeResolveJSON
+// behind its fast decoding) differ only in the 422s they give, each the
+// route's own.
 
 // decodeSnakeJSON reads a JSON object of at most maxBodyBytes into dst,
 // whose keys are snake_case: 413 over the limit, 400 when it does not
 // parse, 422 for a value of the wrong type.
 func decodeSnakeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	if r.ContentLength > maxBodyBytes {
-		return errTooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := readBody(w, r, nil)
 	if err != nil {
-		return bodyError(err)
+		return err
 	}
-	if n := jsonValues(body); n > maxJSONValues {
-		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
+	if err := checkValues(body); err != nil {
+		return err
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
@@ -57,30 +58,29 @@ func decodeSnakeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 // decodeJSON's renaming of keys, which reads a 1 MiB body of frames five
 // times.
 func decodeResolveBody(w http.ResponseWriter, r *http.Request, dst any) error {
-	body, err := readResolveBody(w, r)
+	body, err := readBody(w, r, nil)
 	if err != nil {
+		return err
+	}
+	if err := checkResolveBody(body); err != nil {
 		return err
 	}
 	return decodeResolveJSON(body, dst)
 }
 
-// readResolveBody reads a body within the limits of decodeJSON: 1 MiB,
-// 20,000 values, UTF-8.
-func readResolveBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := readBody(w, r, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkResolveBody(body); err != nil {
-		return nil, err
-	}
-	return body, nil
-}
-
-// checkResolveBody checks a body's values and encoding.
-func checkResolveBody(body []byte) error {
+// checkValues refuses a body of more than maxJSONValues values.
+func checkValues(body []byte) error {
 	if n := jsonValues(body); n > maxJSONValues {
 		return invalid(valueErr, fmt.Sprintf("The body has more than %d values", maxJSONValues), "body")
+	}
+	return nil
+}
+
+// checkResolveBody checks a body's values and encoding: at most
+// maxJSONValues values, UTF-8.
+func checkResolveBody(body []byte) error {
+	if err := checkValues(body); err != nil {
+		return err
 	}
 	if !utf8.Valid(body) {
 		return errCannotParse
@@ -140,7 +140,7 @@ func readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, error
 	}
 }
 
-// decodeResolveJSON decodes a body readResolveBody read into dst.
+// decodeResolveJSON decodes a body that checkResolveBody took into dst.
 func decodeResolveJSON(body []byte, dst any) error {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] != '{' {
 		if !json.Valid(body) {

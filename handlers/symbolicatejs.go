@@ -32,7 +32,7 @@ func handleSymbolicateJS(d Deps) apiFunc {
 		}
 		// The fast decoding counts the body's values as jsonValues
 		// does and takes none beyond the limit; a body it does not
-		// take has the checks of readResolveBody, then encoding/json.
+		// take has the checks of checkResolveBody, then encoding/json.
 		var req js.Request
 		decoded := utf8.Valid(body) && decodeJSRequestFast(body, &req)
 		if !decoded {

@@ -135,7 +135,7 @@ type fastJSON struct {
 	// seps counts the ',', ':', '[' and '{' read: one less than
 	// jsonValues counts in what was read. The reading stops before it
 	// reaches maxJSONValues, so that the fast path takes no more values
-	// than readResolveBody lets through.
+	// than checkResolveBody lets through.
 	seps int
 	// interned holds the strings of frames read so far, which a stack
 	// trace repeats (its file's URL, often its function names), so

@@ -65,7 +65,7 @@ func FuzzDecodeJSRequestFast(f *testing.F) {
 
 // TestDecodeJSRequestFastCountsValues sends bodies of as many values as
 // the limit allows and one more: the fast path takes the first, as
-// readResolveBody does, and leaves the second to its answer.
+// checkResolveBody does, and leaves the second to its answer.
 func TestDecodeJSRequestFastCountsValues(t *testing.T) {
 	body := func(values int) []byte {
 		// {"stacktraces":[{"frames":[…]}]} counts 6 (jsonValues) and 1
