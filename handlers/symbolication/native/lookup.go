@@ -15,26 +15,7 @@ import (
 // resolveModule finds the module's debug files among files and reads the
 // first that has debug information.
 func (e *Engine) resolveModule(ctx context.Context, m *module, files []store.ResolutionFile, parsed *int64) error {
-	var cands []store.ResolutionFile
-	for _, f := range files {
-		if m.debugID != "" && dif.SameDebugID(f.DebugID, m.debugID) || m.codeID != "" && f.CodeID != nil && *f.CodeID == m.codeID {
-			cands = append(cands, f)
-		}
-	}
-	// DWARF first (it has columns and inlined calls), then PDB, then the
-	// DWARF a PE image may hold, then Breakpad; newest first in each.
-	rank := func(f store.ResolutionFile) int {
-		switch f.FileFormat {
-		case "elf", "macho":
-			return 0
-		case "pdb":
-			return 1
-		case "pe":
-			return 2
-		}
-		return 3
-	}
-	slices.SortStableFunc(cands, func(a, b store.ResolutionFile) int { return rank(a) - rank(b) })
+	cands := candidates(m, files)
 	out := m.out
 	out.DebugStatus, m.frameStatus = "missing", "missing"
 	if len(cands) > 0 {
@@ -121,6 +102,32 @@ func (e *Engine) resolveModule(ctx context.Context, m *module, files []store.Res
 		out.DebugReason = ""
 	}
 	return nil
+}
+
+// candidates returns the files, newest first, that are m's by debug id or
+// code id, ranked: DWARF first (it has columns and inlined calls), then
+// PDB, then the DWARF a PE image may hold, then Breakpad and the others;
+// newest first in each.
+func candidates(m *module, files []store.ResolutionFile) []store.ResolutionFile {
+	var cands []store.ResolutionFile
+	for _, f := range files {
+		if m.debugID != "" && dif.SameDebugID(f.DebugID, m.debugID) || m.codeID != "" && f.CodeID != nil && *f.CodeID == m.codeID {
+			cands = append(cands, f)
+		}
+	}
+	rank := func(f store.ResolutionFile) int {
+		switch f.FileFormat {
+		case "elf", "macho":
+			return 0
+		case "pdb":
+			return 1
+		case "pe":
+			return 2
+		}
+		return 3
+	}
+	slices.SortStableFunc(cands, func(a, b store.ResolutionFile) int { return rank(a) - rank(b) })
+	return cands
 }
 
 // errParseBudget stops a request that would parse more than
