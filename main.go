@@ -30,6 +30,7 @@ import (
 
 	"errata/authn"
 	"errata/handlers"
+	"errata/handlers/symbolication"
 	"errata/store"
 	"errata/store/s3"
 	"errata/worker"
@@ -305,8 +306,8 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		{"MAX_BUNDLE_SIZE", "max-bundle-size", "largest artifact bundle in bytes", &c.assembleLimits.MaxBundleSize, worker.DefaultMaxBundleSize},
 		{"MAX_BUNDLE_MEMBERS", "max-bundle-members", "most members of an artifact bundle", &c.assembleLimits.MaxMembers, worker.DefaultMaxMembers},
 		{"MAX_BUNDLE_UNCOMPRESSED_SIZE", "max-bundle-uncompressed-size", "most bytes an artifact bundle uncompresses to", &c.assembleLimits.MaxUncompressedSize, worker.DefaultMaxUncompressedSize},
-		{"SYMBOLICATE_CACHE_BYTES", "symbolicate-cache-bytes", "most bytes of parsed source maps and mappings the resolution routes keep in memory", &c.symbolCacheBytes, handlers.DefaultSymbolCacheBytes},
-		{"DEBUG_FILE_CACHE_BYTES", "debug-file-cache-bytes", "most bytes of parsed debug files that native resolutions keep in memory", &c.debugFileCacheBytes, handlers.DefaultDebugFileCacheBytes},
+		{"SYMBOLICATE_CACHE_BYTES", "symbolicate-cache-bytes", "most bytes of parsed source maps and mappings the resolution routes keep in memory", &c.symbolCacheBytes, symbolication.DefaultMapCacheBytes},
+		{"DEBUG_FILE_CACHE_BYTES", "debug-file-cache-bytes", "most bytes of parsed debug files that native resolutions keep in memory", &c.debugFileCacheBytes, symbolication.DefaultDebugFileCacheBytes},
 	} {
 		def := l.def
 		if v := getenv(l.env); v != "" {
@@ -605,9 +606,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			MaxBundleSize:  cfg.assembleLimits.MaxBundleSize,
 			Metrics:        metrics,
 			BodiesPerToken: cfg.bodiesPerToken,
-			SymbolCache:    handlers.NewSymbolCache(cfg.symbolCacheBytes),
+			MapCache:       symbolication.NewMapCache(cfg.symbolCacheBytes),
 			Version:        buildVersion(),
-			DebugFileCache: handlers.NewDebugFileCache(cfg.debugFileCacheBytes),
+			DebugFileCache: symbolication.NewDebugFileCache(cfg.debugFileCacheBytes),
 
 			UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		}),

@@ -10,7 +10,8 @@
 // Beside the API: openapi.json is the API's description, embedded and served
 // as it is; metrics.go counts requests by route pattern for /metrics, which
 // main.go serves on its own listener only when METRICS_ADDR is set.
-// symbolicatejs.go and symbolicatejvm.go resolve stack traces through the
-// stored files the store hands them, with the decoders of worker/dif; the
-// parsed files they keep live in one SymbolCache, bounded in bytes.
+// The resolution routes (symbolicate.go, symbolicatejs.go,
+// symbolicatejvm.go) hand stack traces to the engines of
+// handlers/symbolication, which keep the files they parsed in a
+// DebugFileCache and a MapCache, each bounded in bytes.
 package handlers

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"errata/authn"
+	"errata/handlers/symbolication"
 	"errata/store"
 )
 
@@ -101,7 +102,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 func errorResponse(err error) (int, any) {
 	var ae *apiError
 	var ve validationError
+	var le *symbolication.LimitError
+	var ie *symbolication.InvalidError
 	switch {
+	case errors.As(err, &le):
+		return errorResponse(limitError(le))
+	case errors.As(err, &ie):
+		return errorResponse(invalid(valueErr, ie.Msg, ie.Loc...))
 	case errors.As(err, &ae):
 		return ae.status, detail{ae.detail}
 	case errors.As(err, &ve):
@@ -135,6 +142,17 @@ func errorResponse(err error) (int, any) {
 		return http.StatusForbidden, detail{"The organization's storage quota is exceeded"}
 	}
 	return http.StatusInternalServerError, detail{"Internal Server Error"}
+}
+
+// limitError is the 422 of a resolution request beyond one of its limits.
+func limitError(le *symbolication.LimitError) error {
+	switch le.Limit {
+	case symbolication.ParseBytes:
+		return invalid(valueErr, fmt.Sprintf("The request would parse more than %d bytes of debug files", le.Max), "body", "modules")
+	case symbolication.ReadBytes:
+		return invalid(valueErr, fmt.Sprintf("The request reads more than %d bytes of stored files", le.Max), "body", "stacktraces")
+	}
+	return invalid(valueErr, fmt.Sprintf("At most %d distinct files a request", le.Max), "body", "stacktraces")
 }
 
 // maxFieldErrors bounds the entries of a 422 body.

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"errata/handlers/symbolication"
 	"errata/store"
 	"errata/worker"
 )
@@ -39,7 +40,8 @@ type Metrics struct {
 	routes    map[string]*routeMetrics // by route pattern; filled once by New
 	unmatched *routeMetrics            // requests that no route matched
 
-	symbols atomic.Pointer[DebugFileCache] // the parsed debug files, set by New
+	debugFiles atomic.Pointer[symbolication.DebugFileCache] // the parsed debug files, set by New
+	maps       atomic.Pointer[symbolication.MapCache]       // the parsed source maps and mappings, set by New
 }
 
 // NewMetrics returns the metrics of one server: version is the build's,
@@ -172,7 +174,8 @@ func (m *Metrics) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	m.writeRequests(&e)
 	m.writeJobs(r.Context(), &e)
 	m.writePool(&e)
-	m.writeSymbolCache(&e)
+	m.writeDebugFileCache(&e)
+	m.writeMapCache(&e)
 	writeRuntime(&e)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(e.Len()))
@@ -403,15 +406,49 @@ func formatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// writeSymbolCache reports what the cache of parsed debug files holds.
-func (m *Metrics) writeSymbolCache(e *exposition) {
-	c := m.symbols.Load()
+// writeDebugFileCache reports what the cache of parsed debug files holds,
+// under its own names and under the names of the release before, which
+// called it the symbol cache.
+func (m *Metrics) writeDebugFileCache(e *exposition) {
+	c := m.debugFiles.Load()
 	if c == nil {
 		return
 	}
 	b, n := c.Stats()
-	e.family("errata_symbol_cache_bytes", "gauge", "Bytes of parsed debug files that native resolutions keep (DEBUG_FILE_CACHE_BYTES bounds them).")
-	e.sample("errata_symbol_cache_bytes", formatInt(b))
-	e.family("errata_symbol_cache_entries", "gauge", "Parsed debug files (or their failures) that native resolutions keep.")
-	e.sample("errata_symbol_cache_entries", formatInt(int64(n)))
+	writeGauges(e, []gauge{
+		{"errata_debug_file_cache_bytes", "Bytes of parsed debug files that native resolutions keep (DEBUG_FILE_CACHE_BYTES bounds them).", b},
+		{"errata_debug_file_cache_entries", "Parsed debug files (or their failures) that native resolutions keep.", int64(n)},
+		{"errata_symbol_cache_bytes", "Deprecated alias of errata_debug_file_cache_bytes, removed in the next release.", b},
+		{"errata_symbol_cache_entries", "Deprecated alias of errata_debug_file_cache_entries, removed in the next release.", int64(n)},
+	})
+}
+
+// writeMapCache reports what the cache of parsed source maps and ProGuard
+// mappings holds, and how many lookups found their entry.
+func (m *Metrics) writeMapCache(e *exposition) {
+	c := m.maps.Load()
+	if c == nil {
+		return
+	}
+	n, b, hits := c.Stats()
+	writeGauges(e, []gauge{
+		{"errata_map_cache_bytes", "Bytes of parsed source maps and ProGuard mappings that the JavaScript and JVM resolutions keep (SYMBOLICATE_CACHE_BYTES bounds them).", b},
+		{"errata_map_cache_entries", "Parsed source maps, mappings and minified files' map references that the JavaScript and JVM resolutions keep.", int64(n)},
+	})
+	e.family("errata_map_cache_hits_total", "counter", "Lookups of the JavaScript and JVM resolutions that found their parsed file in the cache.")
+	e.sample("errata_map_cache_hits_total", formatInt(hits))
+}
+
+// gauge is one gauge of a cache: its name, help and value.
+type gauge struct {
+	name, help string
+	value      int64
+}
+
+// writeGauges writes each of gs as a family of one sample.
+func writeGauges(e *exposition, gs []gauge) {
+	for _, g := range gs {
+		e.family(g.name, "gauge", g.help)
+		e.sample(g.name, formatInt(g.value))
+	}
 }

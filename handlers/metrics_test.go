@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,9 +20,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"errata/authn"
+	"errata/handlers/symbolication"
 	"errata/store"
 	"errata/store/storetest"
 	"errata/worker"
+	"errata/worker/dif"
+	"errata/worker/dif/diftest"
 )
 
 // metricsAPI serves New with metrics on a database of the test's own; every
@@ -360,5 +364,57 @@ func TestFormatFloat(t *testing.T) {
 		if got := formatFloat(tc.in); got != tc.want {
 			t.Errorf("formatFloat(%v) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestMetricsOfTheDebugFileCache: /metrics reports the bytes and entries of
+// the parsed debug files New's cache holds, under the cache's names and
+// under the deprecated ones of the release before, and the bytes, entries
+// and hits of its map cache.
+func TestMetricsOfTheDebugFileCache(t *testing.T) {
+	st := storetest.New(t)
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	m := NewMetrics("v1.2.3-test", st, nil, log)
+	c := symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
+	maps := symbolication.NewMapCache(symbolication.DefaultMapCacheBytes)
+	New(Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, SecretKey: "test-secret", Metrics: m, DebugFileCache: c, MapCache: maps})
+	res, err := dif.ReadBreakpadSymbols(bytes.NewReader(diftest.Breakpad(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Get(context.Background(), 1, "a", func() (*dif.Resolver, error) { return res, nil })
+	text := scrape(t, m)
+	for name, want := range map[string]string{
+		"errata_symbol_cache_bytes":       strconv.FormatInt(res.Size()+symbolication.EntryOverhead, 10),
+		"errata_symbol_cache_entries":     "1",
+		"errata_debug_file_cache_bytes":   strconv.FormatInt(res.Size()+symbolication.EntryOverhead, 10),
+		"errata_debug_file_cache_entries": "1",
+	} {
+		lines := strings.Split(strings.TrimSuffix(family(text, name), "\n"), "\n")
+		if len(lines) != 3 || lines[1] != "# TYPE "+name+" gauge" || lines[2] != name+" "+want {
+			t.Errorf("%s: want a gauge of %s, got:\n%s", name, want, strings.Join(lines, "\n"))
+		}
+	}
+	for _, name := range []string{"errata_symbol_cache_bytes", "errata_symbol_cache_entries"} {
+		if help := strings.SplitN(family(text, name), "\n", 2)[0]; !strings.Contains(help, "Deprecated alias of errata_debug_file_cache_") || !strings.Contains(help, "removed in the next release") {
+			t.Errorf("%s: %q, want it said a deprecated alias", name, help)
+		}
+	}
+
+	maps.Put("a", "x", 100)
+	maps.Get("a")
+	maps.Get("a")
+	text = scrape(t, m)
+	var got []string
+	for _, name := range []string{"errata_map_cache_bytes", "errata_map_cache_entries", "errata_map_cache_hits_total"} {
+		got = append(got, strings.Split(strings.TrimSuffix(family(text, name), "\n"), "\n")[1:]...)
+	}
+	want := []string{
+		"# TYPE errata_map_cache_bytes gauge", "errata_map_cache_bytes 100",
+		"# TYPE errata_map_cache_entries gauge", "errata_map_cache_entries 1",
+		"# TYPE errata_map_cache_hits_total counter", "errata_map_cache_hits_total 2",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the map cache's families (-want +got):\n%s", diff)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"errata/authn"
+	"errata/handlers/symbolication"
 	"errata/store"
 )
 
@@ -46,14 +47,16 @@ type Deps struct {
 	// has in flight; more answer 503 with Retry-After. 0 is
 	// defaultBodiesPerToken.
 	BodiesPerToken int
-	// SymbolCache keeps the files the resolution routes parsed; nil is a
-	// cache of DefaultSymbolCacheBytes of New's own.
-	SymbolCache *SymbolCache
+	// MapCache keeps the source maps and ProGuard mappings the JavaScript
+	// and JVM resolution routes parsed; nil is a cache of
+	// symbolication.DefaultMapCacheBytes of New's own.
+	MapCache *symbolication.MapCache
 	// Version is the build's version, which GET / names.
 	Version string
 	// DebugFileCache keeps the debug files native resolutions parsed;
-	// nil is a cache of DefaultDebugFileCacheBytes of New's own.
-	DebugFileCache *DebugFileCache
+	// nil is a cache of symbolication.DefaultDebugFileCacheBytes of New's
+	// own.
+	DebugFileCache *symbolication.DebugFileCache
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -65,14 +68,14 @@ func New(d Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.SymbolCache == nil {
-		d.SymbolCache = NewSymbolCache(DefaultSymbolCacheBytes)
+	if d.MapCache == nil {
+		d.MapCache = symbolication.NewMapCache(symbolication.DefaultMapCacheBytes)
 	}
 	if d.RecoverySeeds == nil {
 		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)
 	}
 	if d.DebugFileCache == nil {
-		d.DebugFileCache = NewDebugFileCache(DefaultDebugFileCacheBytes)
+		d.DebugFileCache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
 	}
 	return serve(d, routes(d))
 }
@@ -90,7 +93,8 @@ func serve(d Deps, rts []route) http.Handler {
 			tracked = append(tracked, route{pattern: p})
 		}
 		d.Metrics.track(tracked)
-		d.Metrics.symbols.Store(d.DebugFileCache)
+		d.Metrics.debugFiles.Store(d.DebugFileCache)
+		d.Metrics.maps.Store(d.MapCache)
 	}
 	// The symbol routes go before the mux, which would redirect the
 	// paths debuggers send (SYMBOLS.md §3).

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"errata/authn"
+	"errata/handlers/symbolication"
+	jsengine "errata/handlers/symbolication/js"
 	"errata/store/storetest"
 )
 
@@ -24,7 +26,7 @@ import (
 // package's testdata as ~/static/app.min.js and its map.
 type symbolicateJSFixture struct {
 	*testAPI
-	cache *SymbolCache
+	cache *symbolication.MapCache
 	tok   string
 }
 
@@ -38,9 +40,9 @@ func newSymbolicateJSFixture(t *testing.T) symbolicateJSFixture {
 func newSymbolicateJSFixtureCache(t *testing.T, cacheBytes int64) symbolicateJSFixture {
 	t.Helper()
 	st, db := storetest.NewWithURL(t)
-	cache := NewSymbolCache(cacheBytes)
+	cache := symbolication.NewMapCache(cacheBytes)
 	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: discardLog(), Now: time.Now,
-		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now), SymbolCache: cache}
+		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now), MapCache: cache}
 	srv := httptest.NewServer(serve(d, routes(d)))
 	t.Cleanup(srv.Close)
 	a := &testAPI{t: t, st: st, db: db, srv: srv, lg: d.Log}
@@ -111,7 +113,7 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 				} `json:"data"`
 			} `json:"frames"`
 		} `json:"stacktraces"`
-		Errors []jsError `json:"errors"`
+		Errors []jsengine.Error `json:"errors"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
@@ -149,11 +151,11 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("frames (-want +got):\n%s", diff)
 	}
-	wantErrors := []jsError{
-		{"https://app.example/static/other.js", "missing_source"},
-		{appURL, "invalid_location"},
-		{appURL, "no_column"},
-		{"", "invalid_abs_path"},
+	wantErrors := []jsengine.Error{
+		{AbsPath: "https://app.example/static/other.js", Type: "missing_source"},
+		{AbsPath: appURL, Type: "invalid_location"},
+		{AbsPath: appURL, Type: "no_column"},
+		{AbsPath: "", Type: "invalid_abs_path"},
 	}
 	if diff := cmp.Diff(wantErrors, got.Errors); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
@@ -168,7 +170,7 @@ func TestSymbolicateJSParsesOnce(t *testing.T) {
 	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL, 1, 88, "s")}}}, "release": "1.0"}
 	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
 	first := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
-	entries, used, hits := f.cache.stats()
+	entries, used, hits := f.cache.Stats()
 	if first.status != http.StatusOK || entries != 2 || used <= 0 || hits != 0 {
 		t.Fatalf("first request: %d %s; cache %d entries %d bytes %d hits", first.status, first.body, entries, used, hits)
 	}
@@ -177,7 +179,7 @@ func TestSymbolicateJSParsesOnce(t *testing.T) {
 	}
 	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
 	second := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
-	if entries2, _, hits := f.cache.stats(); entries2 != entries || hits != 2 {
+	if entries2, _, hits := f.cache.Stats(); entries2 != entries || hits != 2 {
 		t.Errorf("second request: cache %d entries %d hits, want %d and 2", entries2, hits, entries)
 	}
 	if string(second.body) != string(first.body) {
@@ -262,7 +264,7 @@ func TestSymbolicateJSContextFromStoredSources(t *testing.T) {
 				PostContext []string `json:"post_context"`
 			} `json:"frames"`
 		} `json:"stacktraces"`
-		Errors []jsError `json:"errors"`
+		Errors []jsengine.Error `json:"errors"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil || r.status != http.StatusOK {
 		t.Fatalf("%d %s", r.status, r.body)
@@ -273,26 +275,8 @@ func TestSymbolicateJSContextFromStoredSources(t *testing.T) {
 		!cmp.Equal(fr.PreContext, want) || !cmp.Equal(fr.PostContext, []string{"  }", "  return table[code];", "}"}) {
 		t.Errorf("context %q / %v / %q", fr.PreContext, fr.ContextLine, fr.PostContext)
 	}
-	if diff := cmp.Diff([]jsError{{appURL, "missing_source_content"}}, got.Errors); diff != "" {
+	if diff := cmp.Diff([]jsengine.Error{{AbsPath: appURL, Type: "missing_source_content"}}, got.Errors); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
-	}
-}
-
-// TestSourceURLs resolves sources against their map's URL and cleans the
-// file names of frames.
-func TestSourceURLs(t *testing.T) {
-	for _, tc := range []struct{ base, ref, abs, filename string }{
-		{"~/static/app.min.js.map", "../src/cart.js", "~/src/cart.js", "/src/cart.js"},
-		{"https://app.example/static/app.min.js.map", "../src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
-		{"https://app.example/static/app.min.js.map", "/src/cart.js", "https://app.example/src/cart.js", "/src/cart.js"},
-		{"~/static/app.min.js.map", "webpack:///./src/cart.js", "webpack:///./src/cart.js", "src/cart.js"},
-		{"~/static/app.min.js.map", "webpack://shop/./src/cart.js", "webpack://shop/./src/cart.js", "src/cart.js"},
-		{"dist/app.min.js.map", "../src/cart.js", "src/cart.js", "src/cart.js"},
-	} {
-		abs := joinSourceURL(tc.base, tc.ref)
-		if abs != tc.abs || filenameOf(abs) != tc.filename {
-			t.Errorf("%s against %s: %s, %s; want %s, %s", tc.ref, tc.base, abs, filenameOf(abs), tc.abs, tc.filename)
-		}
 	}
 }
 
@@ -367,7 +351,7 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 		Stacktraces []struct {
 			Frames []map[string]any `json:"frames"`
 		} `json:"stacktraces"`
-		Errors []jsError `json:"errors"`
+		Errors []jsengine.Error `json:"errors"`
 	}
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
@@ -389,51 +373,9 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 			t.Errorf("named.min.js %s: %v, want %v as through app.min.js.map", k, named[k], fr[0][k])
 		}
 	}
-	want := []jsError{{AbsPath: "https://app.example/static/unnamed.min.js", Type: "missing_sourcemap"}}
+	want := []jsengine.Error{{AbsPath: "https://app.example/static/unnamed.min.js", Type: "missing_sourcemap"}}
 	if diff := cmp.Diff(want, got.Errors); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
-	}
-}
-
-// TestSymbolicateJSBodyBuffersDropLargeOnes gives back the buffers of a
-// small and of a 1 MiB body: the pool keeps the first for the next
-// request and never hands out the second.
-func TestSymbolicateJSBodyBuffersDropLargeOnes(t *testing.T) {
-	for _, size := range []int{4 << 10, maxBodyBytes + 1} {
-		for range 10 {
-			b := make([]byte, 0, size)
-			putBodyBuffer(&b)
-			if got := bodyBuffers.Get().(*[]byte); cap(*got) > maxPooledBody {
-				t.Fatalf("a buffer of %d bytes given back: the pool holds %d", size, cap(*got))
-			}
-		}
-	}
-}
-
-// TestSymbolicateJSBodyAllocatedAsItArrives reads a body that claims
-// 1 MiB and sends 10 bytes: what is allocated before the bytes arrive is
-// at most maxBodyPresize, and a body that says its small length is read
-// into a buffer of that length.
-func TestSymbolicateJSBodyAllocatedAsItArrives(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		contentLength int64
-		maxCap        int
-	}{
-		{"a claim of 1 MiB", maxBodyBytes, maxBodyPresize},
-		{"a small length", 10, 11},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"a":true}`))
-			r.ContentLength = tc.contentLength
-			body, err := readBody(httptest.NewRecorder(), r, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(body) != `{"a":true}` || cap(body) > tc.maxCap {
-				t.Errorf("read %q into %d bytes, want at most %d", body, cap(body), tc.maxCap)
-			}
-		})
 	}
 }
 
@@ -466,13 +408,50 @@ func TestSymbolicateJSInlineMapsParsedOnce(t *testing.T) {
 	if r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(1)); r.status != http.StatusOK || !strings.Contains(string(r.body), `"symbolicated":true`) {
 		t.Fatalf("one frame: %d %s", r.status, r.body)
 	}
-	_, _, before := f.cache.stats()
-	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(maxResolveFiles))
+	_, _, before := f.cache.Stats()
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, request(symbolication.MaxFiles))
 	if r.status != http.StatusOK || strings.Contains(string(r.body), `"symbolicated":false`) {
-		t.Fatalf("%d URLs of the file: %d %.300s", maxResolveFiles, r.status, r.body)
+		t.Fatalf("%d URLs of the file: %d %.300s", symbolication.MaxFiles, r.status, r.body)
 	}
 	// Each URL finds the file's reference and its map in the cache.
-	if _, _, hits := f.cache.stats(); hits-before != 2*maxResolveFiles {
-		t.Errorf("%d URLs of the file: %d cache hits, want %d", maxResolveFiles, hits-before, 2*maxResolveFiles)
+	if _, _, hits := f.cache.Stats(); hits-before != 2*symbolication.MaxFiles {
+		t.Errorf("%d URLs of the file: %d cache hits, want %d", symbolication.MaxFiles, hits-before, 2*symbolication.MaxFiles)
+	}
+}
+
+// TestSymbolicateJSTrimsLongContextLines: a stored source whose lines are
+// thousands of bytes long gives context lines cut around the frame's
+// column, not the whole lines (a one-line file would repeat in every frame).
+func TestSymbolicateJSTrimsLongContextLines(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The map without sourcesContent, and discount.js stored with each
+	// line ending in 5,000 spaces.
+	bare := strings.Replace(string(data), `"sourcesContent"`, `"unusedContent"`, 1)
+	if r := f.do("POST", "/api/0/projects/acme/web/releases/", f.tok, map[string]any{"version": "3.0"}); r.status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", r.status, r.body)
+	}
+	js, _ := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js")
+	source := `    throw new Error("unknown discount code " + code);`
+	long := strings.Repeat("\n"+source+strings.Repeat(" ", 5000), 20)
+	for name, content := range map[string][]byte{"~/static/app.min.js": js, "~/static/app.min.js.map": []byte(bare), "~/src/discount.js": []byte(long)} {
+		body, ct := multipartBody(t, [][2]string{{"name", name}}, []filePart{{"file", "f", content}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/3.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+	}
+	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL, 1, 88, "s")}}}, "release": "3.0"}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+	if r.status != http.StatusOK || len(r.body) > 4096 {
+		t.Fatalf("%d, %d bytes: %.300s", r.status, len(r.body), r.body)
+	}
+	// discount.js:10:11 in the map: the 0-based column 10 keeps the
+	// line's first 140 bytes.
+	line, _ := json.Marshal((source + strings.Repeat(" ", 140))[:140] + " {snip}")
+	if want := `"context_line":` + string(line); !strings.Contains(string(r.body), want) {
+		t.Errorf("answer %s\nwant it to hold %s", r.body, want)
 	}
 }

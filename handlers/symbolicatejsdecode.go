@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strings"
+
+	"errata/handlers/symbolication/js"
 )
 
 // decodeJSRequestFast reads the common symbolicate-js body in one pass:
-// the keys of jsRequest spelled exactly, strings without escapes, whole
+// the keys of js.Request spelled exactly, strings without escapes, whole
 // numbers, and frames whose other keys hold such scalars, at most
 // maxJSONValues values as jsonValues counts them. It reports false for
 // anything else (then nothing it filled counts, and encoding/json reads
 // the body with its answers for every fault); when it reports true, req is
 // what encoding/json and checkJSRequest's decoding would have made of the
 // body (FuzzDecodeJSRequestFast holds it to that). body is valid UTF-8.
-func decodeJSRequestFast(body []byte, req *jsRequest) bool {
+func decodeJSRequestFast(body []byte, req *js.Request) bool {
 	p := fastJSON{b: body}
 	ok := p.object(func(key []byte) bool {
 		switch string(key) {
@@ -45,22 +47,21 @@ func decodeJSRequestFast(body []byte, req *jsRequest) bool {
 	if !ok || p.i != len(body) || req.Stacktraces == nil {
 		return false
 	}
-	req.decoded = true
 	return true
 }
 
-// stacktraces reads the value of "stacktraces" into req.stacktraces, and
+// stacktraces reads the value of "stacktraces" into req.Traces, and
 // its text into req.Stacktraces.
-func (p *fastJSON) stacktraces(req *jsRequest) bool {
+func (p *fastJSON) stacktraces(req *js.Request) bool {
 	p.ws()
 	start := p.i
-	req.stacktraces = []jsStacktraceIn{}
+	req.Traces = []js.StacktraceIn{}
 	if !p.array(func() bool {
-		var st jsStacktraceIn
+		var st js.StacktraceIn
 		ok := p.object(func(key []byte) bool {
 			return string(key) == "frames" && p.frames(&st)
 		})
-		req.stacktraces = append(req.stacktraces, st)
+		req.Traces = append(req.Traces, st)
 		return ok
 	}) {
 		return false
@@ -70,10 +71,10 @@ func (p *fastJSON) stacktraces(req *jsRequest) bool {
 }
 
 // frames reads the value of a stack trace's "frames" into st.
-func (p *fastJSON) frames(st *jsStacktraceIn) bool {
-	st.Frames = []jsFrameIn{}
+func (p *fastJSON) frames(st *js.StacktraceIn) bool {
+	st.Frames = []js.FrameIn{}
 	return p.array(func() bool {
-		var f jsFrameIn
+		var f js.FrameIn
 		if !p.object(func(key []byte) bool { return p.frameField(key, &f) }) {
 			return false
 		}
@@ -83,10 +84,10 @@ func (p *fastJSON) frames(st *jsStacktraceIn) bool {
 }
 
 // modules reads the value of "modules" into req.Modules.
-func (p *fastJSON) modules(req *jsRequest) bool {
-	req.Modules = []jsModule{}
+func (p *fastJSON) modules(req *js.Request) bool {
+	req.Modules = []js.Module{}
 	return p.array(func() bool {
-		var m jsModule
+		var m js.Module
 		ok := p.object(func(key []byte) bool {
 			switch string(key) {
 			case "type":
@@ -103,12 +104,12 @@ func (p *fastJSON) modules(req *jsRequest) bool {
 	})
 }
 
-// frameFields are the keys of jsFrameIn. encoding/json also takes them in
+// frameFields are the keys of js.FrameIn. encoding/json also takes them in
 // any case: another spelling of one is not read here.
 var frameFields = []string{"abs_path", "lineno", "colno", "function"}
 
 // frameField reads the value of key into f.
-func (p *fastJSON) frameField(key []byte, f *jsFrameIn) bool {
+func (p *fastJSON) frameField(key []byte, f *js.FrameIn) bool {
 	switch string(key) {
 	case "abs_path":
 		return p.internOrNull(&f.AbsPath, &p.lastAbsPath)
@@ -134,7 +135,7 @@ type fastJSON struct {
 	// seps counts the ',', ':', '[' and '{' read: one less than
 	// jsonValues counts in what was read. The reading stops before it
 	// reaches maxJSONValues, so that the fast path takes no more values
-	// than readResolveBody lets through.
+	// than checkResolveBody lets through.
 	seps int
 	// interned holds the strings of frames read so far, which a stack
 	// trace repeats (its file's URL, often its function names), so
@@ -296,7 +297,8 @@ func (p *fastJSON) internOrNull(dst, last **string) bool {
 		*dst, *last = s, s
 		return true
 	}
-	s := ptr(string(raw))
+	text := string(raw)
+	s := &text
 	if p.interned == nil {
 		p.interned = map[string]*string{}
 	}

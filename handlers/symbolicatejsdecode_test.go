@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"errata/handlers/symbolication/js"
 )
 
 // FuzzDecodeJSRequestFast holds the fast decoding of symbolicate-js bodies
@@ -29,31 +31,31 @@ func FuzzDecodeJSRequestFast(f *testing.F) {
 		if !utf8.Valid(body) {
 			return
 		}
-		var fast jsRequest
+		var fast js.Request
 		if !decodeJSRequestFast(body, &fast) {
 			return
 		}
 		if n := jsonValues(body); n > maxJSONValues {
 			t.Fatalf("the fast path took %q of %d values", body, n)
 		}
-		var slow jsRequest
+		var slow js.Request
 		if err := decodeResolveJSON(body, &slow); err != nil {
 			t.Fatalf("the fast path took %q, encoding/json refused it: %v", body, err)
 		}
-		if err := json.Unmarshal(slow.Stacktraces, &slow.stacktraces); err != nil {
+		if err := json.Unmarshal(slow.Stacktraces, &slow.Traces); err != nil {
 			t.Fatalf("the fast path took %q, encoding/json refused its stack traces: %v", body, err)
 		}
 		type view struct {
 			Raw         string
-			Stacktraces []jsStacktraceIn
-			Modules     []jsModule
+			Stacktraces []js.StacktraceIn
+			Modules     []js.Module
 			Release     *string
 			Dist        *string
 			Context     *bool
 			Order       *string
 		}
-		v := func(r jsRequest) view {
-			return view{string(r.Stacktraces), r.stacktraces, r.Modules, r.Release, r.Dist, r.Options.ApplySourceContext, r.Options.FrameOrder}
+		v := func(r js.Request) view {
+			return view{string(r.Stacktraces), r.Traces, r.Modules, r.Release, r.Dist, r.Options.ApplySourceContext, r.Options.FrameOrder}
 		}
 		if diff := cmp.Diff(v(slow), v(fast)); diff != "" {
 			t.Fatalf("%q (-encoding/json +fast):\n%s", body, diff)
@@ -63,7 +65,7 @@ func FuzzDecodeJSRequestFast(f *testing.F) {
 
 // TestDecodeJSRequestFastCountsValues sends bodies of as many values as
 // the limit allows and one more: the fast path takes the first, as
-// readResolveBody does, and leaves the second to its answer.
+// checkResolveBody does, and leaves the second to its answer.
 func TestDecodeJSRequestFastCountsValues(t *testing.T) {
 	body := func(values int) []byte {
 		// {"stacktraces":[{"frames":[…]}]} counts 6 (jsonValues) and 1
@@ -92,7 +94,7 @@ func TestDecodeJSRequestFastCountsValues(t *testing.T) {
 		if got := jsonValues(b); got != n {
 			t.Fatalf("the body of %d values has %d", n, got)
 		}
-		var req jsRequest
+		var req js.Request
 		if took, want := decodeJSRequestFast(b, &req), n <= maxJSONValues; took != want {
 			t.Errorf("%d values: the fast path took it: %v, want %v", n, took, want)
 		}

@@ -36,7 +36,7 @@ func TestSymbolicateJVMRemapsThroughAnUploadedMapping(t *testing.T) {
 			t.Fatalf("request %d: %d (-want +got):\n%s", i+1, r.status, diff)
 		}
 	}
-	if _, _, hits := f.cache.stats(); hits != 1 {
+	if _, _, hits := f.cache.Stats(); hits != 1 {
 		t.Errorf("%d cache hits, want the second request's 1", hits)
 	}
 	for name, bad := range map[string]any{

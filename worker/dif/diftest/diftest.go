@@ -264,6 +264,18 @@ func SourceBundle(members, nameLen int) []byte {
 	return append(f, end...)
 }
 
+// Breakpad builds a Breakpad symbol file of n PUBLIC records, whose
+// resolver grows with n: a small parsed debug file for the tests of the
+// caches that keep them.
+func Breakpad(n int) []byte {
+	var b strings.Builder
+	b.WriteString("MODULE Linux x86_64 B644071B511E55DBAC271EE28D84D9910 x\n")
+	for i := range n {
+		b.WriteString("PUBLIC " + strings.Repeat("1", 1+i%8) + " 0 f\n")
+	}
+	return []byte(b.String())
+}
+
 // CProgram writes the C sources of a program of nfiles units of nfuncs
 // functions each (and a struct of nfields members per function, for the
 // size of the debug information) into dir, and returns their paths. Each

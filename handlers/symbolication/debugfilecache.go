@@ -1,4 +1,4 @@
-package handlers
+package symbolication
 
 import (
 	"container/list"
@@ -14,8 +14,9 @@ import (
 // debug files that native resolutions keep in memory.
 const DefaultDebugFileCacheBytes = 256 << 20
 
-// symbolErrorSize is what an entry that remembers a file's failure counts.
-const symbolErrorSize = 256
+// EntryOverhead is what an entry counts beside its resolver's bytes: all
+// that an entry remembering a file's failure counts.
+const EntryOverhead = 256
 
 // DebugFileCache keeps parsed debug files (their resolvers, or why they could
 // not be read) by the SHA-1 of their content, the least recently used
@@ -31,17 +32,17 @@ type DebugFileCache struct {
 	// parse bounds the files read at once, so that what reading holds
 	// (the DWARF sections of each) stays within a few budgets. A DWARF
 	// resolver parses a unit later, when an address first falls in it:
-	// one unit at a time per file, what it keeps counted by recount.
+	// one unit at a time per file, what it keeps counted by Recount.
 	parse chan struct{}
 
 	mu      sync.Mutex
 	bytes   int64
-	entries map[string]*list.Element // of *symbolEntry, parsed and counted
+	entries map[string]*list.Element // of *debugFileEntry, parsed and counted
 	lru     list.List                // of entries, most recently used first
 	// parsing holds the files waiting to be parsed or being parsed, in
 	// no list: never evicted (another parse of one would hold it twice),
 	// counted once parsed.
-	parsing map[string]*symbolEntry
+	parsing map[string]*debugFileEntry
 	// orgs holds the slot of each organization with a parse running or
 	// waiting: the one parse of its own it may run at a time.
 	orgs map[int64]*orgSlot
@@ -53,7 +54,7 @@ type orgSlot struct {
 	users int           // parses holding or waiting for slot; c.mu guards it
 }
 
-type symbolEntry struct {
+type debugFileEntry struct {
 	key string
 	// started is closed when a request begins to parse the file: until
 	// then, each request that wants it waits for its own slots, and the
@@ -72,7 +73,7 @@ type symbolEntry struct {
 // NewDebugFileCache returns a cache of at most maxBytes of parsed files; a
 // file larger than maxBytes is parsed for each request and not kept.
 func NewDebugFileCache(maxBytes int64) *DebugFileCache {
-	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}, parsing: map[string]*symbolEntry{}, orgs: map[int64]*orgSlot{}}
+	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}, parsing: map[string]*debugFileEntry{}, orgs: map[int64]*orgSlot{}}
 }
 
 // acquire waits for the slot of the organization org, then for one of
@@ -132,7 +133,7 @@ func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 // errStarted is acquire's answer once another request began the parse.
 var errStarted = errors.New("another request parses the file")
 
-// get returns the resolver of the file whose SHA-1 is key, parsing it with
+// Get returns the resolver of the file whose SHA-1 is key, parsing it with
 // load, as a parse of the organization org, when the cache does not hold
 // it. parsed reports whether this call parsed it.
 //
@@ -142,15 +143,15 @@ var errStarted = errors.New("another request parses the file")
 // organization's queue. A request waiting for another's parse parses the
 // file itself when that one ends for a reason of its request's (canceled,
 // its parse budget spent, its file deleted), never failing for it.
-func (c *DebugFileCache) get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+func (c *DebugFileCache) Get(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
 	for {
 		c.mu.Lock()
-		var e *symbolEntry
+		var e *debugFileEntry
 		if el, ok := c.entries[key]; ok {
 			c.lru.MoveToFront(el)
-			e = el.Value.(*symbolEntry)
+			e = el.Value.(*debugFileEntry)
 		} else if e = c.parsing[key]; e == nil {
-			e = &symbolEntry{key: key, started: make(chan struct{}), ready: make(chan struct{})}
+			e = &debugFileEntry{key: key, started: make(chan struct{}), ready: make(chan struct{})}
 			c.parsing[key] = e
 		}
 		e.wanted++
@@ -204,7 +205,7 @@ func isClosed(ch <-chan struct{}) bool {
 
 // parseFile parses the file of e with load, holding the slots that release
 // gives back, and keeps it unless it failed for a reason not the file's.
-func (c *DebugFileCache) parseFile(ctx context.Context, e *symbolEntry, release func(), load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
+func (c *DebugFileCache) parseFile(ctx context.Context, e *debugFileEntry, release func(), load func() (*dif.Resolver, error)) (res *dif.Resolver, parsed bool, err error) {
 	func() {
 		// A reader that panics fails this file, not the waiters
 		// forever: the panic goes on once they are released.
@@ -230,7 +231,7 @@ func (c *DebugFileCache) parseFile(ctx context.Context, e *symbolEntry, release 
 	// are released, so that one that parses again finds it gone.
 	unavailable := errors.Is(e.err, store.ErrUnavailable)
 	notTheFile := e.err != nil && (ctx.Err() != nil || errors.Is(e.err, context.Canceled) ||
-		errors.Is(e.err, context.DeadlineExceeded) || errors.Is(e.err, errParseBudget) ||
+		errors.Is(e.err, context.DeadlineExceeded) || errors.Is(e.err, ErrBudget) ||
 		errors.Is(e.err, store.ErrNotFound) || unavailable)
 	c.mu.Lock()
 	delete(c.parsing, e.key)
@@ -246,15 +247,15 @@ func (c *DebugFileCache) parseFile(ctx context.Context, e *symbolEntry, release 
 	return e.res, true, e.err
 }
 
-// recount counts again what the resolver of the file whose SHA-1 is key
+// Recount counts again what the resolver of the file whose SHA-1 is key
 // holds: a DWARF resolver parses a unit the first time an address falls
 // in it, after the cache took it in (and drops its sections once every
 // unit is parsed). The least recently used entries make room, as for a
 // new one.
-func (c *DebugFileCache) recount(key string) {
+func (c *DebugFileCache) Recount(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.entries[key]; ok && el.Value.(*symbolEntry).size > 0 {
+	if el, ok := c.entries[key]; ok && el.Value.(*debugFileEntry).size > 0 {
 		c.count(el)
 	}
 }
@@ -263,8 +264,8 @@ func (c *DebugFileCache) recount(key string) {
 // recently used entries while the cache holds more than its bound (el
 // itself first when it alone is larger); c.mu is held.
 func (c *DebugFileCache) count(el *list.Element) {
-	e := el.Value.(*symbolEntry)
-	size := int64(symbolErrorSize)
+	e := el.Value.(*debugFileEntry)
+	size := int64(EntryOverhead)
 	if e.res != nil {
 		size += e.res.Size()
 	}
@@ -280,10 +281,23 @@ func (c *DebugFileCache) count(el *list.Element) {
 
 // remove drops el; c.mu is held.
 func (c *DebugFileCache) remove(el *list.Element) {
-	e := el.Value.(*symbolEntry)
+	e := el.Value.(*debugFileEntry)
 	if c.entries[e.key] == el {
 		delete(c.entries, e.key)
 	}
 	c.lru.Remove(el)
 	c.bytes -= e.size
+}
+
+// Held returns the bytes the resolvers of the cached files hold now, each
+// with what an entry itself counts: what Stats reports once every entry is
+// counted again (Recount).
+func (c *DebugFileCache) Held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	held := int64(0)
+	for _, el := range c.entries {
+		held += el.Value.(*debugFileEntry).res.Size() + EntryOverhead
+	}
+	return held
 }

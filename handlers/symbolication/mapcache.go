@@ -1,4 +1,4 @@
-package handlers
+package symbolication
 
 import (
 	"container/list"
@@ -9,18 +9,19 @@ import (
 	"errata/store"
 )
 
-// DefaultSymbolCacheBytes is the budget of the parsed-file cache when
+// DefaultMapCacheBytes is the budget of the MapCache when
 // SYMBOLICATE_CACHE_BYTES is not set.
-const DefaultSymbolCacheBytes = 256 << 20
+const DefaultMapCacheBytes = 256 << 20
 
-// SymbolCache keeps parsed files of the resolution routes (source maps,
-// the sourceMappingURL of minified files, ProGuard mappings) in memory,
+// MapCache keeps the parsed files of the JavaScript and JVM engines
+// (source maps, the sourceMappingURL of minified files, original sources,
+// ProGuard mappings) in memory,
 // keyed by what they are and the SHA-1 of the stored file, so that a
 // second request over the same file parses nothing. It holds at most its
 // budget of bytes, as each entry reports its size, and drops the least
 // recently used entries first. It is safe for concurrent use; a nil
-// *SymbolCache keeps nothing.
-type SymbolCache struct {
+// *MapCache keeps nothing.
+type MapCache struct {
 	mu      sync.Mutex
 	budget  int64
 	used    int64
@@ -30,20 +31,20 @@ type SymbolCache struct {
 	touched map[int64]time.Time // stored files recently counted as used, by id
 }
 
-type symbolCacheEntry struct {
+type mapCacheEntry struct {
 	key   string
 	value any
 	size  int64
 }
 
-// NewSymbolCache returns a cache of at most budget bytes; 0 or less keeps
+// NewMapCache returns a cache of at most budget bytes; 0 or less keeps
 // nothing.
-func NewSymbolCache(budget int64) *SymbolCache {
-	return &SymbolCache{budget: budget, order: list.New(), entries: map[string]*list.Element{}}
+func NewMapCache(budget int64) *MapCache {
+	return &MapCache{budget: budget, order: list.New(), entries: map[string]*list.Element{}}
 }
 
-// get returns the value cached under key.
-func (c *SymbolCache) get(key string) (any, bool) {
+// Get returns the value cached under key.
+func (c *MapCache) Get(key string) (any, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -55,36 +56,36 @@ func (c *SymbolCache) get(key string) (any, bool) {
 	}
 	c.order.MoveToFront(e)
 	c.hits++
-	return e.Value.(*symbolCacheEntry).value, true
+	return e.Value.(*mapCacheEntry).value, true
 }
 
-// put caches value of size bytes under key, unless it alone is over the
+// Put caches value of size bytes under key, unless it alone is over the
 // budget, dropping the least recently used entries to make room.
-func (c *SymbolCache) put(key string, value any, size int64) {
+func (c *MapCache) Put(key string, value any, size int64) {
 	if c == nil || size < 0 || size > c.budget {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
-		c.used -= e.Value.(*symbolCacheEntry).size
+		c.used -= e.Value.(*mapCacheEntry).size
 		c.order.Remove(e)
 		delete(c.entries, key)
 	}
 	for c.used+size > c.budget {
 		last := c.order.Back()
-		old := last.Value.(*symbolCacheEntry)
+		old := last.Value.(*mapCacheEntry)
 		c.order.Remove(last)
 		delete(c.entries, old.key)
 		c.used -= old.size
 	}
-	c.entries[key] = c.order.PushFront(&symbolCacheEntry{key: key, value: value, size: size})
+	c.entries[key] = c.order.PushFront(&mapCacheEntry{key: key, value: value, size: size})
 	c.used += size
 }
 
-// stats returns the entries and bytes held and how many lookups found
+// Stats returns the entries and bytes held and how many lookups found
 // their entry.
-func (c *SymbolCache) stats() (entries int, bytes, hits int64) {
+func (c *MapCache) Stats() (entries int, bytes, hits int64) {
 	if c == nil {
 		return 0, 0, 0
 	}
@@ -97,10 +98,10 @@ func (c *SymbolCache) stats() (entries int, bytes, hits int64) {
 // store itself records a use at most once an hour.
 const touchEvery = 10 * time.Minute
 
-// touch records that f, whose parsed content came from the cache, was
+// Touch records that f, whose parsed content came from the cache, was
 // used (store.TouchSourceFile), at most once every touchEvery per file, so
 // that warm requests write nothing. A nil cache touches every time.
-func (c *SymbolCache) touch(ctx context.Context, st *store.Store, f store.SourceFile) {
+func (c *MapCache) Touch(ctx context.Context, st *store.Store, f store.SourceFile) {
 	if c != nil {
 		now := time.Now()
 		c.mu.Lock()

@@ -1,57 +1,43 @@
-package handlers
+package symbolication
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
-	"time"
 
-	"errata/authn"
 	"errata/store"
-	"errata/store/storetest"
 	"errata/worker/dif"
-	"errata/worker/ingest"
+	"errata/worker/dif/diftest"
 )
 
 // breakpadResolver is a small resolver whose size grows with n.
 func breakpadResolver(t *testing.T, n int) *dif.Resolver {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("MODULE Linux x86_64 B644071B511E55DBAC271EE28D84D9910 x\n")
-	for i := range n {
-		b.WriteString("PUBLIC " + strings.Repeat("1", 1+i%8) + " 0 f\n")
-	}
-	res, err := dif.ReadBreakpadSymbols(strings.NewReader(b.String()))
+	res, err := dif.ReadBreakpadSymbols(bytes.NewReader(diftest.Breakpad(n)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-// TestSymbolCache keeps parsed files within its bytes, the least
+// TestDebugFileCache keeps parsed files within its bytes, the least
 // recently used going first, parses a file once for requests that want
 // it at the same time, remembers failures and forgets cancellations.
-func TestSymbolCache(t *testing.T) {
+func TestDebugFileCache(t *testing.T) {
 	one := breakpadResolver(t, 100)
-	size := one.Size() + symbolErrorSize
+	size := one.Size() + EntryOverhead
 	c := NewDebugFileCache(2*size + size/2) // room for two
 	ctx := context.Background()
 	loads := 0
 	load := func() (*dif.Resolver, error) { loads++; return breakpadResolver(t, 100), nil }
 	for _, k := range []string{"a", "b", "a", "c", "a", "b"} {
-		if _, _, err := c.get(ctx, 1, k, load); err != nil {
+		if _, _, err := c.Get(ctx, 1, k, load); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +51,7 @@ func TestSymbolCache(t *testing.T) {
 
 	// A file larger than the cache is parsed and not kept.
 	big := NewDebugFileCache(size / 2)
-	big.get(ctx, 1, "a", load)
+	big.Get(ctx, 1, "a", load)
 	if b, n := big.Stats(); n != 0 || b != 0 {
 		t.Errorf("a cache smaller than the file holds %d bytes in %d entries", b, n)
 	}
@@ -74,14 +60,14 @@ func TestSymbolCache(t *testing.T) {
 	bad := errors.New("malformed")
 	fails := 0
 	for range 2 {
-		if _, _, err := c.get(ctx, 1, "bad", func() (*dif.Resolver, error) { fails++; return nil, bad }); err != bad {
+		if _, _, err := c.Get(ctx, 1, "bad", func() (*dif.Resolver, error) { fails++; return nil, bad }); err != bad {
 			t.Fatalf("got %v, want the failure", err)
 		}
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	c.get(canceled, 1, "gone", func() (*dif.Resolver, error) { return nil, context.Canceled })
-	if _, parsed, _ := c.get(ctx, 1, "gone", load); fails != 1 || !parsed {
+	c.Get(canceled, 1, "gone", func() (*dif.Resolver, error) { return nil, context.Canceled })
+	if _, parsed, _ := c.Get(ctx, 1, "gone", load); fails != 1 || !parsed {
 		t.Errorf("%d parses of the failed file (want 1); the canceled one parsed again: %v", fails, parsed)
 	}
 
@@ -93,7 +79,7 @@ func TestSymbolCache(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			c2.get(ctx, 1, "x", func() (*dif.Resolver, error) {
+			c2.Get(ctx, 1, "x", func() (*dif.Resolver, error) {
 				mu.Lock()
 				n++
 				mu.Unlock()
@@ -109,11 +95,11 @@ func TestSymbolCache(t *testing.T) {
 	}
 }
 
-// TestSymbolCacheParsesFairly: an organization parses one file at a time,
+// TestDebugFileCacheParsesFairly: an organization parses one file at a time,
 // so that two slow parses of one organization leave a slot to another's
 // miss, which starts at once; the second parse of the first starts when
 // its first ends.
-func TestSymbolCacheParsesFairly(t *testing.T) {
+func TestDebugFileCacheParsesFairly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := NewDebugFileCache(DefaultDebugFileCacheBytes)
 		ctx := context.Background()
@@ -125,7 +111,7 @@ func TestSymbolCacheParsesFairly(t *testing.T) {
 			p := parse{make(chan struct{}), make(chan struct{}), make(chan struct{})}
 			go func() {
 				defer close(p.done)
-				if _, _, err := c.get(ctx, org, key, func() (*dif.Resolver, error) {
+				if _, _, err := c.Get(ctx, org, key, func() (*dif.Resolver, error) {
 					close(p.started)
 					<-p.release
 					return res, nil
@@ -167,11 +153,11 @@ func TestSymbolCacheParsesFairly(t *testing.T) {
 	})
 }
 
-// TestSymbolCacheSharedFileStartsAtOnce: a file that two organizations
+// TestDebugFileCacheSharedFileStartsAtOnce: a file that two organizations
 // hold (one SHA-1), which the first has queued behind its own slow parse,
 // is parsed at once by the second, whose slot is free, instead of waiting
 // in the first's queue; the first's request then takes that parse.
-func TestSymbolCacheSharedFileStartsAtOnce(t *testing.T) {
+func TestDebugFileCacheSharedFileStartsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := NewDebugFileCache(DefaultDebugFileCacheBytes)
 		ctx := context.Background()
@@ -179,7 +165,7 @@ func TestSymbolCacheSharedFileStartsAtOnce(t *testing.T) {
 		release, slow := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(slow)
-			c.get(ctx, 1, "slow", func() (*dif.Resolver, error) { <-release; return res, nil })
+			c.Get(ctx, 1, "slow", func() (*dif.Resolver, error) { <-release; return res, nil })
 		}()
 		synctest.Wait()
 		type result struct {
@@ -190,7 +176,7 @@ func TestSymbolCacheSharedFileStartsAtOnce(t *testing.T) {
 		shared := func(org int64) chan result {
 			out := make(chan result, 1)
 			go func() {
-				_, parsed, err := c.get(ctx, org, "shared", func() (*dif.Resolver, error) { return res, nil })
+				_, parsed, err := c.Get(ctx, org, "shared", func() (*dif.Resolver, error) { return res, nil })
 				out <- result{parsed, err}
 			}()
 			synctest.Wait()
@@ -213,12 +199,12 @@ func TestSymbolCacheSharedFileStartsAtOnce(t *testing.T) {
 	})
 }
 
-// TestSymbolCacheWaitersOutliveTheParser: when the request that parses a
+// TestDebugFileCacheWaitersOutliveTheParser: when the request that parses a
 // file ends for a reason of its own (canceled while it parses or while it
 // waits for a slot, its parse budget spent, its file deleted), the
 // requests waiting for the file parse it themselves instead of failing
 // with it, and the file is kept once, not that failure.
-func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
+func TestDebugFileCacheWaitersOutliveTheParser(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := NewDebugFileCache(DefaultDebugFileCacheBytes)
 		res := breakpadResolver(t, 1)
@@ -232,7 +218,7 @@ func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 		get := func(ctx context.Context, org int64, key string, load func() (*dif.Resolver, error)) chan result {
 			out := make(chan result, 1)
 			go func() {
-				r, parsed, err := c.get(ctx, org, key, load)
+				r, parsed, err := c.Get(ctx, org, key, load)
 				out <- result{r, parsed, err}
 			}()
 			synctest.Wait()
@@ -254,7 +240,7 @@ func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 		if r := <-waiter; r.err != nil || r.res != res || !r.parsed {
 			t.Errorf("canceled while parsing: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
 		}
-		if _, parsed, err := c.get(context.Background(), 3, "f", own); parsed || err != nil {
+		if _, parsed, err := c.Get(context.Background(), 3, "f", own); parsed || err != nil {
 			t.Errorf("then: parsed %v, %v; want the resolver kept", parsed, err)
 		}
 
@@ -289,10 +275,10 @@ func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 
 		// Its parse budget spent.
 		release = make(chan struct{})
-		parser = get(context.Background(), 1, "h", func() (*dif.Resolver, error) { <-release; return nil, errParseBudget })
+		parser = get(context.Background(), 1, "h", func() (*dif.Resolver, error) { <-release; return nil, ErrBudget })
 		waiter = get(context.Background(), 2, "h", own)
 		close(release)
-		if r := <-parser; r.err != errParseBudget {
+		if r := <-parser; r.err != ErrBudget {
 			t.Errorf("the parser over its budget got %v", r.err)
 		}
 		if r := <-waiter; r.err != nil || !r.parsed {
@@ -314,20 +300,20 @@ func TestSymbolCacheWaitersOutliveTheParser(t *testing.T) {
 		if r := <-waiter; r.err != nil || !r.parsed {
 			t.Errorf("the parser's file deleted: the waiter got %v (parsed %v), want the resolver it parsed", r.err, r.parsed)
 		}
-		if b, n := c.Stats(); n != 5 || b != 5*(res.Size()+symbolErrorSize) {
-			t.Errorf("the cache holds %d bytes in %d entries, want the 5 files' %d (f, busy, g, h, i)", b, n, 5*(res.Size()+symbolErrorSize))
+		if b, n := c.Stats(); n != 5 || b != 5*(res.Size()+EntryOverhead) {
+			t.Errorf("the cache holds %d bytes in %d entries, want the 5 files' %d (f, busy, g, h, i)", b, n, 5*(res.Size()+EntryOverhead))
 		}
 	})
 }
 
-// TestSymbolCacheKeepsFilesBeingParsed: a file being parsed is not
+// TestDebugFileCacheKeepsFilesBeingParsed: a file being parsed is not
 // evicted by the files parsed meanwhile: a request for it waits for that
 // parse instead of parsing it a second time, and it is counted once
 // parsed, the least recently used making room.
-func TestSymbolCacheKeepsFilesBeingParsed(t *testing.T) {
+func TestDebugFileCacheKeepsFilesBeingParsed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		one := breakpadResolver(t, 100)
-		size := one.Size() + symbolErrorSize
+		size := one.Size() + EntryOverhead
 		c := NewDebugFileCache(2*size + size/2) // room for two
 		ctx := context.Background()
 		var loads atomic.Int32
@@ -335,17 +321,17 @@ func TestSymbolCacheKeepsFilesBeingParsed(t *testing.T) {
 		release, first := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(first)
-			c.get(ctx, 1, "x", func() (*dif.Resolver, error) { loads.Add(1); <-release; return one, nil })
+			c.Get(ctx, 1, "x", func() (*dif.Resolver, error) { loads.Add(1); <-release; return one, nil })
 		}()
 		synctest.Wait() // x is being parsed
 		for _, k := range []string{"a", "b", "c"} {
-			if _, _, err := c.get(ctx, 2, k, load); err != nil {
+			if _, _, err := c.Get(ctx, 2, k, load); err != nil {
 				t.Fatal(err)
 			}
 		}
 		again := make(chan bool, 1)
 		go func() {
-			_, parsed, _ := c.get(ctx, 3, "x", load)
+			_, parsed, _ := c.Get(ctx, 3, "x", load)
 			again <- parsed
 		}()
 		synctest.Wait()
@@ -365,17 +351,17 @@ func TestSymbolCacheKeepsFilesBeingParsed(t *testing.T) {
 	})
 }
 
-// TestSymbolCacheRecount: a DWARF resolver parses a unit the first time
+// TestDebugFileCacheRecount: a DWARF resolver parses a unit the first time
 // an address falls in it (and drops its sections once every unit is
-// parsed): recount counts what it holds then.
-func TestSymbolCacheRecount(t *testing.T) {
-	data, err := os.ReadFile("../worker/dif/testdata/dwarf4.elf")
+// parsed): Recount counts what it holds then.
+func TestDebugFileCacheRecount(t *testing.T) {
+	data, err := os.ReadFile("../../worker/dif/testdata/dwarf4.elf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	read := func() (*dif.Resolver, error) { return dif.ReadELFDWARF(bytes.NewReader(data), int64(len(data))) }
 	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
-	res, _, err := c.get(context.Background(), 1, "d", read)
+	res, _, err := c.Get(context.Background(), 1, "d", read)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,26 +369,26 @@ func TestSymbolCacheRecount(t *testing.T) {
 	if _, ok := res.Lookup(0x11a0); !ok {
 		t.Fatal("nothing at 0x11a0")
 	}
-	if b, _ := c.Stats(); b != before+symbolErrorSize || res.Size() == before {
+	if b, _ := c.Stats(); b != before+EntryOverhead || res.Size() == before {
 		t.Fatalf("the cache holds %d bytes for a resolver of %d then %d", b, before, res.Size())
 	}
-	c.recount("d")
-	if b, n := c.Stats(); n != 1 || b != res.Size()+symbolErrorSize {
-		t.Errorf("recounted: the cache holds %d bytes in %d entries, want %d in 1", b, n, res.Size()+symbolErrorSize)
+	c.Recount("d")
+	if b, n := c.Stats(); n != 1 || b != res.Size()+EntryOverhead {
+		t.Errorf("recounted: the cache holds %d bytes in %d entries, want %d in 1", b, n, res.Size()+EntryOverhead)
 	}
 	t.Logf("%d bytes read, %d once its unit is parsed", before, res.Size())
 }
 
-// TestSymbolCachePanic: a reader that panics releases the requests
+// TestDebugFileCachePanic: a reader that panics releases the requests
 // waiting for the same file (with an error), and the next request parses
 // it again.
-func TestSymbolCachePanic(t *testing.T) {
+func TestDebugFileCachePanic(t *testing.T) {
 	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
 	ctx := context.Background()
 	started, release, waited := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
 		defer func() { recover() }()
-		c.get(ctx, 1, "p", func() (*dif.Resolver, error) {
+		c.Get(ctx, 1, "p", func() (*dif.Resolver, error) {
 			close(started)
 			<-release
 			panic("reader bug")
@@ -412,7 +398,7 @@ func TestSymbolCachePanic(t *testing.T) {
 	go func() {
 		// Whether it waits for the panicking parse or comes after it,
 		// it gets an error: the panic's, or its own reader's.
-		_, _, err := c.get(ctx, 1, "p", func() (*dif.Resolver, error) { return nil, errors.New("parsed again") })
+		_, _, err := c.Get(ctx, 1, "p", func() (*dif.Resolver, error) { return nil, errors.New("parsed again") })
 		waited <- err
 	}()
 	close(release)
@@ -422,86 +408,9 @@ func TestSymbolCachePanic(t *testing.T) {
 	c2 := NewDebugFileCache(DefaultDebugFileCacheBytes)
 	func() {
 		defer func() { recover() }()
-		c2.get(ctx, 1, "p", func() (*dif.Resolver, error) { panic("reader bug") })
+		c2.Get(ctx, 1, "p", func() (*dif.Resolver, error) { panic("reader bug") })
 	}()
-	if _, parsed, err := c2.get(ctx, 1, "p", func() (*dif.Resolver, error) { return breakpadResolver(t, 1), nil }); !parsed || err != nil {
+	if _, parsed, err := c2.Get(ctx, 1, "p", func() (*dif.Resolver, error) { return breakpadResolver(t, 1), nil }); !parsed || err != nil {
 		t.Errorf("after a panic: parsed %v, %v; want parsed again", parsed, err)
-	}
-}
-
-// TestMetricsOfTheSymbolCache: /metrics reports the bytes and entries of
-// the parsed debug files New's cache holds.
-func TestMetricsOfTheSymbolCache(t *testing.T) {
-	st := storetest.New(t)
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	m := NewMetrics("v1.2.3-test", st, nil, log)
-	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
-	New(Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, SecretKey: "test-secret", Metrics: m, DebugFileCache: c})
-	res := breakpadResolver(t, 10)
-	c.get(context.Background(), 1, "a", func() (*dif.Resolver, error) { return res, nil })
-	text := scrape(t, m)
-	for name, want := range map[string]string{
-		"errata_symbol_cache_bytes":   strconv.FormatInt(res.Size()+symbolErrorSize, 10),
-		"errata_symbol_cache_entries": "1",
-	} {
-		lines := strings.Split(strings.TrimSuffix(family(text, name), "\n"), "\n")
-		if len(lines) != 3 || lines[1] != "# TYPE "+name+" gauge" || lines[2] != name+" "+want {
-			t.Errorf("%s: want a gauge of %s, got:\n%s", name, want, strings.Join(lines, "\n"))
-		}
-	}
-}
-
-// TestSymbolCacheCountsParsedUnits: after a resolution, the cache holds
-// the bytes its resolvers hold, the units that the frames fell in parsed
-// included, for a Mach-O as for an ELF file (a Mach-O's entry is kept by
-// its SHA-1 and debug id).
-func TestSymbolCacheCountsParsedUnits(t *testing.T) {
-	a := newTestAPI(t)
-	owner := a.user("owner@example.com")
-	a.org("acme", "owner@example.com")
-	a.project("acme", "web")
-	tok := a.token("owner@example.com", "project:read")
-	c := NewDebugFileCache(DefaultDebugFileCacheBytes)
-	d := Deps{Store: a.st, Auth: &authn.Authenticator{Store: a.st}, Log: a.lg, Now: time.Now, SecretKey: "test-secret", DebugFileCache: c}
-	srv := httptest.NewServer(serve(d, routes(d)))
-	t.Cleanup(srv.Close)
-	a.srv = srv
-
-	for _, tc := range []struct {
-		file, typ, addr string
-	}{
-		{"dwarf4.elf", "elf", "0x11a0"},
-		{"dwarf-macho.dsym", "macho", "0x1000005a0"},
-	} {
-		t.Run(tc.typ, func(t *testing.T) {
-			data, err := os.ReadFile("../worker/dif/testdata/" + tc.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			objs, err := dif.ReadUpload(bytes.NewReader(data), int64(len(data)), tc.file, "")
-			if err != nil || len(objs) != 1 {
-				t.Fatalf("%d objects, %v", len(objs), err)
-			}
-			up := store.DebugUpload{Content: bytes.NewReader(data), Objects: ingest.DebugFileObjects(objs, tc.file, bytes.NewReader(data), int64(len(data)))}
-			if _, err := a.st.CreateDebugFiles(context.Background(), store.ProjectScope{UserID: owner, OrgSlug: "acme", ProjectSlug: "web"}, []store.DebugUpload{up}, false); err != nil {
-				t.Fatal(err)
-			}
-			r := a.do("POST", "/api/0/projects/acme/web/symbolicate/", tok, map[string]any{
-				"modules":     []map[string]any{{"type": tc.typ, "debug_id": objs[0].DebugID, "image_addr": "0x0", "image_size": 1 << 40}},
-				"stacktraces": []map[string]any{{"frames": []map[string]any{{"instruction_addr": tc.addr}}}},
-			})
-			if r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"symbolicated"`) {
-				t.Fatalf("%d %s", r.status, r.body)
-			}
-			c.mu.Lock()
-			held := int64(0)
-			for _, el := range c.entries {
-				held += el.Value.(*symbolEntry).res.Size() + symbolErrorSize
-			}
-			c.mu.Unlock()
-			if b, _ := c.Stats(); b != held {
-				t.Errorf("the cache counts %d bytes, its resolvers hold %d", b, held)
-			}
-		})
 	}
 }

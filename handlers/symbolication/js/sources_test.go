@@ -1,4 +1,4 @@
-package handlers
+package js
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 // parseTestMap parses the source map of sourcemap's tests.
 func parseTestMap(t *testing.T) *sourcemap.Map {
 	t.Helper()
-	data, err := os.ReadFile("../worker/dif/sourcemap/testdata/app.min.js.map")
+	data, err := os.ReadFile("../../../worker/dif/sourcemap/testdata/app.min.js.map")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,15 +23,15 @@ func parseTestMap(t *testing.T) *sourcemap.Map {
 	return m
 }
 
-// TestJSMapSourcesPerURL resolves the sources of a map found under three
+// TestMapEntrySourcesPerURL resolves the sources of a map found under three
 // URLs: each URL answers its own abs_path and filename, the first two are
 // kept with the map and the third is a request's own, and a view whose
 // budget is spent still answers every source.
-func TestJSMapSourcesPerURL(t *testing.T) {
+func TestMapEntrySourcesPerURL(t *testing.T) {
 	m := parseTestMap(t)
-	jm := newJSMap(m)
+	jm := newMapEntry(m)
 	urls := []string{"~/static/app.min.js.map", "https://cdn.example/a/b/app.min.js.map", "webpack://app/./dist/app.min.js.map"}
-	check := func(v *jsSources, mapURL string) {
+	check := func(v *frameSources, mapURL string) {
 		t.Helper()
 		for id, source := range m.Sources() {
 			for range 2 { // made, then kept or made again
@@ -76,29 +76,29 @@ func TestJSMapSourcesPerURL(t *testing.T) {
 	}
 }
 
-// TestJSResponseAppendsAsEncodingJSON writes answers of resolved and
+// TestResponseAppendsAsEncodingJSON writes answers of resolved and
 // unresolved frames, with and without context, and holds them to what
 // encoding/json makes of the same values.
-func TestJSResponseAppendsAsEncodingJSON(t *testing.T) {
+func TestResponseAppendsAsEncodingJSON(t *testing.T) {
 	m := parseTestMap(t)
 	file := newJSFile(m, nil, "https://app.example/static/app.min.js.map", "release", "")
 	src := file.sources.get(0, m.Sources()[0])
 	line, col, abs, name := int64(12), int64(3), "https://app.example/static/app.min.js", "lookup\u2028\"Rate\""
 	ctx := "  return <table>[code];\t"
-	resolved := jsFrameOut{Function: &name, Filename: &src.filename, AbsPath: &src.abs, Lineno: &line, Colno: &col,
+	resolved := FrameOut{Function: &name, Filename: &src.filename, AbsPath: &src.abs, Lineno: &line, Colno: &col,
 		PreContext: []string{}, PostContext: []string{}, OriginalIndex: 1, Data: file.data, source: src}
 	resolved.Data.Symbolicated = true
 	withContext := resolved
 	withContext.PreContext, withContext.ContextLine, withContext.PostContext = []string{"a", "\x01b"}, &ctx, []string{"}"}
-	unresolved := jsFrameOut{AbsPath: &abs, Lineno: &line, PreContext: []string{}, PostContext: []string{}, OriginalIndex: 2}
+	unresolved := FrameOut{AbsPath: &abs, Lineno: &line, PreContext: []string{}, PostContext: []string{}, OriginalIndex: 2}
 	located := unresolved
 	located.Data = file.data
-	out := &jsResponse{
-		Stacktraces:    []jsStacktraceOut{{Frames: []jsFrameOut{resolved, withContext, unresolved, located}}, {Frames: []jsFrameOut{}}},
+	out := &Response{
+		Stacktraces:    []StacktraceOut{{Frames: []FrameOut{resolved, withContext, unresolved, located}}, {Frames: []FrameOut{}}},
 		RawStacktraces: json.RawMessage(`[{"frames":[]}]`),
-		Errors:         []jsError{{AbsPath: abs, Type: "invalid_location"}},
+		Errors:         []Error{{AbsPath: abs, Type: "invalid_location"}},
 	}
-	got, err := out.appendJSON(nil)
+	got, err := out.AppendJSON(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,16 +107,16 @@ func TestJSResponseAppendsAsEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("appendJSON\n%s\nencoding/json\n%s", got, want)
+		t.Errorf("AppendJSON\n%s\nencoding/json\n%s", got, want)
 	}
 }
 
-// TestJSMapSourcesConcurrently fills a kept view from concurrent requests,
+// TestMapEntrySourcesConcurrently fills a kept view from concurrent requests,
 // as warm requests over one bundle do: each gets every source right (the
 // race detector watches the rest).
-func TestJSMapSourcesConcurrently(t *testing.T) {
+func TestMapEntrySourcesConcurrently(t *testing.T) {
 	m := parseTestMap(t)
-	jm := newJSMap(m)
+	jm := newMapEntry(m)
 	const mapURL = "~/static/app.min.js.map"
 	var wg sync.WaitGroup
 	for range 8 {

@@ -1,28 +1,29 @@
-package handlers
+package js
 
 import (
 	"sync"
 	"sync/atomic"
 
+	"errata/handlers/appendjson"
 	"errata/worker/dif/sourcemap"
 )
 
-// jsMap is a parsed source map as the symbol cache holds it, with the
+// mapEntry is a parsed source map as the MapCache holds it, with the
 // sources of its frames as answers spell them, for the first URLs the map
 // was found under: a warm request over a bundle of a thousand modules
 // joins no URL and escapes no name of a file again.
-type jsMap struct {
+type mapEntry struct {
 	m     *sourcemap.Map
 	mu    sync.Mutex
-	views []*jsSources // at most maxMapViews
+	views []*frameSources // at most maxMapViews
 }
 
 // maxMapViews is how many URLs of one map keep their sources in the cache
 // (a map is found under one URL but when the same file is stored twice).
 const maxMapViews = 2
 
-// newJSMap wraps m for the cache.
-func newJSMap(m *sourcemap.Map) *jsMap { return &jsMap{m: m} }
+// newMapEntry wraps m for the cache.
+func newMapEntry(m *sourcemap.Map) *mapEntry { return &mapEntry{m: m} }
 
 // viewBudget is the most bytes one view of m's sources holds: its slots and
 // the sources it keeps, a quarter of the map's own size (and 64 KiB for
@@ -33,13 +34,13 @@ func viewBudget(m *sourcemap.Map) int64 {
 
 // cacheSize is what the cache is charged for jm: the map and the budget of
 // its views.
-func (jm *jsMap) cacheSize() int64 {
+func (jm *mapEntry) cacheSize() int64 {
 	return int64(jm.m.Size()) + maxMapViews*viewBudget(jm.m)
 }
 
 // sources returns the view of jm's sources for mapURL: kept with the map
 // for the first maxMapViews URLs, a request's own beyond.
-func (jm *jsMap) sources(mapURL string) *jsSources {
+func (jm *mapEntry) sources(mapURL string) *frameSources {
 	jm.mu.Lock()
 	defer jm.mu.Unlock()
 	for _, v := range jm.views {
@@ -50,38 +51,38 @@ func (jm *jsMap) sources(mapURL string) *jsSources {
 	if len(jm.views) == maxMapViews {
 		return localSources(mapURL)
 	}
-	v := &jsSources{mapURL: mapURL, slots: make([]atomic.Pointer[jsSource], jm.m.NumSources())}
+	v := &frameSources{mapURL: mapURL, slots: make([]atomic.Pointer[frameSource], jm.m.NumSources())}
 	v.left.Store(viewBudget(jm.m) - int64(len(v.slots))*8)
 	jm.views = append(jm.views, v)
 	return v
 }
 
-// jsSources are the sources of a map as the frames resolved through it
+// frameSources are the sources of a map as the frames resolved through it
 // answer them, resolved against mapURL, the URL the map was found under.
 // A view the cache keeps (slots) is shared by concurrent requests and
 // fills as they find sources, within its budget of bytes; a request's own
 // (local) is filled by that request only.
-type jsSources struct {
+type frameSources struct {
 	mapURL string
-	slots  []atomic.Pointer[jsSource] // by Position.SourceID
-	left   atomic.Int64               // bytes slots may still take
-	local  map[int]*jsSource
+	slots  []atomic.Pointer[frameSource] // by Position.SourceID
+	left   atomic.Int64                  // bytes slots may still take
+	local  map[int]*frameSource
 }
 
 // localSources is a view of one request.
-func localSources(mapURL string) *jsSources {
-	return &jsSources{mapURL: mapURL, local: map[int]*jsSource{}}
+func localSources(mapURL string) *frameSources {
+	return &frameSources{mapURL: mapURL, local: map[int]*frameSource{}}
 }
 
-// jsSource is a source of a resolved frame: its abs_path and filename, and
+// frameSource is a source of a resolved frame: its abs_path and filename, and
 // the JSON of both as the answer's frame writes them.
-type jsSource struct {
+type frameSource struct {
 	abs, filename string
 	json          []byte // "filename":…,"abs_path":…
 }
 
 // get returns the source numbered id in the map, which names it source.
-func (v *jsSources) get(id int, source string) *jsSource {
+func (v *frameSources) get(id int, source string) *frameSource {
 	if v.slots != nil {
 		if s := v.slots[id].Load(); s != nil {
 			return s
@@ -90,11 +91,11 @@ func (v *jsSources) get(id int, source string) *jsSource {
 		return s
 	}
 	abs := joinSourceURL(v.mapURL, source)
-	s := &jsSource{abs: abs, filename: filenameOf(abs)}
+	s := &frameSource{abs: abs, filename: filenameOf(abs)}
 	s.json = append(s.json, `"filename":`...)
-	s.json = appendString(s.json, s.filename)
+	s.json = appendjson.String(s.json, s.filename)
 	s.json = append(s.json, `,"abs_path":`...)
-	s.json = appendString(s.json, s.abs)
+	s.json = appendjson.String(s.json, s.abs)
 	if v.slots == nil {
 		v.local[id] = s
 		return s

@@ -1,0 +1,21 @@
+// Package symbolication holds what the three stack-trace resolution
+// engines share (docs/resolution.md): the caches of parsed files, each
+// bounded in bytes, the source context of a frame, and the limits and
+// typed errors of a request. The engines are the packages below it:
+// native (debug files: ELF, Mach-O, PE, PDB, Breakpad), js (source maps)
+// and jvm (ProGuard mappings).
+//
+// DebugFileCache keeps parsed debug files (their resolvers) by SHA-1; it
+// admits parses one at a time per organization and two at a time in all,
+// and a file wanted by several requests at once is parsed once. MapCache
+// keeps parsed source maps, the sourceMappingURL of minified files,
+// original sources and ProGuard mappings by what they are and SHA-1.
+// Context cuts the lines around a frame's line, for native and
+// JavaScript frames alike.
+//
+// The package and the engines read stored files through errata/store and
+// parse them with the readers of errata/worker/dif; they know nothing of
+// HTTP. An engine's errors are store's, *LimitError (a budget spent, too
+// many files) and *InvalidError (a value of the request it does not
+// take): the routes in errata/handlers map them to their answers.
+package symbolication

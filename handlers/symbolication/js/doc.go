@@ -1,0 +1,34 @@
+// Package js is the engine of JavaScript stack-trace resolution
+// (docs/resolution.md): minified frames resolved through source maps,
+// found by the debug id of the frame's module among the project's artifact
+// bundles, then among the files of the request's release by URL (the
+// minified file's Sourcemap header or sourceMappingURL comment, a map
+// inline in it as a data: URL included), with the source context of each
+// frame's line from the map's sourcesContent or the stored original
+// source.
+//
+// It owns the request and answer types of the route symbolicate-js/, the
+// lookup rules (candidate URLs, ~/ paths, source URLs joined against the
+// map's), the resolution and the answer's hand-written JSON
+// (Response.AppendJSON, with the JSON of each file's and source's names
+// made once and kept with the parsed map). Stored files are read through
+// errata/store and maps parsed by errata/worker/dif/sourcemap; parsed maps,
+// the map references of minified files and original sources are kept in
+// the MapCache by SHA-1, so that a second request over the same bundle
+// parses nothing, and a cached file counts as used at most every ten
+// minutes.
+//
+// Budgets, per request: at most symbolication.MaxFrames frames and
+// symbolication.MaxModules modules (the route checks these before the
+// engine runs); at most symbolication.MaxFiles (200) distinct abs_path
+// values and symbolication.MaxReadBytes (256 MiB) of stored files read
+// and parsed, inline maps' decoded bytes included, a file found in the
+// cache costing nothing (*symbolication.LimitError beyond either). No
+// minified file larger than 32 MiB is read for its reference
+// (missing_sourcemap), no map larger than sourcemap.MaxSize (64 MiB)
+// (malformed_sourcemap) and no original source larger than 8 MiB (no
+// context: missing_source_content). Held: a parsed map is charged to the
+// cache at its size and the budget of the source names it keeps for two
+// URLs (a quarter of the map's size each, and 64 KiB); context lines are
+// cut to 140 bytes around the column (symbolication.Context).
+package js

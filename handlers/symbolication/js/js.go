@@ -1,0 +1,380 @@
+package js
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"errata/handlers/appendjson"
+	"errata/handlers/symbolication"
+	"errata/store"
+	"errata/worker/dif/sourcemap"
+)
+
+// maxMinifiedBytes is the largest minified file read for its
+// sourceMappingURL.
+const maxMinifiedBytes = 32 << 20
+
+// Request is a JavaScript resolution request: the body of the route
+// symbolicate-js/, in symbolicator's snake_case keys.
+type Request struct {
+	// Stacktraces is decoded into Traces after the body, and echoed as
+	// raw_stacktraces.
+	Stacktraces json.RawMessage `json:"stacktraces"`
+	Traces      []StacktraceIn  `json:"-"`
+	Modules     []Module        `json:"modules"`
+	Release     *string         `json:"release"`
+	Dist        *string         `json:"dist"`
+	Options     struct {
+		ApplySourceContext *bool   `json:"apply_source_context"`
+		FrameOrder         *string `json:"frame_order"`
+	} `json:"options"`
+}
+
+// Module names the debug id of a minified file (CodeFile).
+type Module struct {
+	Type     *string `json:"type"`
+	CodeFile *string `json:"code_file"`
+	DebugID  *string `json:"debug_id"`
+}
+
+// StacktraceIn is a stack trace of the request.
+type StacktraceIn struct {
+	Frames []FrameIn `json:"frames"`
+}
+
+// FrameIn is a frame of the request.
+type FrameIn struct {
+	AbsPath  *string `json:"abs_path"`
+	Lineno   *int64  `json:"lineno"`
+	Colno    *int64  `json:"colno"`
+	Function *string `json:"function"`
+}
+
+// FrameOut is a frame of the answer, in symbolicator's keys.
+type FrameOut struct {
+	Function      *string   `json:"function"`
+	Filename      *string   `json:"filename"`
+	AbsPath       *string   `json:"abs_path"`
+	Lineno        *int64    `json:"lineno"`
+	Colno         *int64    `json:"colno"`
+	PreContext    []string  `json:"pre_context"`
+	ContextLine   *string   `json:"context_line"`
+	PostContext   []string  `json:"post_context"`
+	OriginalIndex int       `json:"original_index"`
+	Data          FrameData `json:"data"`
+	// source, when the frame was resolved, is its source, whose JSON
+	// stands for Filename and AbsPath.
+	source *frameSource
+}
+
+// FrameData says how a frame was resolved.
+type FrameData struct {
+	Symbolicated bool    `json:"symbolicated"`
+	ResolvedWith *string `json:"resolved_with"`
+	Sourcemap    *string `json:"sourcemap"`
+	// json, when set, is the JSON of ResolvedWith and Sourcemap, their
+	// file's.
+	json []byte
+}
+
+// Error is the error type of an abs_path whose frames were not resolved.
+type Error struct {
+	AbsPath string `json:"abs_path"`
+	Type    string `json:"type"`
+}
+
+// StacktraceOut is a stack trace of the answer.
+type StacktraceOut struct {
+	Frames []FrameOut `json:"frames"`
+}
+
+// Response is the answer of a JavaScript resolution.
+type Response struct {
+	Stacktraces    []StacktraceOut `json:"stacktraces"`
+	RawStacktraces json.RawMessage `json:"raw_stacktraces"`
+	Errors         []Error         `json:"errors"`
+}
+
+// Engine resolves JavaScript requests through the artifact bundles and
+// release files the store holds, keeping what it parsed in Cache (nil
+// keeps nothing).
+type Engine struct {
+	Store *store.Store
+	Cache *symbolication.MapCache
+}
+
+// Symbolicate answers req, a request of project sc whose Traces are
+// decoded and whose values are checked: each frame resolved through the
+// map of its minified file, found by the debug id of its module, then
+// among the files of the request's release by URL, with the source
+// context of its line unless the request turns it off. A frame that
+// cannot be resolved keeps its values and adds its file's error type to
+// the answer's errors. The project must be visible to sc's user
+// (store.ErrNotFound); a request beyond its budget of bytes or files is a
+// *symbolication.LimitError.
+func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Request) (*Response, error) {
+	rs := &resolver{e: e, ctx: ctx, sc: sc, req: req, files: map[string]*jsFile{}}
+	out, err := rs.resolve()
+	if err != nil {
+		return nil, err
+	}
+	// Every lookup filters by membership: a request that found a stored
+	// file can see the project. One that found none asks, so that another
+	// organization's project is not found whatever the body holds.
+	if !rs.visible {
+		if _, err := e.Store.Project(ctx, sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
+			return nil, err
+		}
+	}
+	out.RawStacktraces = req.Stacktraces
+	return out, nil
+}
+
+// jsFile is what a request learnt of one abs_path: the map that resolves
+// it, or the error type of its frames.
+type jsFile struct {
+	m            *sourcemap.Map
+	mapURL       string
+	resolvedWith string
+	errType      string
+	// data is what the data of its frames say of it: resolvedWith and
+	// mapURL, and their JSON.
+	data FrameData
+	// sources are the map's sources as frames answer them, resolved
+	// against mapURL.
+	sources *frameSources
+	// bundle is the artifact bundle of a map found by debug id, where
+	// original sources are looked for; "" for a release's map.
+	bundle string
+	// texts memoizes the stored original sources by abs_path.
+	texts map[string]*string
+}
+
+// newJSFile is the file of frames resolved through m, found under mapURL
+// (sources, the view of m's sources for it, or nil for a request's own),
+// by debug id or release (how).
+func newJSFile(m *sourcemap.Map, sources *frameSources, mapURL, how, bundle string) *jsFile {
+	if sources == nil {
+		sources = localSources(mapURL)
+	}
+	f := &jsFile{m: m, mapURL: mapURL, resolvedWith: how, bundle: bundle, sources: sources}
+	f.data = FrameData{ResolvedWith: &f.resolvedWith, Sourcemap: &f.mapURL}
+	f.data.json = append(f.data.json, `,"resolved_with":`...)
+	f.data.json = appendjson.String(f.data.json, how)
+	f.data.json = append(f.data.json, `,"sourcemap":`...)
+	f.data.json = appendjson.String(f.data.json, mapURL)
+	return f
+}
+
+// resolver resolves the frames of one request.
+type resolver struct {
+	e     *Engine
+	ctx   context.Context
+	sc    store.ProjectScope
+	req   *Request
+	files map[string]*jsFile
+	read  int64 // bytes of stored files read
+	// filenames memoizes filenameOf for the request's abs_path values.
+	filenames map[string]*string
+	// last is the abs_path of the last frame, its filename and file,
+	// which the next frame most often shares (the decoding gives them
+	// the same string, compared without reading it).
+	last struct {
+		absPath  string
+		filename *string
+		file     *jsFile
+	}
+	// visible is set once a lookup found a stored file of the project.
+	visible bool
+}
+
+// errReadBudget stops a request that reads more than
+// symbolication.MaxReadBytes.
+var errReadBudget = &symbolication.LimitError{Limit: symbolication.ReadBytes, Max: symbolication.MaxReadBytes}
+
+func (rs *resolver) resolve() (*Response, error) {
+	out := &Response{Stacktraces: []StacktraceOut{}, Errors: []Error{}}
+	calleeFirst := rs.req.Options.FrameOrder != nil && *rs.req.Options.FrameOrder == "callee_first"
+	withContext := rs.req.Options.ApplySourceContext == nil || *rs.req.Options.ApplySourceContext
+	for _, st := range rs.req.Traces {
+		n := len(st.Frames)
+		frames := make([]FrameOut, n)
+		names := make([]*string, n) // the map's name at each frame's position
+		// What resolved frames point to, allocated once a stack trace:
+		// their names, and their lines and columns.
+		nameOf := make([]string, n)
+		lines := make([]int64, 2*n)
+		for i, f := range st.Frames {
+			o := FrameOut{Function: f.Function, AbsPath: f.AbsPath, Lineno: f.Lineno, Colno: f.Colno,
+				OriginalIndex: i, PreContext: []string{}, PostContext: []string{}}
+			if f.AbsPath != nil {
+				o.Filename = rs.filename(*f.AbsPath)
+			}
+			named, errType, err := rs.resolveFrame(f, &o, &nameOf[i], lines[2*i:2*i+2], withContext)
+			if err != nil {
+				return nil, err
+			}
+			if named {
+				names[i] = &nameOf[i]
+			}
+			if errType != "" {
+				abs := ""
+				if f.AbsPath != nil {
+					abs = *f.AbsPath
+				}
+				out.Errors = append(out.Errors, Error{AbsPath: abs, Type: errType})
+			}
+			frames[i] = o
+		}
+		// Caller naming: a callee is named by the map's name at its
+		// caller's call site.
+		for i := range frames {
+			if !frames[i].Data.Symbolicated {
+				continue
+			}
+			caller := i - 1
+			if calleeFirst {
+				caller = i + 1
+			}
+			if caller >= 0 && caller < len(frames) && names[caller] != nil {
+				frames[i].Function = names[caller]
+			}
+		}
+		out.Stacktraces = append(out.Stacktraces, StacktraceOut{Frames: frames})
+	}
+	return out, nil
+}
+
+// filename returns the filename of a frame's abs_path, once per request.
+func (rs *resolver) filename(absPath string) *string {
+	if rs.last.filename != nil && absPath == rs.last.absPath {
+		return rs.last.filename
+	}
+	if p, ok := rs.filenames[absPath]; ok {
+		rs.last.absPath, rs.last.filename, rs.last.file = absPath, p, nil
+		return p
+	}
+	p := ptr(filenameOf(absPath))
+	if rs.filenames == nil {
+		rs.filenames = map[string]*string{}
+	}
+	rs.filenames[absPath] = p
+	rs.last.absPath, rs.last.filename, rs.last.file = absPath, p, nil
+	return p
+}
+
+// resolveFrame fills o from the map of f's file, its line and column
+// pointing into lineCol (two values); it returns the error type of a
+// frame it could not resolve, and whether it set *name to the map's name
+// at f.
+func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol []int64, withContext bool) (bool, string, error) {
+	if f.AbsPath == nil || *f.AbsPath == "" {
+		return false, "invalid_abs_path", nil
+	}
+	if f.Lineno == nil || *f.Lineno < 1 {
+		return false, "invalid_location", nil
+	}
+	if f.Colno == nil {
+		return false, "no_column", nil
+	}
+	file, err := rs.file(*f.AbsPath)
+	if err != nil {
+		return false, "", err
+	}
+	if file.errType != "" {
+		return false, file.errType, nil
+	}
+	o.Data = file.data
+	if *f.Colno < 1 || *f.Lineno > 1<<31 || *f.Colno > 1<<31 {
+		return false, "invalid_location", nil
+	}
+	p, ok := file.m.Lookup(int(*f.Lineno-1), int(*f.Colno-1))
+	if !ok {
+		return false, "invalid_location", nil
+	}
+	src := file.sources.get(p.SourceID, p.Source)
+	o.source = src
+	o.AbsPath, o.Filename = &src.abs, &src.filename
+	lineCol[0], lineCol[1] = int64(p.Line+1), int64(p.Column+1)
+	o.Lineno, o.Colno = &lineCol[0], &lineCol[1]
+	o.Data.Symbolicated = true
+	if p.HasName {
+		*name = p.Name
+	}
+	if withContext {
+		content := p.Content
+		if !p.HasContent {
+			text, err := rs.storedSource(file, src.abs)
+			if err != nil {
+				return false, "", err
+			}
+			if text == nil {
+				return p.HasName, "missing_source_content", nil
+			}
+			content = *text
+		}
+		o.PreContext, o.ContextLine, o.PostContext = symbolication.Context(content, p.Line, p.Column, symbolication.EndsLastLine)
+	}
+	return p.HasName, "", nil
+}
+
+// maxSourceBytes is the largest original source read for context.
+const maxSourceBytes = 8 << 20
+
+// storedSource returns the text of the original source abs, for a map
+// without sourcesContent: the file of that URL in the map's artifact
+// bundle, or among the release's files; nil when none is stored.
+func (rs *resolver) storedSource(file *jsFile, abs string) (*string, error) {
+	if text, ok := file.texts[abs]; ok {
+		return text, nil
+	}
+	text, err := rs.findSource(file, abs)
+	if err != nil {
+		return nil, err
+	}
+	if file.texts == nil {
+		file.texts = map[string]*string{}
+	}
+	file.texts[abs] = text
+	return text, nil
+}
+
+func (rs *resolver) findSource(file *jsFile, abs string) (*string, error) {
+	ctx := rs.ctx
+	urls := candidateURLs(stripQuery(abs))
+	var f store.SourceFile
+	var err error
+	switch {
+	case file.bundle != "":
+		f, err = rs.e.Store.ArtifactFileByURL(ctx, rs.sc, file.bundle, urls)
+	case rs.req.Release != nil && *rs.req.Release != "":
+		f, err = rs.e.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, urls)
+	default:
+		return nil, nil
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := "source:" + f.SHA1
+	if v, ok := rs.e.Cache.Get(key); ok {
+		rs.e.Cache.Touch(ctx, rs.e.Store, f)
+		text := v.(string)
+		return &text, nil
+	}
+	if f.Size > maxSourceBytes {
+		return nil, nil
+	}
+	data, err := rs.readFile(f, maxSourceBytes)
+	if err != nil {
+		return nil, err
+	}
+	text := string(data)
+	rs.e.Cache.Put(key, text, int64(len(text)+len(key)+64))
+	return &text, nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,20 @@
+// Package jvm is the engine of JVM stack-trace resolution
+// (docs/resolution.md): obfuscated Java frames and exception classes
+// remapped through the ProGuard mappings a project uploaded, found by the
+// UUIDs of the request's proguard modules, inlined methods given back as
+// frames of their own.
+//
+// It owns the request and answer types of the route symbolicate-jvm/ and
+// the remapping; the mappings are read through errata/store and parsed by
+// errata/worker/dif/proguard, each kept parsed in the MapCache by its
+// SHA-1, so that a second request over the same mapping parses nothing.
+//
+// Budgets, per request: at most symbolication.MaxFrames frames,
+// symbolication.MaxModules modules and symbolication.MaxFiles distinct
+// mappings (the route checks these before the engine runs); at most
+// symbolication.MaxReadBytes (256 MiB) of stored mappings read and parsed,
+// a mapping found in the cache costing nothing (*symbolication.LimitError
+// beyond); no mapping larger than proguard.MaxSize is read (it answers
+// "malformed"). What a parsed mapping holds is bounded by the proguard
+// reader's own budget, and the cache by its bytes.
+package jvm

@@ -1,0 +1,233 @@
+package jvm
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"errata/handlers/symbolication"
+	"errata/store"
+	"errata/worker/dif/proguard"
+)
+
+// maxProguardBytes is the largest ProGuard mapping a request reads.
+const maxProguardBytes = proguard.MaxSize
+
+// Request is a JVM resolution request: the body of the route
+// symbolicate-jvm/, in symbolicator's snake_case keys.
+type Request struct {
+	Exceptions  []Exception `json:"exceptions"`
+	Stacktraces []struct {
+		Frames []FrameIn `json:"frames"`
+	} `json:"stacktraces"`
+	Modules []struct {
+		Type *string `json:"type"`
+		UUID *string `json:"uuid"`
+	} `json:"modules"`
+	Options struct {
+		FrameOrder *string `json:"frame_order"`
+	} `json:"options"`
+}
+
+// Exception is an exception of the request or the answer: its class,
+// Module.Type.
+type Exception struct {
+	Type   *string `json:"type"`
+	Module *string `json:"module"`
+}
+
+// FrameIn is a frame of the request.
+type FrameIn struct {
+	Function      *string `json:"function"`
+	Module        *string `json:"module"`
+	Filename      *string `json:"filename"`
+	AbsPath       *string `json:"abs_path"`
+	Lineno        *int64  `json:"lineno"`
+	Index         *int    `json:"index"`
+	OriginalIndex *int    `json:"original_index"`
+}
+
+// FrameOut is a frame of the answer.
+type FrameOut struct {
+	Function      *string `json:"function"`
+	Module        *string `json:"module"`
+	Filename      *string `json:"filename"`
+	AbsPath       *string `json:"abs_path"`
+	Lineno        *int64  `json:"lineno"`
+	OriginalIndex int     `json:"original_index"`
+}
+
+// Error says why a UUID of the request remapped nothing: "missing" (the
+// project has no mapping of it) or "malformed".
+type Error struct {
+	UUID string `json:"uuid"`
+	Type string `json:"type"`
+}
+
+// StacktraceOut is a stack trace of the answer.
+type StacktraceOut struct {
+	Frames []FrameOut `json:"frames"`
+}
+
+// Response is the answer of a JVM resolution.
+type Response struct {
+	Exceptions  []Exception     `json:"exceptions"`
+	Stacktraces []StacktraceOut `json:"stacktraces"`
+	Errors      []Error         `json:"errors"`
+}
+
+// Engine resolves JVM requests through the ProGuard mappings the store
+// holds, keeping the parsed ones in Cache (nil keeps nothing).
+type Engine struct {
+	Store *store.Store
+	Cache *symbolication.MapCache
+}
+
+// Symbolicate answers req, a request of project sc whose ProGuard modules
+// are uuids (canonical, each once): its exception classes and frames
+// remapped through the project's mappings of those UUIDs, in the order
+// the request reads frames. A UUID the project has no mapping of, or
+// whose mapping cannot be read, is an error of the answer, not of the
+// request. The project must be visible to sc's user (store.ErrNotFound).
+func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Request, uuids []string) (*Response, error) {
+	if _, err := e.Store.Project(ctx, sc.UserID, sc.OrgSlug, sc.ProjectSlug); err != nil {
+		return nil, err
+	}
+	out := &Response{Exceptions: []Exception{}, Stacktraces: []StacktraceOut{}, Errors: []Error{}}
+	var mappings []*proguard.Mapping
+	var read int64
+	for _, id := range uuids {
+		m, errType, err := e.loadProguard(ctx, sc, id, &read)
+		if err != nil {
+			return nil, err
+		}
+		if errType != "" {
+			out.Errors = append(out.Errors, Error{UUID: id, Type: errType})
+			continue
+		}
+		mappings = append(mappings, m)
+	}
+	for _, ex := range req.Exceptions {
+		out.Exceptions = append(out.Exceptions, remapException(mappings, ex))
+	}
+	callerFirst := req.Options.FrameOrder == nil || *req.Options.FrameOrder == "caller_first"
+	for _, st := range req.Stacktraces {
+		frames := []FrameOut{}
+		for i, f := range st.Frames {
+			frames = append(frames, remapFrame(mappings, f, i, callerFirst)...)
+		}
+		out.Stacktraces = append(out.Stacktraces, StacktraceOut{Frames: frames})
+	}
+	return out, nil
+}
+
+// loadProguard returns the parsed mapping uuid of the project, from the
+// cache when it was parsed before; errType is "missing" when the project
+// has none and "malformed" when it cannot be read.
+func (e *Engine) loadProguard(ctx context.Context, sc store.ProjectScope, uuid string, read *int64) (*proguard.Mapping, string, error) {
+	f, err := e.Store.ProguardMapping(ctx, sc, uuid)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, "missing", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	key := "proguard:" + f.SHA1
+	if v, ok := e.Cache.Get(key); ok {
+		e.Cache.Touch(ctx, e.Store, f)
+		if m, ok := v.(*proguard.Mapping); ok {
+			return m, "", nil
+		}
+		return nil, "malformed", nil
+	}
+	if f.Size > maxProguardBytes {
+		return nil, "malformed", nil
+	}
+	if *read+f.Size > symbolication.MaxReadBytes {
+		return nil, "", &symbolication.LimitError{Limit: symbolication.ReadBytes, Max: symbolication.MaxReadBytes}
+	}
+	*read += f.Size
+	data, err := e.Store.ReadSourceFile(ctx, f, maxProguardBytes)
+	if err != nil {
+		return nil, "", err
+	}
+	m, err := proguard.Parse(data)
+	if err != nil {
+		e.Cache.Put(key, false, int64(len(key)+64))
+		return nil, "malformed", nil
+	}
+	e.Cache.Put(key, m, int64(m.Size()+len(key)))
+	return m, "", nil
+}
+
+// remapException remaps an exception's class, module.type.
+func remapException(mappings []*proguard.Mapping, e Exception) Exception {
+	if e.Type == nil {
+		return e
+	}
+	full := *e.Type
+	if e.Module != nil && *e.Module != "" {
+		full = *e.Module + "." + full
+	}
+	for _, m := range mappings {
+		if orig, ok := m.Class(full); ok {
+			module, typ := splitClass(orig)
+			out := Exception{Type: &typ}
+			if module != "" || e.Module != nil {
+				out.Module = &module
+			}
+			return out
+		}
+	}
+	return e
+}
+
+// splitClass splits a.b.C into a.b and C.
+func splitClass(name string) (string, string) {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[:i], name[i+1:]
+	}
+	return "", name
+}
+
+// remapFrame returns the original frames of f, the i-th frame of its
+// stack trace: several when methods were inlined there, in the order the
+// request reads frames.
+func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, callerFirst bool) []FrameOut {
+	index := i
+	if f.OriginalIndex != nil {
+		index = *f.OriginalIndex
+	} else if f.Index != nil {
+		index = *f.Index
+	}
+	same := []FrameOut{{Function: f.Function, Module: f.Module, Filename: f.Filename, AbsPath: f.AbsPath, Lineno: f.Lineno, OriginalIndex: index}}
+	if f.Module == nil || f.Function == nil {
+		return same
+	}
+	line := 0
+	if f.Lineno != nil && *f.Lineno > 0 && *f.Lineno < 1<<31 {
+		line = int(*f.Lineno)
+	}
+	for _, m := range mappings {
+		frames, ok := m.Remap(proguard.Frame{Class: *f.Module, Method: *f.Function, Line: line})
+		if !ok {
+			continue
+		}
+		if callerFirst {
+			slices.Reverse(frames)
+		}
+		out := make([]FrameOut, 0, len(frames))
+		for _, o := range frames {
+			fo := FrameOut{Function: ptr(o.Method), Module: ptr(o.Class), Filename: ptr(o.File), AbsPath: ptr(o.File), OriginalIndex: index}
+			if f.Lineno != nil {
+				fo.Lineno = ptr(int64(o.Line))
+			}
+			out = append(out, fo)
+		}
+		return out
+	}
+	return same
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,29 @@
+// Package native is the engine of native stack-trace resolution
+// (docs/resolution.md): the frames of a crashed process, given as
+// instruction addresses in the images (modules) it had loaded, resolved
+// to functions, files and lines through the debug files a project
+// uploaded (ELF and Mach-O with DWARF, PDB, PE, Breakpad), inlined calls
+// given back as frames of their own, with source context from the
+// module's source bundle.
+//
+// It owns the request and answer types of the route symbolicate/, their
+// validation (Request.Validate), the ranking of a module's candidate files
+// (DWARF first, then PDB, then a PE image's DWARF, then Breakpad; newest
+// first in each), the resolution of each frame (absolute or rel:N
+// addresses, return addresses moved back one byte) and the source
+// context. Files are read through errata/store and parsed by
+// errata/worker/dif; a parsed file is kept in the DebugFileCache by its
+// SHA-1 (and debug id, for an architecture of a fat Mach-O), which parses
+// one file at a time per organization and two in all, and parses a file
+// wanted by several requests at once once.
+//
+// Budgets, per request: at most 500 modules and 5,000 frames (all stack
+// traces together), checked before any file is read; no debug file larger
+// than 4 GiB is parsed (its candidate is malformed); at most 8 GiB of
+// debug files parsed, files found in the cache costing nothing
+// (*symbolication.LimitError of ParseBytes beyond); at most 32 MiB of
+// sources read from source bundles for context. Held: what the resolvers
+// keep is bounded by the readers of worker/dif and counted by the cache
+// (DEBUG_FILE_CACHE_BYTES), units parsed during a resolution included;
+// context lines are cut to 140 bytes around the column.
+package native

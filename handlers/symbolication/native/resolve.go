@@ -1,0 +1,108 @@
+package native
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"errata/handlers/symbolication"
+)
+
+// checkFrame checks the address and the addr_mode of frame i of stack
+// trace si, for a request of nmods modules.
+func checkFrame(f FrameIn, nmods, si, i int) error {
+	if _, ok := parseAddr(f.InstructionAddr); !ok || len(f.InstructionAddr) == 0 {
+		return symbolication.Invalid("Expected an address", "body", "stacktraces", si, "frames", i, "instruction_addr")
+	}
+	switch {
+	case f.AddrMode == "" || f.AddrMode == "abs":
+	case strings.HasPrefix(f.AddrMode, "rel:"):
+		n, err := strconv.Atoi(f.AddrMode[len("rel:"):])
+		if err != nil || n < 0 || n >= nmods {
+			return symbolication.Invalid("addr_mode is abs or rel:N with N a module's index", "body", "stacktraces", si, "frames", i, "addr_mode")
+		}
+	default:
+		return symbolication.Invalid("addr_mode is abs or rel:N", "body", "stacktraces", si, "frames", i, "addr_mode")
+	}
+	return nil
+}
+
+// resolveFrame answers the frame f (index i of stack trace si): one frame,
+// or several for inlined calls, in the request's order.
+func resolveFrame(mods []*module, f FrameIn, i int, crashing, callerFirst bool, si int) ([]FrameOut, error) {
+	addr, ok := parseAddr(f.InstructionAddr)
+	if !ok || len(f.InstructionAddr) == 0 {
+		return nil, symbolication.Invalid("Expected an address", "body", "stacktraces", si, "frames", i, "instruction_addr")
+	}
+	out := FrameOut{OriginalIndex: i, InstructionAddr: hexAddr(addr), AddrMode: f.AddrMode}
+	var m *module
+	var rel uint64
+	switch {
+	case f.AddrMode == "" || f.AddrMode == "abs":
+		out.AddrMode = ""
+		for _, c := range mods {
+			if addr >= c.addr && (c.size == 0 || addr-c.addr < c.size) && (m == nil || c.addr > m.addr) {
+				m = c
+			}
+		}
+		if m != nil {
+			rel = addr - m.addr + m.vmaddr
+		}
+	case strings.HasPrefix(f.AddrMode, "rel:"):
+		n, err := strconv.Atoi(f.AddrMode[len("rel:"):])
+		if err != nil || n < 0 || n >= len(mods) {
+			return nil, symbolication.Invalid("addr_mode is abs or rel:N with N a module's index", "body", "stacktraces", si, "frames", i, "addr_mode")
+		}
+		m = mods[n]
+		rel = addr + m.vmaddr
+	default:
+		return nil, symbolication.Invalid("addr_mode is abs or rel:N", "body", "stacktraces", si, "frames", i, "addr_mode")
+	}
+	if m == nil {
+		out.Status = "unknown_image"
+		return []FrameOut{out}, nil
+	}
+	out.Package = m.in.CodeFile
+	if m.res == nil {
+		out.Status = m.frameStatus
+		return []FrameOut{out}, nil
+	}
+	lookup := rel
+	if !crashing && (f.AdjustInstructionAddr == nil || *f.AdjustInstructionAddr) && lookup > 0 {
+		lookup-- // a return address: the call is the byte before
+	}
+	frames, ok, err := m.res.Resolve(lookup)
+	if err != nil {
+		out.Status = "malformed" // the part of the file that holds it cannot be read
+		return []FrameOut{out}, nil
+	}
+	if !ok {
+		out.Status = "missing_symbol"
+		return []FrameOut{out}, nil
+	}
+	res := make([]FrameOut, len(frames))
+	for k, fr := range frames {
+		o := out
+		o.Status, o.mod = "symbolicated", m
+		o.Function, o.Symbol = fr.Function, fr.Symbol
+		if fr.Function != "" || fr.Symbol != "" {
+			if out.AddrMode == "" {
+				o.SymAddr = hexAddr(fr.SymAddr - m.vmaddr + m.addr)
+			} else {
+				o.SymAddr = hexAddr(fr.SymAddr - m.vmaddr)
+			}
+		}
+		o.AbsPath, o.Lineno, o.Colno = fr.File, fr.Line, fr.Column
+		o.Filename = fr.File
+		if fr.CompDir != "" {
+			if rest, ok := strings.CutPrefix(fr.File, strings.TrimSuffix(fr.CompDir, "/")+"/"); ok {
+				o.Filename = rest
+			}
+		}
+		res[k] = o
+	}
+	if callerFirst {
+		slices.Reverse(res)
+	}
+	return res, nil
+}
