@@ -77,7 +77,12 @@ const tinySym = "MODULE Linux x86_64 B644071B1E51DB55AC271EE28D84D9910 tiny\nPUB
 
 func newSymbolFixture(t *testing.T) *symbolFixture {
 	t.Helper()
-	a := newTestAPI(t)
+	return symbolFixtureOf(t, newTestAPI(t))
+}
+
+// symbolFixtureOf makes the fixture in the database that a serves.
+func symbolFixtureOf(t *testing.T, a *testAPI) *symbolFixture {
+	t.Helper()
 	f := &symbolFixture{testAPI: a}
 	victim := a.user("victim@example.com")
 	a.user("intruder@example.com")

@@ -12,7 +12,7 @@ import (
 // how late a replica sees a debug file another one stored, or deleted.
 // In the process that stores or deletes a debug file it is forgotten at
 // once. Debuggers ask again and again for the same build ids (and
-// libdebuginfod remembers a miss for ten minutes itself, SYMBOLS.md §2).
+// libdebuginfod remembers a miss for ten minutes itself, docs/symbol-server.md).
 const SymbolLookupTime = time.Second
 
 // Bounds of the lookups remembered: past maxSymbolLookups, expired ones
