@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -141,7 +142,7 @@ func (f *symbolFixture) get(method, path string, h map[string]string) response {
 
 func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 
-// TestDebuginfodRoutes holds the debuginfod routes to SYMBOLS.md §2–§3:
+// TestDebuginfodRoutes holds the debuginfod routes to docs/symbol-server.md:
 // headers, HEAD, Range, 406, sections (503 beyond the budget, 404 when
 // damaged), text/plain errors with WWW-Authenticate, another
 // organization's files 404, paths the mux would redirect, retention.
@@ -377,40 +378,10 @@ func TestSymbolServerKeys(t *testing.T) {
 	}
 }
 
-// TestSymbolPathParsers checks the parsers on the paths of SYMBOLS.md.
-func TestSymbolPathParsers(t *testing.T) {
-	q, err := parseDebuginfodPath("/debuginfod/acme/buildid/ABCD/source/src dir/a+b/sub/../util.h")
-	if err != nil || q.org != "acme" || q.buildID != "abcd" || q.kind != "source" || q.arg != "/src dir/a+b/util.h" {
-		t.Errorf("source path: %+v %v", q, err)
-	}
-	if q, err := parseDebuginfodPath("/debuginfod/acme/buildid/abcd/source//x//../../y"); err != nil || q.arg != "/y" {
-		t.Errorf("source path with // and ..: %+v %v", q, err)
-	}
-	k, err := parseSymbolPath("/symbols/acme/crash.pdb/222D986FDE9D56714C4C44205044422E1/crash.pdb")
-	if err != nil || k.query.DebugID != "222d986f-de9d-5671-4c4c-44205044422e-1" || k.query.ObjectName != "crash.pdb" {
-		t.Errorf("PDB key: %+v %v", k, err)
-	}
-	k, err = parseSymbolPath("/symbols/acme/crash.exe/6B06ADEE4000/crash.exe")
-	if err != nil || k.query.CodeID != "6b06adee4000" || k.query.Formats[0] != "pe" {
-		t.Errorf("PE key: %+v %v", k, err)
-	}
-	k, err = parseSymbolPath("/symbols/acme/app/elf-buildid-1234000000000000000000000000000000000000/app")
-	if err != nil || len(k.query.CodeIDs) != 19 || k.query.CodeIDs[len(k.query.CodeIDs)-1] != "1234" {
-		t.Errorf("padded ELF key: %+v %v", k, err)
-	}
-	k, err = parseSymbolPath("/symbols/acme/crash.pdb/222D986FDE9D56714C4C44205044422E1/crash.src.zip")
-	if err != nil || k.query.Formats[0] != "sourcebundle" {
-		t.Errorf("source bundle key: %+v %v", k, err)
-	}
-	if id := debugIDOfBuildID(tinyBuildID); id != "b644071b-511e-55db-ac27-1ee28d84d991" {
-		t.Errorf("debug id of the build id: %s", id)
-	}
-}
-
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // TestDebugFilesFallBackToTheCodeID holds files/dsyms/?debug_id=&code_id=
-// to Sentry's lookup (SYMBOLS.md §5): the files of the debug id, else
+// to Sentry's lookup (docs/symbol-server.md): the files of the debug id, else
 // those of the code id.
 func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
 	f := newSymbolFixture(t)
@@ -465,8 +436,8 @@ func TestHomePage(t *testing.T) {
 }
 
 // TestSymbolRoutesMatrix is the isolation and scope matrix of the symbol
-// routes, which routes.go does not list (they are dispatched before the
-// mux): every route, for every caller. No credential or a bad one is 401;
+// routes, which routes.go lists among the direct routes (dispatched
+// before the mux): every route, for every caller. No credential or a bad one is 401;
 // a token without a reading scope 403; a member of another organization,
 // with every scope, 404 (never 401 or 403, which would tell that the
 // organization exists); each reading scope of the victim 200.
@@ -475,7 +446,7 @@ func TestSymbolRoutesMatrix(t *testing.T) {
 	// tiny.elf made a debug file with DWARF, for the debuginfo route.
 	f.exec(`UPDATE debug_files SET data = jsonb_set(data, '{features}', '["debug", "symtab"]') WHERE file_format = 'elf'`)
 	scoped := map[string]string{}
-	for _, sc := range symbolScopes {
+	for _, sc := range debuggerRead.scopes {
 		scoped[sc] = f.token
 		if sc != "project:read" {
 			scoped[sc] = f.testAPI.token("victim@example.com", sc)
@@ -488,6 +459,12 @@ func TestSymbolRoutesMatrix(t *testing.T) {
 		patSource:     "/debuginfod/acme/buildid/" + id + "/source/src%20dir/a+b/sub/../main.c",
 		patSection:    "/debuginfod/acme/buildid/" + id + "/section/.comment",
 		patSymbols:    "/symbols/acme/tiny.elf/elf-buildid-" + id + "/tiny.elf",
+	}
+	symbolPatterns := slices.Collect(maps.Values(debuginfodRoutes))
+	for _, rt := range directRoutes(Deps{}) {
+		if rt.pattern != patHome {
+			symbolPatterns = append(symbolPatterns, rt.pattern)
+		}
 	}
 	for _, p := range symbolPatterns {
 		if _, ok := routes[p]; !ok && p != patDebuginfod {
