@@ -429,10 +429,9 @@ func (s *Store) backfill(ctx context.Context, format, column string, read func(r
 }
 
 // LookupQuery is what symbolicator asks artifact-lookup/ for
-// (docs/symbol-server.md, Sentry's own lookups): the files of any of
-// DebugIDs, and, when Release is set, the release's files and the files
-// of its bundles (of Dist: nil is none) whose URL contains one of URLs, in
-// any case (Sentry's substring match).
+// (docs/symbol-server.md): the files of any of DebugIDs, and, when Release is set, the
+// release's files and the files of its bundles (of Dist: nil is none)
+// whose URL contains one of URLs, in any case (Sentry's substring match).
 type LookupQuery struct {
 	DebugIDs []string // lowercase hyphenated UUIDs
 	Release  string
