@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -134,15 +135,44 @@ func (a *Authenticator) Authenticate(r *http.Request) (Caller, error) {
 		return Caller{}, ErrNoCredential
 	}
 	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return Caller{}, ErrBadCredential
+	}
+	return a.authenticateToken(r.Context(), token)
+}
+
+// AuthenticateBearerOrBasic is Authenticate that also takes the token as
+// the password of Basic credentials, whatever the user name: libcurl sends
+// Basic for the user:TOKEN@host URLs that debuginfod clients are given
+// (docs/symbol-server.md). Only the routes that debuggers call take it;
+// handlers/routes.go says which.
+func (a *Authenticator) AuthenticateBearerOrBasic(r *http.Request) (Caller, error) {
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		return a.Authenticate(r)
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	if err != nil {
+		return Caller{}, ErrBadCredential
+	}
+	_, token, ok := strings.Cut(string(raw), ":")
+	if !ok || token == "" {
+		return Caller{}, ErrBadCredential
+	}
+	return a.authenticateToken(r.Context(), token)
+}
+
+// authenticateToken looks token up, as Authenticate does.
+func (a *Authenticator) authenticateToken(ctx context.Context, token string) (Caller, error) {
 	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || !wellFormed(token) {
+	if !wellFormed(token) {
 		return Caller{}, ErrBadCredential
 	}
 	key := sha256.Sum256([]byte(token))
 	now := time.Now()
 	c, ok := a.cached(key, now)
 	if !ok {
-		t, err := a.Store.TokenByHash(r.Context(), key[:])
+		t, err := a.Store.TokenByHash(ctx, key[:])
 		if errors.Is(err, store.ErrNotFound) {
 			return Caller{}, ErrBadCredential
 		}
@@ -154,7 +184,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Caller, error) {
 	t := c.token
 	touch := t.LastUsed == nil || now.Sub(*t.LastUsed) > time.Minute
 	if touch {
-		if err := a.Store.TouchToken(r.Context(), t.ID); err != nil {
+		if err := a.Store.TouchToken(ctx, t.ID); err != nil {
 			return Caller{}, err
 		}
 		c.token.LastUsed = &now

@@ -2,6 +2,7 @@ package authn
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http/httptest"
 	"testing"
@@ -122,6 +123,57 @@ func TestTokenCache(t *testing.T) {
 		}
 		if time.Since(*tok.LastUsed) < time.Minute {
 			t.Errorf("last_used = %v: touched again within the minute", tok.LastUsed)
+		}
+	})
+}
+
+// TestAuthenticateBearerOrBasic: the routes of debuggers take the token as
+// a Basic password too, under any user name; the API's Authenticate
+// refuses Basic.
+func TestAuthenticateBearerOrBasic(t *testing.T) {
+	e := newTokenEnv(t)
+	a := &Authenticator{Store: e.st}
+	basic := func(userPass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(userPass))
+	}
+	for _, tc := range []struct {
+		name, header string
+		want         error // nil: the env's user
+	}{
+		{"Bearer", "Bearer " + e.token, nil},
+		{"Basic with the token as password", basic("gdb:" + e.token), nil},
+		{"Basic in lower case, no user name", "basic " + basic(":" + e.token)[len("Basic "):], nil},
+		{"Basic with spaces around the token", basic("gdb: " + e.token + " "), nil},
+		{"no credential", "", ErrNoCredential},
+		{"Basic that is not base64", "Basic %%%", ErrBadCredential},
+		{"Basic without a colon", basic(e.token), ErrBadCredential},
+		{"Basic with an empty password", basic("gdb:"), ErrBadCredential},
+		{"Basic with a password that is no token", basic("gdb:nothing"), ErrBadCredential},
+		{"Basic alone", "Basic", ErrBadCredential},
+		{"another scheme", "Token " + e.token, ErrBadCredential},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/debuginfod/", nil)
+			if tc.header != "" {
+				r.Header.Set("Authorization", tc.header)
+			}
+			c, err := a.AuthenticateBearerOrBasic(r)
+			if tc.want != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("err = %v, want %v", err, tc.want)
+				}
+				return
+			}
+			if err != nil || c.UserID != e.user {
+				t.Fatalf("caller %+v, err %v; want user %d", c, err, e.user)
+			}
+		})
+	}
+	t.Run("Authenticate refuses Basic", func(t *testing.T) {
+		r := httptest.NewRequest("GET", "/api/0/", nil)
+		r.Header.Set("Authorization", basic("gdb:"+e.token))
+		if _, err := a.Authenticate(r); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("err = %v, want ErrBadCredential", err)
 		}
 	})
 }

@@ -1,8 +1,9 @@
 // Package authn owns the credentials of errata: API tokens and the caller
-// of a request (how a token is made: random, prefixed, shown once; how it is
-// stored: SHA-256 only; how a request's Authorization header becomes a
-// Caller; which scope names exist), the signed, expiring email confirmation
-// keys, and recovery codes (their allauth-compatible derivation, the pending
+// of a request (how a token is made: random, prefixed, shown once; how it
+// is stored: SHA-256 only; how a request's Authorization header becomes a
+// Caller: Bearer, or on the routes of debuggers Basic with the token as
+// its password; which scope names exist), the signed, expiring email
+// confirmation keys, and recovery codes (their allauth-compatible derivation, the pending
 // seeds, held in a TTL map in memory or, for replicas, encrypted in
 // PostgreSQL, and the encryption of stored seeds).
 //

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -385,16 +384,6 @@ func benchRounds(b *testing.B) int {
 		b.Fatalf("BENCH_COUNT: %q is not a positive number", v)
 	}
 	return n
-}
-
-// processCPU is the CPU time this process used so far, user and system:
-// what errata's side of a call costs, whatever the database's wait.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func median(xs []float64) float64 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"errata/authn"
 	"errata/handlers/symbolication"
+	"errata/handlers/symbolkey"
 	"errata/store"
 )
 
@@ -41,6 +43,7 @@ var (
 	errNotFound         = &apiError{status: http.StatusNotFound, detail: "Not Found"}
 	errCannotParse      = &apiError{status: http.StatusBadRequest, detail: "Cannot parse request body"}
 	errTooLarge         = &apiError{status: http.StatusRequestEntityTooLarge, detail: "Request body too large"}
+	errMethodNotAllowed = &apiError{status: http.StatusMethodNotAllowed, detail: "Method Not Allowed"}
 )
 
 // badRequest is a 400 whose detail is msg, one of the spec's messages.
@@ -87,6 +90,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if secs := retryAfter(err); secs > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
+	logFailure(r, log, status, err)
+	writeJSON(w, r, log, status, body)
+}
+
+// logFailure logs an answer of status 500 or more, which the client sees
+// without its cause.
+func logFailure(r *http.Request, log *slog.Logger, status int, err error) {
 	switch {
 	case status >= 500 && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads this answer.
@@ -94,7 +104,39 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	case status >= 500:
 		log.ErrorContext(r.Context(), "request failed", "status", status, "err", err)
 	}
-	writeJSON(w, r, log, status, body)
+}
+
+// writeTextError answers err as writeError does, from the same table, with
+// the detail as a short text/plain body instead of JSON: the answers of the
+// direct routes (routes.go), which debuggers show. A 401 names the Basic
+// scheme they take, a 405 the methods they answer; the headers of a file
+// the answer was to carry are dropped.
+func writeTextError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status, body := errorResponse(err)
+	text := http.StatusText(status)
+	if d, ok := body.(detail); ok {
+		text = d.Detail
+	}
+	logFailure(r, log, status, err)
+	hd := w.Header()
+	for _, k := range []string{"Content-Length", "Content-Range", "Etag", "Last-Modified", "X-Debuginfod-Size", "X-Debuginfod-File", "Content-Encoding"} {
+		hd.Del(k)
+	}
+	hd.Set("Content-Type", "text/plain; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	switch status {
+	case http.StatusUnauthorized:
+		hd.Set("WWW-Authenticate", `Basic realm="errata"`)
+	case http.StatusMethodNotAllowed:
+		hd.Set("Allow", "GET, HEAD")
+	}
+	if secs := retryAfter(err); secs > 0 {
+		hd.Set("Retry-After", strconv.Itoa(secs))
+	}
+	text += "\n"
+	hd.Set("Content-Length", strconv.Itoa(len(text)))
+	w.WriteHeader(status)
+	io.WriteString(w, text) //nolint:errcheck // the client went away
 }
 
 // errorResponse maps err to a status and a body; it is the one table from
@@ -104,6 +146,7 @@ func errorResponse(err error) (int, any) {
 	var ve validationError
 	var le *symbolication.LimitError
 	var ie *symbolication.InvalidError
+	var malformedKey *symbolkey.MalformedError
 	switch {
 	case errors.As(err, &le):
 		return errorResponse(limitError(le))
@@ -120,8 +163,11 @@ func errorResponse(err error) (int, any) {
 		return http.StatusUnprocessableEntity, map[string]any{"detail": ve}
 	case errors.Is(err, authn.ErrNoCredential), errors.Is(err, authn.ErrBadCredential):
 		return http.StatusUnauthorized, detail{"Unauthorized"}
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, symbolkey.ErrNotFound):
 		return http.StatusNotFound, detail{"Not Found"}
+	case errors.As(err, &malformedKey):
+		// A symbol route's build id or source path (docs/symbol-server.md).
+		return http.StatusBadRequest, detail{malformedKey.Msg}
 	case errors.Is(err, store.ErrConflict):
 		// Two requests changed the same record at once; the one that lost
 		// may try again.

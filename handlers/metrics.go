@@ -173,6 +173,7 @@ func (m *Metrics) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	m.writeBuild(&e)
 	m.writeRequests(&e)
 	m.writeJobs(r.Context(), &e)
+	m.writeServedFileCache(&e)
 	m.writePool(&e)
 	m.writeDebugFileCache(&e)
 	m.writeMapCache(&e)
@@ -316,6 +317,19 @@ func (m *Metrics) writePool(e *exposition) {
 		e.family(g.name, g.kind, g.help)
 		e.sample(g.name, g.value)
 	}
+}
+
+// writeServedFileCache reports what the disk cache of files the symbol
+// routes served holds (docs/symbol-server.md).
+func (m *Metrics) writeServedFileCache(e *exposition) {
+	if m.store == nil {
+		return
+	}
+	b, n := m.store.ServedFileCacheStats()
+	e.family("errata_served_file_cache_bytes", "gauge", "Bytes of files the symbol routes served that this process keeps on disk (SYMBOL_CACHE_SIZE bounds them).")
+	e.sample("errata_served_file_cache_bytes", formatInt(b))
+	e.family("errata_served_file_cache_entries", "gauge", "Files the symbol routes served that this process keeps on disk.")
+	e.sample("errata_served_file_cache_entries", formatInt(int64(n)))
 }
 
 // writeRuntime reports a few numbers of the Go runtime.

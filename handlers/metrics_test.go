@@ -316,6 +316,45 @@ func TestMetricsOfThePoolAndTheRuntime(t *testing.T) {
 	}
 }
 
+// TestMetricsOfTheServedFileCache: the disk cache of the files that the
+// symbol routes served reports its bytes and its files under names of its
+// own, none of the caches of parsed files.
+func TestMetricsOfTheServedFileCache(t *testing.T) {
+	db := storetest.NewDatabase(t)
+	st, err := store.Open(context.Background(), store.Config{URL: db, SymbolCacheSize: 1 << 20, SymbolCacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	f := symbolFixtureOf(t, serveTestAPI(t, st, db))
+	m := NewMetrics("test", st, nil, f.lg)
+	want := func(bytes, entries int) string {
+		return fmt.Sprintf(`# HELP errata_served_file_cache_bytes Bytes of files the symbol routes served that this process keeps on disk (SYMBOL_CACHE_SIZE bounds them).
+# TYPE errata_served_file_cache_bytes gauge
+errata_served_file_cache_bytes %d
+# HELP errata_served_file_cache_entries Files the symbol routes served that this process keeps on disk.
+# TYPE errata_served_file_cache_entries gauge
+errata_served_file_cache_entries %d
+`, bytes, entries)
+	}
+	got := func() string {
+		text := scrape(t, m)
+		return family(text, "errata_served_file_cache_bytes") + family(text, "errata_served_file_cache_entries")
+	}
+	if diff := cmp.Diff(want(0, 0), got()); diff != "" {
+		t.Errorf("before a file is served (-want +got):\n%s", diff)
+	}
+	exe := "/debuginfod/acme/buildid/" + tinyBuildID + "/executable"
+	for range 2 {
+		if r := f.get("GET", exe, bearer(f.token)); r.status != http.StatusOK || len(r.body) != len(f.elf) {
+			t.Fatalf("GET executable: %d, %d bytes", r.status, len(r.body))
+		}
+		if diff := cmp.Diff(want(len(f.elf), 1), got()); diff != "" {
+			t.Errorf("after tiny.elf was served (-want +got):\n%s", diff)
+		}
+	}
+}
+
 func TestMetricsOffByDefault(t *testing.T) {
 	a := newTestAPI(t)
 	if r := a.do("GET", "/metrics", "", nil); r.status != http.StatusNotFound {

@@ -1,5 +1,7 @@
 package handlers
 
+import "errata/handlers/symbolkey"
+
 // route is one entry of the API: a method-and-path pattern of net/http, who
 // may call it, and its handler.
 type route struct {
@@ -13,6 +15,9 @@ type access struct {
 	open   bool     // no credential is read at all
 	token  bool     // a valid token is required
 	scopes []string // with token: the caller needs at least one of them; none means any token
+	// basic also takes the token as the password of Basic credentials
+	// (authn.AuthenticateBearerOrBasic), as debuggers send it.
+	basic bool
 }
 
 var (
@@ -43,6 +48,10 @@ var (
 	orgWrite   = scopes("org:write", "org:admin")
 	// projectAdmin is Sentry's scope for deleting a project.
 	projectAdmin = scopes("project:admin")
+	// debuggerRead is releaseReader for debuggers, which may send the
+	// token as a Basic password: libcurl does for the user:TOKEN@host
+	// URLs that debuginfod clients are given.
+	debuggerRead = access{token: true, basic: true, scopes: releaseReader.scopes}
 )
 
 // routes lists every route of errata. Each pattern is exact (it ends in
@@ -175,15 +184,67 @@ func routes(d Deps) []route {
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/files/proguard-artifact-releases/{$}", releaseReader, handleProguardReleases(d)},
 
 		// Resolution of stack traces through what the project stores
-		// (SYMBOLS.md §6–§7).
+		// (docs/resolution.md).
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-js/{$}", releaseReader, handleSymbolicateJS(d)},
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate-jvm/{$}", releaseReader, handleSymbolicateJVM(d)},
 		// Native stack traces resolved from the project's debug files
-		// (SYMBOLS.md §8).
+		// (docs/resolution.md).
 		{"POST /api/0/projects/{organization_slug}/{project_slug}/symbolicate/{$}", releaseReader, handleSymbolicate(d)},
 
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.
 		{"GET /api/0/openapi.json", open, handleOpenAPI()},
 	}
+}
+
+// directRoute is a route that the server dispatches before the mux
+// (directRoutes).
+type directRoute struct {
+	pattern string
+	access  access
+	handler apiFunc
+}
+
+// Patterns of the direct routes, by which the log and the metrics name
+// their requests. A request below /debuginfod/ is named by the route its
+// path parses as (debuginfodRoutes), or patDebuginfod until it does.
+const (
+	patHome       = "GET /{$}"
+	patDebuginfod = "GET /debuginfod/{path...}"
+	patDebuginfo  = "GET /debuginfod/{organization_slug}/buildid/{id}/debuginfo"
+	patExecutable = "GET /debuginfod/{organization_slug}/buildid/{id}/executable"
+	patSource     = "GET /debuginfod/{organization_slug}/buildid/{id}/source/{path...}"
+	patSection    = "GET /debuginfod/{organization_slug}/buildid/{id}/section/{name}"
+	patSymbols    = "GET /symbols/{organization_slug}/{file}/{key}/{file2}"
+)
+
+// directRoutes lists the routes served before the mux, which would clean
+// the paths that debuggers send (with "..", "//" or an escaped "/") and
+// answer them with a redirect to another path (docs/symbol-server.md). A
+// route serves every path that starts with its pattern's path up to the
+// first wildcard, or, when that is {$}, that path alone. They answer GET
+// and HEAD: another method is a 405 below a prefix, and at an exact path
+// goes on to the mux (a 404). Their errors come from the API's table
+// (errors.go) as short text/plain answers, which debuggers show; a 401
+// names the Basic scheme.
+func directRoutes(d Deps) []directRoute {
+	return []directRoute{
+		// A short page for a person who opens the server's address.
+		{patHome, open, handleHome(d)},
+		// debuginfod, by build id: debuginfodRoutes lists its routes.
+		{patDebuginfod, debuggerRead, handleDebuginfod(d)},
+		// The symbol server of Windows debuggers and symbolicators, by
+		// SSQP and symbol-store keys.
+		{patSymbols, debuggerRead, handleSymbolServer(d)},
+	}
+}
+
+// debuginfodRoutes are the routes below GET /debuginfod/{path...}, by the
+// kind of file they serve (symbolkey.ParseDebuginfod reads it), with its
+// access rule.
+var debuginfodRoutes = map[string]string{
+	symbolkey.Debuginfo:  patDebuginfo,
+	symbolkey.Executable: patExecutable,
+	symbolkey.Source:     patSource,
+	symbolkey.Section:    patSection,
 }

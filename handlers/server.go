@@ -80,38 +80,89 @@ func New(d Deps) http.Handler {
 	return serve(d, routes(d))
 }
 
-// serve builds the handler for rts.
+// serve builds the handler for rts, and for the direct routes
+// (directRoutes), which it dispatches before the mux.
 func serve(d Deps, rts []route) http.Handler {
 	mux := http.NewServeMux()
 	bodies := newBodyLimiter(d.BodiesPerToken)
 	for _, rt := range rts {
 		mux.Handle(rt.pattern, adapt(d, rt, bodies))
 	}
+	drts := directRoutes(d)
 	if d.Metrics != nil {
 		tracked := slices.Clone(rts)
-		for _, p := range append(symbolPatterns, patHome) {
+		for _, rt := range drts {
+			tracked = append(tracked, route{pattern: rt.pattern})
+		}
+		for _, p := range debuginfodRoutes {
 			tracked = append(tracked, route{pattern: p})
 		}
 		d.Metrics.track(tracked)
 		d.Metrics.debugFiles.Store(d.DebugFileCache)
 		d.Metrics.maps.Store(d.MapCache)
 	}
-	// The symbol routes go before the mux, which would redirect the
-	// paths debuggers send (SYMBOLS.md §3).
-	symbols := symbolHandler{d: d}
+	direct := directDispatch(d, drts)
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isSymbolPath(r.URL.Path) {
-			symbols.ServeHTTP(w, r)
-			return
-		}
-		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			r.Pattern = patHome
-			serveHome(w, r, d)
+		if h := direct(r); h != nil {
+			h.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
 	return logRequests(d.Log, d.Metrics, root)
+}
+
+// directDispatch returns the function that picks the direct route of a
+// request, nil when none serves it: a route serves the paths that start
+// with its pattern's path up to the first wildcard, or, when that is {$},
+// GET and HEAD of that path alone.
+func directDispatch(d Deps, drts []directRoute) func(*http.Request) http.Handler {
+	type target struct {
+		path  string
+		exact bool
+		h     http.Handler
+	}
+	targets := make([]target, len(drts))
+	for i, rt := range drts {
+		_, p, _ := strings.Cut(rt.pattern, " ")
+		p, wildcard, found := strings.Cut(p, "{")
+		targets[i] = target{path: p, exact: !found || wildcard == "$}", h: adaptDirect(d, rt)}
+	}
+	return func(r *http.Request) http.Handler {
+		for _, t := range targets {
+			switch {
+			case t.exact && r.URL.Path == t.path && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+				return t.h
+			case !t.exact && strings.HasPrefix(r.URL.Path, t.path):
+				return t.h
+			}
+		}
+		return nil
+	}
+}
+
+// adaptDirect wraps a direct route's handler with the methods it answers
+// (GET and HEAD), its access rule and the text error adapter. The handler
+// may name the request by a route below its own (handleDebuginfod).
+func adaptDirect(d Deps, rt directRoute) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Pattern = rt.pattern
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writeTextError(w, r, d.Log, errMethodNotAllowed)
+			return
+		}
+		ctx, err := authorize(d, rt.access, r)
+		if err != nil {
+			writeTextError(w, r, d.Log, err)
+			return
+		}
+		rc := r.WithContext(ctx)
+		err = rt.handler(w, rc)
+		r.Pattern = rc.Pattern
+		if err != nil {
+			writeTextError(w, rc, d.Log, err)
+		}
+	})
 }
 
 // adapt wraps a route's handler with its access rule, the bound on bodies
@@ -175,7 +226,11 @@ func authorize(d Deps, a access, r *http.Request) (context.Context, error) {
 	if a.open {
 		return ctx, nil
 	}
-	c, err := d.Auth.Authenticate(r)
+	authenticate := d.Auth.Authenticate
+	if a.basic {
+		authenticate = d.Auth.AuthenticateBearerOrBasic
+	}
+	c, err := authenticate(r)
 	switch {
 	case errors.Is(err, authn.ErrNoCredential) && !a.token:
 		return ctx, nil

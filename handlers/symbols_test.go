@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -77,7 +78,12 @@ const tinySym = "MODULE Linux x86_64 B644071B1E51DB55AC271EE28D84D9910 tiny\nPUB
 
 func newSymbolFixture(t *testing.T) *symbolFixture {
 	t.Helper()
-	a := newTestAPI(t)
+	return symbolFixtureOf(t, newTestAPI(t))
+}
+
+// symbolFixtureOf makes the fixture in the database that a serves.
+func symbolFixtureOf(t *testing.T, a *testAPI) *symbolFixture {
+	t.Helper()
 	f := &symbolFixture{testAPI: a}
 	victim := a.user("victim@example.com")
 	a.user("intruder@example.com")
@@ -372,36 +378,6 @@ func TestSymbolServerKeys(t *testing.T) {
 	}
 }
 
-// TestSymbolPathParsers checks the parsers on the paths of docs/symbol-server.md.
-func TestSymbolPathParsers(t *testing.T) {
-	q, err := parseDebuginfodPath("/debuginfod/acme/buildid/ABCD/source/src dir/a+b/sub/../util.h")
-	if err != nil || q.org != "acme" || q.buildID != "abcd" || q.kind != "source" || q.arg != "/src dir/a+b/util.h" {
-		t.Errorf("source path: %+v %v", q, err)
-	}
-	if q, err := parseDebuginfodPath("/debuginfod/acme/buildid/abcd/source//x//../../y"); err != nil || q.arg != "/y" {
-		t.Errorf("source path with // and ..: %+v %v", q, err)
-	}
-	k, err := parseSymbolPath("/symbols/acme/crash.pdb/222D986FDE9D56714C4C44205044422E1/crash.pdb")
-	if err != nil || k.query.DebugID != "222d986f-de9d-5671-4c4c-44205044422e-1" || k.query.ObjectName != "crash.pdb" {
-		t.Errorf("PDB key: %+v %v", k, err)
-	}
-	k, err = parseSymbolPath("/symbols/acme/crash.exe/6B06ADEE4000/crash.exe")
-	if err != nil || k.query.CodeID != "6b06adee4000" || k.query.Formats[0] != "pe" {
-		t.Errorf("PE key: %+v %v", k, err)
-	}
-	k, err = parseSymbolPath("/symbols/acme/app/elf-buildid-1234000000000000000000000000000000000000/app")
-	if err != nil || len(k.query.CodeIDs) != 19 || k.query.CodeIDs[len(k.query.CodeIDs)-1] != "1234" {
-		t.Errorf("padded ELF key: %+v %v", k, err)
-	}
-	k, err = parseSymbolPath("/symbols/acme/crash.pdb/222D986FDE9D56714C4C44205044422E1/crash.src.zip")
-	if err != nil || k.query.Formats[0] != "sourcebundle" {
-		t.Errorf("source bundle key: %+v %v", k, err)
-	}
-	if id := debugIDOfBuildID(tinyBuildID); id != "b644071b-511e-55db-ac27-1ee28d84d991" {
-		t.Errorf("debug id of the build id: %s", id)
-	}
-}
-
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // TestDebugFilesFallBackToTheCodeID holds files/dsyms/?debug_id=&code_id=
@@ -460,8 +436,8 @@ func TestHomePage(t *testing.T) {
 }
 
 // TestSymbolRoutesMatrix is the isolation and scope matrix of the symbol
-// routes, which routes.go does not list (they are dispatched before the
-// mux): every route, for every caller. No credential or a bad one is 401;
+// routes, which routes.go lists among the direct routes (dispatched
+// before the mux): every route, for every caller. No credential or a bad one is 401;
 // a token without a reading scope 403; a member of another organization,
 // with every scope, 404 (never 401 or 403, which would tell that the
 // organization exists); each reading scope of the victim 200.
@@ -470,7 +446,7 @@ func TestSymbolRoutesMatrix(t *testing.T) {
 	// tiny.elf made a debug file with DWARF, for the debuginfo route.
 	f.exec(`UPDATE debug_files SET data = jsonb_set(data, '{features}', '["debug", "symtab"]') WHERE file_format = 'elf'`)
 	scoped := map[string]string{}
-	for _, sc := range symbolScopes {
+	for _, sc := range debuggerRead.scopes {
 		scoped[sc] = f.token
 		if sc != "project:read" {
 			scoped[sc] = f.testAPI.token("victim@example.com", sc)
@@ -483,6 +459,12 @@ func TestSymbolRoutesMatrix(t *testing.T) {
 		patSource:     "/debuginfod/acme/buildid/" + id + "/source/src%20dir/a+b/sub/../main.c",
 		patSection:    "/debuginfod/acme/buildid/" + id + "/section/.comment",
 		patSymbols:    "/symbols/acme/tiny.elf/elf-buildid-" + id + "/tiny.elf",
+	}
+	symbolPatterns := slices.Collect(maps.Values(debuginfodRoutes))
+	for _, rt := range directRoutes(Deps{}) {
+		if rt.pattern != patHome {
+			symbolPatterns = append(symbolPatterns, rt.pattern)
+		}
 	}
 	for _, p := range symbolPatterns {
 		if _, ok := routes[p]; !ok && p != patDebuginfod {

@@ -43,8 +43,8 @@ type Store struct {
 	turns orgTurns
 	// touches spares the symbol routes a statement per request.
 	touches touchMemo
-	// symbols keeps the files the symbol routes serve; nil keeps none.
-	symbols *symbolCache
+	// servedFiles keeps files the symbol routes served, on disk; nil keeps none.
+	servedFiles *servedFileCache
 	// lookups remembers what FindSymbolFile answered, for a second.
 	lookups symbolLookups
 }
@@ -150,14 +150,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota, orgJobLimit: cfg.OrgJobLimit, symbols: newSymbolCache(cfg.SymbolCacheSize, cfg.SymbolCacheDir)}, nil
+	return &Store{pool: &pool{Pool: pgp, acquireTimeout: cfg.AcquireTimeout}, objects: cfg.Blobs, objectPrefix: cfg.BlobPrefix, orgQuota: cfg.OrgStorageQuota, orgJobLimit: cfg.OrgJobLimit, servedFiles: newServedFileCache(cfg.SymbolCacheSize, cfg.SymbolCacheDir)}, nil
 }
 
 // Close waits for borrowed connections and closes the pool, and removes
 // the symbol routes' cache directory.
 func (s *Store) Close() {
 	s.pool.Close()
-	s.symbols.close() //nolint:errcheck // a temporary directory: nothing to do about it
+	s.servedFiles.close() //nolint:errcheck // a temporary directory: nothing to do about it
 }
 
 // Ping checks that the database answers.

@@ -270,12 +270,19 @@ type SymbolReader interface {
 	Size() int64
 }
 
+// ServedFileCacheStats returns the bytes and the number of the files that
+// the symbol routes served and the store keeps (on disk, or in memory where
+// it cannot write them), for GET /metrics.
+func (s *Store) ServedFileCacheStats() (bytes int64, entries int) {
+	return s.servedFiles.stats()
+}
+
 // OpenSymbolFile returns a reader of the file behind f, and records that
 // it was used, as a download does, so that a file a debugger fetches every
 // day never expires (at most once an hour per file; this process skips
 // even the statement for a file it recorded in that hour). A file small
 // enough for the cache is copied into it by the first request (through a
-// small buffer, symbolCache.fill) and then served from it: an *os.File of
+// small buffer, servedFileCache.fill) and then served from it: an *os.File of
 // its own (an io.ReadSeeker that net/http sends with sendfile), or, where
 // the cache could not write files, memory (with a Bytes method). A larger one is read from its blobs, with the blob index
 // FindSymbolFile read (no query). A blob store that cannot be read is
@@ -285,13 +292,13 @@ func (s *Store) OpenSymbolFile(ctx context.Context, f SymbolFile) (SymbolReader,
 		s.touchFile(ctx, f.FileID)
 	}
 	fr := &FileReader{s: s, ctx: ctx, file: File{ID: f.FileID, Size: f.Size, SHA1: f.SHA1}, blobs: f.blobs}
-	if !s.symbols.fits(f.Size) {
+	if !s.servedFiles.fits(f.Size) {
 		return fr, nil
 	}
-	if kept := s.symbols.open(f.SHA1); kept != nil {
+	if kept := s.servedFiles.open(f.SHA1); kept != nil {
 		return kept, nil
 	}
-	kept, err := s.symbols.fill(f.SHA1, f.Size, fr)
+	kept, err := s.servedFiles.fill(f.SHA1, f.Size, fr)
 	if err != nil {
 		return nil, fmt.Errorf("file %d: %w: %w", f.FileID, ErrUnavailable, err)
 	}

@@ -14,9 +14,11 @@ import (
 // unless told otherwise (SYMBOL_CACHE_SIZE).
 const DefaultSymbolCacheSize = 64 << 20
 
-// symbolCache keeps the content of files that the symbol routes served,
-// keyed by their SHA-1, the least recently served first out, within max
-// bytes together (SYMBOLS.md §9: bounded in bytes, a setting). A file
+// servedFileCache keeps the content of files that the symbol routes served
+// (docs/symbol-server.md), on disk, keyed by their SHA-1, the least
+// recently served first out, within max bytes together (SYMBOL_CACHE_SIZE,
+// docs/configuration.md). It is none of the caches of parsed files that
+// the resolution routes keep in memory. A file
 // larger than a quarter of max is never kept: it is streamed from the
 // blob store each time.
 //
@@ -27,7 +29,7 @@ const DefaultSymbolCacheSize = 64 << 20
 // the directory cannot be made (a read-only filesystem, parent empty) or
 // a file cannot be written there (a full disk), the file is kept in
 // memory instead, within the same max. close removes the directory.
-type symbolCache struct {
+type servedFileCache struct {
 	mu     sync.Mutex
 	max    int64
 	used   int64
@@ -45,21 +47,31 @@ type cacheEntry struct {
 	data []byte // the content when kept in memory; nil when kept in dir
 }
 
-func newSymbolCache(max int64, parent string) *symbolCache {
+func newServedFileCache(max int64, parent string) *servedFileCache {
 	if max <= 0 {
 		return nil
 	}
-	return &symbolCache{max: max, order: lru.New(), items: map[string]*lru.Element{}, parent: parent, noDir: parent == ""}
+	return &servedFileCache{max: max, order: lru.New(), items: map[string]*lru.Element{}, parent: parent, noDir: parent == ""}
+}
+
+// stats returns the bytes and the number of files the cache keeps.
+func (c *servedFileCache) stats() (bytes int64, entries int) {
+	if c == nil {
+		return 0, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used, len(c.items)
 }
 
 // fits reports whether a file of size bytes may be kept.
-func (c *symbolCache) fits(size int64) bool {
+func (c *servedFileCache) fits(size int64) bool {
 	return c != nil && size > 0 && size <= c.max/4
 }
 
 // open returns a reader of the file whose SHA-1 is key, nil when not
 // kept. The caller closes it.
-func (c *symbolCache) open(key string) SymbolReader {
+func (c *servedFileCache) open(key string) SymbolReader {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[key]
@@ -85,7 +97,7 @@ func (c *symbolCache) open(key string) SymbolReader {
 
 // put keeps data as the content of the file whose SHA-1 is key, as fill
 // does.
-func (c *symbolCache) put(key string, data []byte) {
+func (c *servedFileCache) put(key string, data []byte) {
 	if r, err := c.fill(key, int64(len(data)), bytes.NewReader(data)); err == nil {
 		r.Close()
 	}
@@ -102,7 +114,7 @@ const fillBuffer = 256 << 10
 // holds that buffer, not the file, and no lock while it copies; where the
 // cache keeps files in memory (no directory, or the disk refused the
 // file), it is read whole. An error is src's.
-func (c *symbolCache) fill(key string, size int64, src io.ReaderAt) (SymbolReader, error) {
+func (c *servedFileCache) fill(key string, size int64, src io.ReaderAt) (SymbolReader, error) {
 	if dir := c.directory(); dir != "" {
 		f, err := copyToTemp(dir, key, src, size)
 		var werr *diskError
@@ -130,7 +142,7 @@ func (c *symbolCache) fill(key string, size int64, src io.ReaderAt) (SymbolReade
 
 // directory returns the cache's directory, made on first use; "" when the
 // cache keeps files in memory or is closed.
-func (c *symbolCache) directory() string {
+func (c *servedFileCache) directory() string {
 	if c == nil {
 		return ""
 	}
@@ -153,7 +165,7 @@ func (c *symbolCache) directory() string {
 // one to read the file being kept.
 type diskError struct{ err error }
 
-func (e *diskError) Error() string { return "symbol cache: " + e.err.Error() }
+func (e *diskError) Error() string { return "served-file cache: " + e.err.Error() }
 
 // copyToTemp copies size bytes of src to a new file of dir, through a
 // buffer of fillBuffer bytes, and returns it open at its start.
@@ -187,7 +199,7 @@ func copyToTemp(dir, key string, src io.ReaderAt, size int64) (*os.File, error) 
 // adopt keeps the file tmp of the cache's directory, size bytes, as the
 // file whose SHA-1 is key; a descriptor open on tmp reads on whatever
 // becomes of it.
-func (c *symbolCache) adopt(key string, size int64, tmp string) {
+func (c *servedFileCache) adopt(key string, size int64, tmp string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.items[key]; ok || c.closed || !c.fits(size) {
@@ -203,7 +215,7 @@ func (c *symbolCache) adopt(key string, size int64, tmp string) {
 
 // insert adds e, dropping the least recently served files until it fits.
 // The caller holds the lock.
-func (c *symbolCache) insert(e *cacheEntry) {
+func (c *servedFileCache) insert(e *cacheEntry) {
 	for c.used+e.size > c.max {
 		c.remove(c.order.Back())
 	}
@@ -212,7 +224,7 @@ func (c *symbolCache) insert(e *cacheEntry) {
 }
 
 // remove drops the entry el, and its file. The caller holds the lock.
-func (c *symbolCache) remove(el *lru.Element) {
+func (c *servedFileCache) remove(el *lru.Element) {
 	e := el.Value.(*cacheEntry)
 	c.order.Remove(el)
 	delete(c.items, e.key)
@@ -225,7 +237,7 @@ func (c *symbolCache) remove(el *lru.Element) {
 // close drops every file and removes the directory; the cache keeps
 // nothing afterwards. A descriptor still open reads on until it is
 // closed.
-func (c *symbolCache) close() error {
+func (c *servedFileCache) close() error {
 	if c == nil {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // read returns the content the cache keeps for key, nil when none.
-func read(t *testing.T, c *symbolCache, key string) []byte {
+func read(t *testing.T, c *servedFileCache, key string) []byte {
 	t.Helper()
 	r := c.open(key)
 	if r == nil {
@@ -24,19 +24,19 @@ func read(t *testing.T, c *symbolCache, key string) []byte {
 	return data
 }
 
-// TestSymbolCacheStaysWithinItsBytes: the least recently served file goes
+// TestServedFileCacheStaysWithinItsBytes: the least recently served file goes
 // first, the total never passes the bound (in the directory's files as
 // well as in the count), and a file larger than a quarter of it is never
 // kept; alike in a directory, and in memory where no directory can be
 // made.
-func TestSymbolCacheStaysWithinItsBytes(t *testing.T) {
+func TestServedFileCacheStaysWithinItsBytes(t *testing.T) {
 	for _, where := range []string{"directory", "memory"} {
 		t.Run(where, func(t *testing.T) {
 			parent := t.TempDir()
 			if where == "memory" {
 				parent = filepath.Join(parent, "missing") // MkdirTemp fails there
 			}
-			c := newSymbolCache(400, parent)
+			c := newServedFileCache(400, parent)
 			defer c.close()
 			data := func(b byte) []byte { return bytes.Repeat([]byte{b}, 100) }
 			c.put("a", data('a'))
@@ -57,6 +57,9 @@ func TestSymbolCacheStaysWithinItsBytes(t *testing.T) {
 			if read(t, c, "big") != nil {
 				t.Error("a file larger than a quarter of the cache was kept")
 			}
+			if b, n := c.stats(); b != 400 || n != 4 {
+				t.Errorf("stats: %d bytes in %d files, want 400 in 4 (a, c, d, e)", b, n)
+			}
 			if where == "memory" {
 				if c.dir != "" {
 					t.Errorf("a directory %s where none can be made", c.dir)
@@ -74,19 +77,22 @@ func TestSymbolCacheStaysWithinItsBytes(t *testing.T) {
 			}
 		})
 	}
-	if newSymbolCache(0, "") != nil || newSymbolCache(0, "").fits(1) {
+	if newServedFileCache(0, "") != nil || newServedFileCache(0, "").fits(1) {
 		t.Error("a cache of 0 bytes keeps files")
+	}
+	if b, n := newServedFileCache(0, "").stats(); b != 0 || n != 0 {
+		t.Errorf("a cache of 0 bytes: stats %d bytes in %d files", b, n)
 	}
 }
 
-// TestSymbolCacheDirectory: the files are kept in a private directory
+// TestServedFileCacheDirectory: the files are kept in a private directory
 // made under the parent, each reader opens a descriptor of its own (an
 // io.ReadSeeker whose offset no other reader moves), a file removed behind
 // the cache's back is read again rather than failing, and close removes
 // the directory.
-func TestSymbolCacheDirectory(t *testing.T) {
+func TestServedFileCacheDirectory(t *testing.T) {
 	parent := t.TempDir()
-	c := newSymbolCache(1<<20, parent)
+	c := newServedFileCache(1<<20, parent)
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("a directory made before any file was kept: %v", entries)
 	}
@@ -148,13 +154,13 @@ func (p patternReader) ReadAt(b []byte, off int64) (int, error) {
 	return len(b), nil
 }
 
-// TestSymbolCacheFillsThroughABuffer: a file kept in the directory is
+// TestServedFileCacheFillsThroughABuffer: a file kept in the directory is
 // copied there through fillBuffer bytes, not read whole into memory (each
 // request for a file not kept yet held the whole file, up to a quarter of
 // the cache's bound), and reads back as it was.
-func TestSymbolCacheFillsThroughABuffer(t *testing.T) {
+func TestServedFileCacheFillsThroughABuffer(t *testing.T) {
 	const size = 16 << 20
-	c := newSymbolCache(4*size, t.TempDir())
+	c := newServedFileCache(4*size, t.TempDir())
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	r, err := c.fill("k", size, patternReader{size})
