@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The audit's reproductions (docs/reliability.md, "Budgets of the
+// read-back routes") run against the server binary as shipped, with its
+// default settings: one tenant's small upload and few requests must not
+// take the memory or the CPU of the process that serves every other.
+const (
+	// maxAuditGrowth bounds how much the server's resident set may grow
+	// over what it held before a reproduction: at its peak during the
+	// requests, and what it still holds two minutes after them.
+	maxAuditGrowth = 256 << 20
+	// auditHeldAfter is how long after the last reproduction the held
+	// memory is measured: past the runtime's forced collection (every
+	// two minutes) and some of the scavenger's return of freed pages.
+	auditHeldAfter = 2*time.Minute + 15*time.Second
+	// auditIdle is how long the server's CPU time must stay still for a
+	// reproduction's work to count as over, the work it goes on with
+	// after its client gave up included.
+	auditIdle = 2 * time.Second
+)
+
+// auditServer is a server as shipped, with default settings, on which
+// findings of an audit are reproduced one after the other.
+type auditServer struct {
+	*errataServer
+	pid  int
+	base int64 // resident set before the first reproduction
+	last time.Time
+}
+
+// startAuditServer spawns the shipped server with its default settings
+// (LOG_LEVEL aside), an organization acme with a project web, and a
+// token of project:releases,project:read,project:write,org:read.
+func startAuditServer(t *testing.T) *auditServer {
+	t.Helper()
+	s := newErrata(t, map[string]string{"LOG_LEVEL": "warn"})
+	s.spawnShipped(t)
+	setupAcme(t, s)
+	a := &auditServer{errataServer: s, pid: s.proc.Process.Pid}
+	a.base = a.usage(t).rss
+	return a
+}
+
+// procUsage is what /proc says of a process.
+type procUsage struct {
+	rss, hwm int64         // resident set now and at its peak (VmHWM), in bytes
+	cpu      time.Duration // user and system time
+}
+
+// usage reads the server's resident set, peak and CPU time from /proc.
+func (a *auditServer) usage(t *testing.T) procUsage {
+	t.Helper()
+	return usageOf(t, a.pid)
+}
+
+// usageOf reads process pid's resident set, peak and CPU time from /proc.
+func usageOf(t *testing.T, pid int) procUsage {
+	t.Helper()
+	var u procUsage
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		for _, f := range []struct {
+			prefix string
+			dst    *int64
+		}{{"VmRSS:", &u.rss}, {"VmHWM:", &u.hwm}} {
+			if rest, ok := strings.CutPrefix(line, f.prefix); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+				if err != nil {
+					t.Fatalf("%s %q: %v", f.prefix, rest, err)
+				}
+				*f.dst = kb << 10
+			}
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command's closing parenthesis; utime and
+	// stime are the 14th and 15th of the line, in clock ticks (100 a
+	// second on Linux).
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	for _, i := range []int{11, 12} {
+		ticks, err := strconv.ParseInt(fields[i], 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		u.cpu += time.Duration(ticks) * 10 * time.Millisecond
+	}
+	return u
+}
+
+// finding runs attack, one reproduction, and checks that the server's
+// peak resident set grew by less than maxAuditGrowth over what it held
+// before the first reproduction, and that the CPU time the server spent
+// on it, until it stopped working (however long after attack returned),
+// stayed under maxCPU.
+func (a *auditServer) finding(t *testing.T, maxCPU time.Duration, attack func(t *testing.T)) {
+	t.Helper()
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", a.pid), []byte("5"), 0); err != nil {
+		t.Fatalf("reset the peak resident set: %v", err)
+	}
+	before := a.usage(t)
+	attack(t)
+	// The server's work ends when its CPU time stays still for auditIdle;
+	// past maxCPU of CPU time the finding has failed anyway.
+	after := a.usage(t)
+	for {
+		time.Sleep(auditIdle)
+		now := a.usage(t)
+		if now.cpu == after.cpu || now.cpu-before.cpu > maxCPU {
+			after = now
+			break
+		}
+		after = now
+	}
+	a.last = time.Now()
+	peak := after.hwm - a.base
+	t.Logf("peak resident set %d MB (%+d MB), CPU %s", after.hwm>>20, peak>>20, after.cpu-before.cpu)
+	if peak >= maxAuditGrowth {
+		t.Errorf("the server's resident set grew by %d MB at its peak, want less than %d MB", peak>>20, maxAuditGrowth>>20)
+	}
+	if cpu := after.cpu - before.cpu; cpu > maxCPU {
+		t.Errorf("the server spent %s of CPU, want at most %s", cpu, maxCPU)
+	}
+}
+
+// checkHeld checks, auditHeldAfter past the last reproduction, that the
+// server holds less than maxAuditGrowth more than before the first: what
+// its caches keep counts.
+func (a *auditServer) checkHeld(t *testing.T) {
+	t.Helper()
+	time.Sleep(time.Until(a.last.Add(auditHeldAfter)))
+	held := a.usage(t).rss - a.base
+	t.Logf("%s after the reproductions the server holds %+d MB", auditHeldAfter, held>>20)
+	if held >= maxAuditGrowth {
+		t.Errorf("the server holds %d MB more than before the reproductions, want less than %d MB", held>>20, maxAuditGrowth>>20)
+	}
+}
