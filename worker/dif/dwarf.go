@@ -81,9 +81,10 @@ type Resolver struct {
 	size int64     // bytes of the index built (DWARF units and their ranges, symbols)
 }
 
-// Size is the bytes the resolver holds (approximately): its index, the
-// DWARF units it has parsed since it was built, and the DWARF sections
-// until every unit is parsed.
+// Size is the bytes the resolver holds: its index, the DWARF units it has
+// parsed since it was built (each charged at what it holds, a line table
+// that units share once), and the DWARF sections until every unit is
+// parsed.
 func (r *Resolver) Size() int64 {
 	if r.pe != nil {
 		return r.pe.res.Size()
@@ -104,12 +105,24 @@ type span struct {
 // their inlined calls. err is why it could not be.
 type dwarfUnit struct {
 	compDir string
-	table   []string  // the line table's files, as lineRow.file and DW_AT_call_file index them
-	seqs    []lineSeq // sorted by lo
-	funcs   []span    // top-level subprograms, sorted by lo
-	size    int64     // bytes counted against maxDWARFIndex
+	lines   *lineProgram // nil without one
+	funcs   []span       // top-level subprograms, sorted by lo
+	size    int64        // bytes counted against maxDWARFIndex
 	err     error
 }
+
+// lineProgram is a line program read: its files and its rows, in
+// sequences.
+type lineProgram struct {
+	files  []lineFile // as lineRow.file and DW_AT_call_file index them
+	seqs   []lineSeq  // sorted by lo
+	joined int        // bytes of the files' paths joined to their directories
+	size   int64      // bytes it holds (charged as the parts are allocated)
+}
+
+// lineFile is a file of a line table and the directory it is in, joined
+// (with the unit's compilation directory) when an answer names it.
+type lineFile struct{ dir, name string }
 
 type lineSeq struct {
 	lo, hi uint64
@@ -120,6 +133,58 @@ type lineRow struct {
 	addr      uint64
 	file      uint32
 	line, col uint32
+}
+
+// The bytes of the structures a unit holds, as unsafe.Sizeof counts them
+// (a test checks them): what they are charged.
+const (
+	lineFileSize    = 32
+	lineSeqSize     = 40
+	lineRowSize     = 24
+	spanSize        = 32
+	rangeSize       = 16
+	fnNodeCost      = 96
+	fnNameCost      = 48
+	dwarfUnitCost   = 96
+	lineProgramCost = 96
+)
+
+// allocBytes bounds from above what the runtime allocates for an object of
+// n bytes: its size classes round up by less than a seventh plus 16
+// bytes, and an object above 32 KiB to whole pages.
+func allocBytes(n int) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n > 32<<10:
+		return int64(n+8191) &^ 8191
+	}
+	return int64(n + n/7 + 16)
+}
+
+// sliceCost is what a slice of n elements of size bytes, allocated at its
+// length, holds.
+func sliceCost(n, size int) int64 { return allocBytes(n * size) }
+
+// stringCost is what the bytes of s hold (its header is counted where it
+// is kept).
+func stringCost(s string) int64 { return allocBytes(len(s)) }
+
+// path is the path of file i, joined to its directory and to compDir as
+// llvm-symbolizer joins them; "" for a file the table does not have.
+func (t *lineProgram) path(compDir string, i uint32) string {
+	if t == nil || int(i) >= len(t.files) {
+		return ""
+	}
+	f := t.files[i]
+	if f.name == "" || isAbsPath(f.name) {
+		return f.name
+	}
+	p := ""
+	if compDir != "" && !isAbsPath(f.dir) {
+		p = compDir
+	}
+	return appendPath(appendPath(p, f.dir), f.name)
 }
 
 type fnNode struct {
@@ -336,8 +401,10 @@ type indexBuilder struct {
 	last               dwarf.Offset // the offset of that entry
 }
 
-func (b *indexBuilder) spend(n int) error {
-	b.size += int64(n)
+func (b *indexBuilder) spend(n int) error { return b.spend64(int64(n)) }
+
+func (b *indexBuilder) spend64(n int64) error {
+	b.size += n
 	if b.size > b.limit {
 		return ErrBudget
 	}
@@ -358,7 +425,7 @@ func (b *indexBuilder) parseUnit(off, end dwarf.Offset, u *dwarfUnit) error {
 		return errors.New("dif: DWARF: the unit entry is not where it was")
 	}
 	u.compDir, _ = cu.Val(dwarf.AttrCompDir).(string)
-	if err := b.spend(64 + len(u.compDir)); err != nil {
+	if err := b.spend64(dwarfUnitCost + stringCost(u.compDir)); err != nil {
 		return err
 	}
 	if err := b.lines(cu, u); err != nil {
@@ -373,6 +440,10 @@ func (b *indexBuilder) parseUnit(off, end dwarf.Offset, u *dwarfUnit) error {
 		if err := b.indexKids(f.fn); err != nil {
 			return err
 		}
+	}
+	u.funcs = append(make([]span, 0, len(u.funcs)), u.funcs...) // at its length, as charged
+	if err := b.spend64(sliceCost(len(u.funcs), spanSize) - spanSize*int64(len(u.funcs))); err != nil {
+		return err
 	}
 	sort.Slice(u.funcs, func(i, j int) bool { return u.funcs[i].lo < u.funcs[j].lo })
 	return nil
@@ -390,7 +461,18 @@ func (b *indexBuilder) indexKids(n *fnNode) error {
 		if n.kids != nil || len(n.children) == 0 {
 			continue
 		}
-		kids := make([]span, 0, len(n.children))
+		k := 0
+		for _, c := range n.children {
+			for _, rg := range c.ranges {
+				if rg[0] < rg[1] {
+					k++
+				}
+			}
+		}
+		if err := b.spend64(sliceCost(k, spanSize)); err != nil {
+			return err
+		}
+		kids := make([]span, 0, k)
 		for _, c := range n.children {
 			for _, rg := range c.ranges {
 				if rg[0] < rg[1] {
@@ -398,9 +480,6 @@ func (b *indexBuilder) indexKids(n *fnNode) error {
 				}
 			}
 			stack = append(stack, c)
-		}
-		if err := b.spend(32 * len(kids)); err != nil {
-			return err
 		}
 		sort.Slice(kids, func(i, j int) bool { return kids[i].lo < kids[j].lo })
 		n.kids = kids
@@ -441,7 +520,7 @@ func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) err
 			if err != nil || len(rs) == 0 {
 				break
 			}
-			n := &fnNode{ranges: rs}
+			n := &fnNode{ranges: append(make([][2]uint64, 0, len(rs)), rs...)}
 			if e.Tag == dwarf.TagInlinedSubroutine {
 				n.callFile = uintAttr(e, dwarf.AttrCallFile)
 				n.callLine = uintAttr(e, dwarf.AttrCallLine)
@@ -450,7 +529,7 @@ func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) err
 			if n.name, err = b.nameOf(e); err != nil {
 				return err
 			}
-			if err := b.spend(96 + 16*len(rs)); err != nil {
+			if err := b.spend64(fnNodeCost + sliceCost(len(rs), rangeSize)); err != nil {
 				return err
 			}
 			if e.Tag == dwarf.TagSubprogram {
@@ -459,7 +538,7 @@ func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) err
 						u.funcs = append(u.funcs, span{lo: rg[0], hi: rg[1], fn: n})
 					}
 				}
-				if err := b.spend(32 * len(rs)); err != nil {
+				if err := b.spend(spanSize * len(rs)); err != nil {
 					return err
 				}
 			} else {
@@ -571,7 +650,7 @@ func (b *indexBuilder) nameDepth(e *dwarf.Entry, depth int) (*fnName, error) {
 				n.name = ref.name
 			}
 		}
-		if err := b.spend(64 + len(n.linkage) + len(n.name)); err != nil {
+		if err := b.spend64(fnNameCost + stringCost(n.linkage) + stringCost(n.name)); err != nil {
 			return nil, err
 		}
 	}
@@ -590,24 +669,40 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 	if !ok {
 		return nil
 	}
-	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-	table, err := readLineHeader(b.order, b.line, b.lineStr, b.str, uint64(off), compDir)
+	t, err := b.readLines(cu, off)
 	if err != nil {
 		return err
 	}
-	lr, err := b.d.LineReader(cu)
-	if err != nil || lr == nil || table == nil {
-		return nil // a damaged line table leaves the unit without lines
-	}
-	if err := b.spend(16*len(table) + 32); err != nil {
+	if err := b.spend64(t.size); err != nil {
 		return err
 	}
-	u.table = table
+	if len(t.files) == 0 {
+		return nil // a damaged line table leaves the unit without lines
+	}
+	if t.joined+len(t.files)*(len(u.compDir)+2) > maxLinePaths {
+		return errLinePaths
+	}
+	u.lines = t
+	return nil
+}
+
+// readLines reads the line table at off, which unit cu points at: its
+// files and its rows, each row counted as work and charged at what it
+// holds. A table debug/dwarf cannot read is one without files.
+func (b *indexBuilder) readLines(cu *dwarf.Entry, off int64) (*lineProgram, error) {
+	t, err := readLineHeader(b.order, b.line, b.lineStr, b.str, uint64(off))
+	if err != nil {
+		return nil, err
+	}
+	lr, lerr := b.d.LineReader(cu)
+	if t == nil || lerr != nil || lr == nil {
+		return &lineProgram{size: lineProgramCost}, nil
+	}
 	// The rows' files are entries of lr.Files(), which are the entries
-	// of table (DW_LNE_define_file is refused).
+	// of the table (DW_LNE_define_file is refused).
 	fileIdx := map[*dwarf.LineFile]uint32{}
 	for i, f := range lr.Files() {
-		if f != nil && i < len(table) {
+		if f != nil && i < len(t.files) {
 			fileIdx[f] = uint32(i)
 		}
 	}
@@ -618,8 +713,8 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 			break // io.EOF, or damage: keep what was read
 		}
 		if seq == nil {
-			u.seqs = append(u.seqs, lineSeq{lo: le.Address})
-			seq = &u.seqs[len(u.seqs)-1]
+			t.seqs = append(t.seqs, lineSeq{lo: le.Address})
+			seq = &t.seqs[len(t.seqs)-1]
 		}
 		if le.EndSequence {
 			seq.hi = le.Address
@@ -628,22 +723,22 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 		}
 		fi, ok := fileIdx[le.File]
 		if !ok {
-			fi = uint32(len(table)) // none
+			fi = uint32(len(t.files)) // none
 		}
 		seq.rows = append(seq.rows, lineRow{addr: le.Address, file: fi, line: uint32(le.Line), col: uint32(le.Column)})
-		if err := b.spend(24); err != nil {
-			return err
+		if t.size += lineRowSize; b.size+t.size > b.limit {
+			return nil, ErrBudget
 		}
 	}
 	if seq != nil { // a sequence without its end: drop it
-		u.seqs = u.seqs[:len(u.seqs)-1]
+		t.seqs = t.seqs[:len(t.seqs)-1]
 	}
-	for i := range u.seqs {
-		s := &u.seqs[i]
+	for i := range t.seqs {
+		s := &t.seqs[i]
 		sort.SliceStable(s.rows, func(x, y int) bool { return s.rows[x].addr < s.rows[y].addr })
 	}
-	sort.SliceStable(u.seqs, func(x, y int) bool { return u.seqs[x].lo < u.seqs[y].lo })
-	return nil
+	sort.SliceStable(t.seqs, func(x, y int) bool { return t.seqs[x].lo < t.seqs[y].lo })
+	return t, nil
 }
 
 // Lookup resolves the relative address addr: the frames of the function
@@ -682,10 +777,8 @@ func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 	var line, col int
 	if u != nil {
 		compDir = u.compDir
-		if row := u.row(addr); row != nil {
-			if int(row.file) < len(u.table) {
-				file = u.table[row.file]
-			}
+		if row := u.lines.row(addr); row != nil {
+			file = u.lines.path(compDir, row.file)
 			line, col = int(row.line), int(row.col)
 		}
 	}
@@ -723,9 +816,7 @@ func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 			f.File, f.Line, f.Column = file, line, col
 		} else {
 			inner := chain[len(chain)-i]
-			if int(inner.callFile) < len(u.table) {
-				f.File = u.table[inner.callFile]
-			}
+			f.File = u.lines.path(compDir, inner.callFile)
 			f.Line, f.Column = int(inner.callLine), int(inner.callCol)
 		}
 	}
@@ -774,10 +865,13 @@ func findSpan(ss []span, addr uint64) *span {
 }
 
 // row is the line table row that holds addr, or nil.
-func (u *dwarfUnit) row(addr uint64) *lineRow {
-	i := sort.Search(len(u.seqs), func(i int) bool { return u.seqs[i].lo > addr })
+func (t *lineProgram) row(addr uint64) *lineRow {
+	if t == nil {
+		return nil
+	}
+	i := sort.Search(len(t.seqs), func(i int) bool { return t.seqs[i].lo > addr })
 	for j := i - 1; j >= 0 && j >= i-spanLookback; j-- {
-		s := &u.seqs[j]
+		s := &t.seqs[j]
 		if s.lo <= addr && addr < s.hi {
 			k := sort.Search(len(s.rows), func(k int) bool { return s.rows[k].addr > addr })
 			if k == 0 {
@@ -929,13 +1023,15 @@ func abbrevTableLen(b []byte, max int) (int, bool) {
 	return p, p <= max
 }
 
-// checkLineHeader refuses a line table that debug/dwarf would read with
-// allocations that a few bytes of the file decide: more than maxLineFiles
-// directories or files, their joined paths beyond maxLinePaths bytes, path
-// forms that take no bytes, and DW_LNE_define_file in the program (each
-// adds a joined path). Damage it does not understand is left to
-// debug/dwarf, which reports it.
-func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint64, compDir string) (table []string, err error) {
+// readLineHeader reads the header of the line table at off: its files,
+// each with the directory it is in, and the bytes of its program. It
+// refuses a line table that debug/dwarf would read with allocations that a
+// few bytes of the file decide: more than maxLineFiles directories or
+// files, their joined paths beyond maxLinePaths bytes, path forms that take
+// no bytes, and DW_LNE_define_file in the program (each adds a joined
+// path). A table it cannot read is nil: damage it does not understand is
+// left to debug/dwarf, which reports it.
+func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint64) (t *lineProgram, err error) {
 	if off >= uint64(len(line)) {
 		return nil, nil
 	}
@@ -978,11 +1074,12 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 	}
 	opLens := line[c.p : c.p+max(opBase-1, 0)]
 	c.p += len(opLens)
-	// The file table, its paths joined as llvm-symbolizer joins them.
-	var dirs, names []string
-	var dirIdx []uint64
+	// The file table, each file with its directory (joined as
+	// llvm-symbolizer joins them when an answer names the file).
+	t = &lineProgram{}
+	var dirs []string
+	var files []lineFile
 	paths := 0
-	bad := errors.New("dif: DWARF line table header is beyond the reading budget")
 	if vers < 5 {
 		for {
 			s := c.str()
@@ -993,12 +1090,13 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				break
 			}
 			dirs = append(dirs, s)
+			t.size += stringCost(s)
 			paths += len(s)
 			if len(dirs) > maxLineFiles || paths > maxLinePaths {
-				return nil, bad
+				return nil, errLinePaths
 			}
 		}
-		names, dirIdx = append(names, ""), append(dirIdx, 0) // files count from 1
+		files = append(files, lineFile{}) // files count from 1
 		for {
 			s := c.str()
 			if c.bad {
@@ -1010,13 +1108,16 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 			d := c.uleb()
 			c.uleb()
 			c.uleb()
-			names, dirIdx = append(names, s), append(dirIdx, d)
+			f := lineFile{name: s}
+			t.size += stringCost(s)
 			paths += len(s) // and the directory it is joined to
 			if d > 0 && d <= uint64(len(dirs)) {
-				paths += len(dirs[d-1])
+				f.dir = dirs[d-1]
+				paths += len(f.dir)
 			}
-			if len(names) > maxLineFiles || paths > maxLinePaths {
-				return nil, bad
+			files = append(files, f)
+			if len(files) > maxLineFiles || paths > maxLinePaths {
+				return nil, errLinePaths
 			}
 		}
 	} else {
@@ -1032,7 +1133,7 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				return nil, nil
 			}
 			if count > 0 && nf == 0 || count > maxLineFiles {
-				return nil, bad
+				return nil, errLinePaths
 			}
 			for i := uint64(0); i < count; i++ {
 				var path string
@@ -1040,7 +1141,7 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				for _, f := range forms {
 					s, v, ok := c.lnct(f.form, dwarf64, lineStr, str, maxLinePaths-paths)
 					if !ok {
-						return nil, bad
+						return nil, errLinePaths
 					}
 					switch f.lnct {
 					case 1: // DW_LNCT_path
@@ -1053,43 +1154,27 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				if c.bad {
 					return nil, nil
 				}
+				t.size += stringCost(path)
 				if list == 0 {
 					dirs = append(dirs, path)
 				} else {
-					names, dirIdx = append(names, path), append(dirIdx, dir)
+					f := lineFile{name: path}
 					if dir < uint64(len(dirs)) {
-						paths += len(dirs[dir]) // joined to it
+						f.dir = dirs[dir]
+						paths += len(f.dir) // joined to it
 					}
+					files = append(files, f)
 					if paths > maxLinePaths {
-						return nil, bad
+						return nil, errLinePaths
 					}
 				}
 			}
 		}
 	}
-	if paths+len(names)*(len(compDir)+2) > maxLinePaths {
-		return nil, bad
-	}
-	table = make([]string, len(names))
-	for i, name := range names {
-		if name == "" || isAbsPath(name) {
-			table[i] = name
-			continue
-		}
-		var dir string
-		if vers >= 5 {
-			if dirIdx[i] < uint64(len(dirs)) {
-				dir = dirs[dirIdx[i]]
-			}
-		} else if dirIdx[i] > 0 && dirIdx[i] <= uint64(len(dirs)) {
-			dir = dirs[dirIdx[i]-1]
-		}
-		p := ""
-		if compDir != "" && !isAbsPath(dir) {
-			p = compDir
-		}
-		table[i] = appendPath(appendPath(p, dir), name)
-	}
+	t.files = make([]lineFile, len(files))
+	copy(t.files, files)
+	t.joined = paths
+	t.size += lineProgramCost + sliceCost(len(files), lineFileSize)
 	// The program: no DW_LNE_define_file.
 	c.p = program
 	for c.p < end && !c.bad {
@@ -1112,8 +1197,12 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 			}
 		}
 	}
-	return table, nil
+	return t, nil
 }
+
+// errLinePaths is the error of a line table whose files are beyond the
+// reading budget.
+var errLinePaths = errors.New("dif: DWARF line table header is beyond the reading budget")
 
 // lineCursor reads a line table header; bad is set past its end.
 type lineCursor struct {

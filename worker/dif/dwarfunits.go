@@ -153,7 +153,7 @@ func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
 	p := &dwarfUnit{}
 	if err := b.parseUnit(u.off, u.end, p); err != nil {
 		p = &dwarfUnit{err: err}
-		b.size = 64
+		b.size = dwarfUnitCost
 	}
 	p.size = b.size
 	if u.dropped {
@@ -161,7 +161,7 @@ func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
 	}
 	if x.parsed.Load()+p.size > limit {
 		if x.reparses > len(x.units)+maxReparses {
-			p = &dwarfUnit{err: errUnitsBeyondBudget, size: 64}
+			p = &dwarfUnit{err: errUnitsBeyondBudget, size: dwarfUnitCost}
 		} else {
 			// The units parsed before make room for this one.
 			for k := range x.units {

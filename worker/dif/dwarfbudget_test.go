@@ -1,0 +1,192 @@
+package dif
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// hostileUnits describes a DWARF file of units that all point at one line
+// program (as the audit's files did): each unit names its compilation
+// directory, and holds one function of 16 bytes at funcBase+32*i when
+// funcBase is not 0. Its units give no range (rangeless) unless ranged.
+type hostileUnits struct {
+	units    int
+	compDir  func(i int) string
+	funcBase uint64
+	ranged   bool
+	line     []byte // the .debug_line section: the program at offset 0
+}
+
+// elf builds the ELF object of h.
+func (h hostileUnits) elf() []byte {
+	le := binary.LittleEndian
+	abbrev := []byte{
+		1, 0x11, 1, 0x10, 0x17, 0x1b, 0x08, 0, 0, // compile unit, children: stmt_list, comp_dir string
+		2, 0x2e, 0, 0x11, 0x01, 0x12, 0x06, 0x03, 0x08, 0, 0, // subprogram: low_pc, high_pc data4, name
+		3, 0x11, 1, 0x10, 0x17, 0x1b, 0x08, 0x11, 0x01, 0x12, 0x06, 0, 0, // compile unit with low_pc, high_pc
+		0,
+	}
+	var info []byte
+	for i := range h.units {
+		dir := "/c"
+		if h.compDir != nil {
+			dir = h.compDir(i)
+		}
+		lo := h.funcBase + 32*uint64(i)
+		var dies []byte
+		if h.ranged {
+			dies = le.AppendUint32([]byte{3}, 0)
+			dies = append(append(dies, dir...), 0)
+			dies = le.AppendUint32(le.AppendUint64(dies, lo), 16)
+		} else {
+			dies = le.AppendUint32([]byte{1}, 0)
+			dies = append(append(dies, dir...), 0)
+		}
+		if h.funcBase != 0 {
+			dies = le.AppendUint32(le.AppendUint64(append(dies, 2), lo), 16)
+			dies = append(dies, fmt.Sprintf("f%d\x00", i)...)
+		}
+		dies = append(dies, 0)
+		u := le.AppendUint32(nil, uint32(2+4+1+len(dies)))
+		u = le.AppendUint16(u, 4)
+		u = le.AppendUint32(u, 0)
+		info = append(info, append(append(u, 8), dies...)...)
+	}
+	return elfWith(testSection{".debug_info", 0, info}, testSection{".debug_abbrev", 0, abbrev},
+		testSection{".debug_line", 0, h.line})
+}
+
+// lineSection is a DWARF 4 line table: the directories and files given
+// (each file in directory 1 when there is one), then program.
+func lineSection(dirs, files []string, program []byte) []byte {
+	le := binary.LittleEndian
+	hdr := []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1}
+	for _, d := range dirs {
+		hdr = append(append(hdr, d...), 0)
+	}
+	hdr = append(hdr, 0)
+	for _, f := range files {
+		hdr = append(append(hdr, f...), 0, byte(min(len(dirs), 1)), 0, 0)
+	}
+	hdr = append(hdr, 0)
+	b := le.AppendUint32(nil, uint32(2+4+len(hdr)+len(program)))
+	b = le.AppendUint16(b, 4)
+	b = le.AppendUint32(b, uint32(len(hdr)))
+	return append(append(b, hdr...), program...)
+}
+
+// setAddress is DW_LNE_set_address.
+func setAddress(addr uint64) []byte {
+	return binary.LittleEndian.AppendUint64([]byte{0, 9, 2}, addr)
+}
+
+// endSequence is DW_LNE_end_sequence: 3 bytes.
+var endSequence = []byte{0, 1, 1}
+
+// sequences is a program of n sequences of rows rows each from 0x1000
+// (special opcodes: an address and a line further each).
+func sequences(n, rows int) []byte {
+	var p []byte
+	for i := range n {
+		p = append(p, setAddress(0x1000+uint64(i)*uint64(rows+1)*16)...)
+		p = append(p, bytes.Repeat([]byte{0x20}, rows)...)
+		p = append(p, endSequence...)
+	}
+	return p
+}
+
+// TestDWARFStructureSizes: the sizes units are charged with are those of
+// the structures they hold.
+func TestDWARFStructureSizes(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		got, least uintptr
+	}{
+		{"lineFile", lineFileSize, unsafe.Sizeof(lineFile{})},
+		{"lineSeq", lineSeqSize, unsafe.Sizeof(lineSeq{})},
+		{"lineRow", lineRowSize, unsafe.Sizeof(lineRow{})},
+		{"span", spanSize, unsafe.Sizeof(span{})},
+		{"range", rangeSize, unsafe.Sizeof([2]uint64{})},
+		{"fnNode", fnNodeCost, unsafe.Sizeof(fnNode{})},
+		{"fnName", fnNameCost, unsafe.Sizeof(fnName{})},
+		{"dwarfUnit", dwarfUnitCost, unsafe.Sizeof(dwarfUnit{})},
+		{"lineProgram", lineProgramCost, unsafe.Sizeof(lineProgram{})},
+	} {
+		if c.got < c.least {
+			t.Errorf("%s charged %d bytes, holds %d", c.name, c.got, c.least)
+		}
+	}
+}
+
+// measureUnits reads copies resolvers of file, then parses all their
+// units, and returns the bytes their units hold (measured by the heap,
+// per copy) and what they are charged (per copy).
+func measureUnits(t *testing.T, file []byte, copies int) (held, charged int64) {
+	t.Helper()
+	rs := make([]*Resolver, copies)
+	keep := make([]any, 0, copies) // the sections, dropped once every unit is parsed
+	for i := range rs {
+		r, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs[i] = r
+		keep = append(keep, r.dw.d, r.dw.line)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, r := range rs {
+		for k := range r.dw.units {
+			if _, err := r.dw.unit(int32(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	for _, r := range rs {
+		charged += r.dw.parsed.Load()
+	}
+	runtime.KeepAlive(keep)
+	runtime.KeepAlive(rs)
+	return (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(copies), charged / int64(copies)
+}
+
+// TestDWARFUnitsChargedAtWhatTheyHold: a parsed unit (its line table's
+// paths, sequences and rows, its functions and names) is charged at least
+// what the heap says it holds and at most twice that, for the files of
+// the audit: paths of up to 8 MiB. The first charged 16 bytes a path
+// (+690 MB held from 3 files of 25 KB).
+func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
+	dir := strings.Repeat("d", 4096)
+	var files []string
+	for i := range 1500 {
+		files = append(files, fmt.Sprintf("f%04d.c", i))
+	}
+	long := strings.Repeat("n", 5000)
+	for _, tc := range []struct {
+		name   string
+		file   hostileUnits
+		copies int
+	}{
+		{"1,500 files in a 4 KiB directory", hostileUnits{units: 1, line: lineSection([]string{dir}, files, sequences(1, 4))}, 16},
+		{"2,000 units of one function each", hostileUnits{units: 2000, funcBase: 0x1000, compDir: func(i int) string { return long[:i%64] },
+			line: lineSection(nil, []string{"a.c"}, sequences(1, 1))}, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			held, charged := measureUnits(t, tc.file.elf(), tc.copies)
+			if charged < held || charged > 2*held {
+				t.Errorf("charged %d bytes a copy, holds %d: want between 1 and 2 times", charged, held)
+			}
+			t.Logf("charged %d bytes a copy, holds %d (%.2f)", charged, held, float64(charged)/float64(held))
+		})
+	}
+}
