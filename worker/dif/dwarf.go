@@ -706,38 +706,56 @@ func (b *indexBuilder) readLines(cu *dwarf.Entry, off int64) (*lineProgram, erro
 			fileIdx[f] = uint32(i)
 		}
 	}
-	var seq *lineSeq
+	// The rows of all sequences are read into one slice; a sequence
+	// without rows (an end of sequence alone) answers no address and is
+	// not kept.
+	type bound struct {
+		lo, hi      uint64
+		first, last int // its rows, rows[first:last]
+	}
+	var rows []lineRow
+	var bounds []bound
+	first, lo := -1, uint64(0) // the open sequence's first row and address
+	room := b.limit - b.size - t.size
 	var le dwarf.LineEntry
 	for {
 		if err := lr.Next(&le); err != nil {
 			break // io.EOF, or damage: keep what was read
 		}
-		if seq == nil {
-			t.seqs = append(t.seqs, lineSeq{lo: le.Address})
-			seq = &t.seqs[len(t.seqs)-1]
-		}
 		if le.EndSequence {
-			seq.hi = le.Address
-			seq = nil
+			if first >= 0 {
+				bounds = append(bounds, bound{lo: lo, hi: le.Address, first: first, last: len(rows)})
+				first = -1
+			}
 			continue
+		}
+		if first < 0 {
+			first, lo = len(rows), le.Address
 		}
 		fi, ok := fileIdx[le.File]
 		if !ok {
 			fi = uint32(len(t.files)) // none
 		}
-		seq.rows = append(seq.rows, lineRow{addr: le.Address, file: fi, line: uint32(le.Line), col: uint32(le.Column)})
-		if t.size += lineRowSize; b.size+t.size > b.limit {
+		rows = append(rows, lineRow{addr: le.Address, file: fi, line: uint32(le.Line), col: uint32(le.Column)})
+		if sliceCost(len(rows), lineRowSize)+sliceCost(len(bounds)+1, lineSeqSize) > room {
 			return nil, ErrBudget
 		}
 	}
-	if seq != nil { // a sequence without its end: drop it
-		t.seqs = t.seqs[:len(t.seqs)-1]
+	if first >= 0 { // a sequence without its end: drop it
+		rows = rows[:first]
 	}
-	for i := range t.seqs {
-		s := &t.seqs[i]
-		sort.SliceStable(s.rows, func(x, y int) bool { return s.rows[x].addr < s.rows[y].addr })
+	// Kept in slices of their exact length: what the table holds is what
+	// it is charged.
+	kept := make([]lineRow, len(rows))
+	copy(kept, rows)
+	t.seqs = make([]lineSeq, len(bounds))
+	for i, bd := range bounds {
+		s := kept[bd.first:bd.last:bd.last]
+		sort.SliceStable(s, func(x, y int) bool { return s[x].addr < s[y].addr })
+		t.seqs[i] = lineSeq{lo: bd.lo, hi: bd.hi, rows: s}
 	}
 	sort.SliceStable(t.seqs, func(x, y int) bool { return t.seqs[x].lo < t.seqs[y].lo })
+	t.size += sliceCost(len(kept), lineRowSize) + sliceCost(len(t.seqs), lineSeqSize)
 	return t, nil
 }
 

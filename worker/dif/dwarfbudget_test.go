@@ -163,8 +163,8 @@ func measureUnits(t *testing.T, file []byte, copies int) (held, charged int64) {
 // TestDWARFUnitsChargedAtWhatTheyHold: a parsed unit (its line table's
 // paths, sequences and rows, its functions and names) is charged at least
 // what the heap says it holds and at most twice that, for the files of
-// the audit: paths of up to 8 MiB. The first charged 16 bytes a path
-// (+690 MB held from 3 files of 25 KB).
+// the audit: paths of up to 8 MiB, sequences of one row. The first charged 16 bytes a path (+690 MB held
+// from 3 files of 25 KB) and nothing for a sequence (+1,099 MB).
 func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 	dir := strings.Repeat("d", 4096)
 	var files []string
@@ -178,6 +178,8 @@ func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 		copies int
 	}{
 		{"1,500 files in a 4 KiB directory", hostileUnits{units: 1, line: lineSection([]string{dir}, files, sequences(1, 4))}, 16},
+		{"100,000 sequences of one row", hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, sequences(100_000, 1))}, 4},
+		{"200,000 rows in 100 sequences", hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, sequences(100, 2000))}, 4},
 		{"2,000 units of one function each", hostileUnits{units: 2000, funcBase: 0x1000, compDir: func(i int) string { return long[:i%64] },
 			line: lineSection(nil, []string{"a.c"}, sequences(1, 1))}, 8},
 	} {
@@ -189,4 +191,20 @@ func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 			t.Logf("charged %d bytes a copy, holds %d (%.2f)", charged, held, float64(charged)/float64(held))
 		})
 	}
+}
+
+// TestDWARFEmptySequencesHoldNothing: a program of 3-byte ends of
+// sequence holds nothing it is not charged for (the first held 40
+// uncounted bytes each).
+func TestDWARFEmptySequencesHoldNothing(t *testing.T) {
+	prog := append(setAddress(0x1000), bytes.Repeat(endSequence, 400_000)...)
+	file := hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, prog)}.elf()
+	held, charged := measureUnits(t, file, 4)
+	if charged < held {
+		t.Errorf("charged %d bytes a copy, holds %d", charged, held)
+	}
+	if held > 64<<10 {
+		t.Errorf("400,000 empty sequences hold %d bytes", held)
+	}
+	t.Logf("charged %d bytes a copy, holds %d", charged, held)
 }
