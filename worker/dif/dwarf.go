@@ -105,19 +105,21 @@ type span struct {
 // their inlined calls. err is why it could not be.
 type dwarfUnit struct {
 	compDir string
-	lines   *lineProgram // nil without one
+	lines   *lineProgram // nil without one; shared by the units that point at its program
 	funcs   []span       // top-level subprograms, sorted by lo
-	size    int64        // bytes counted against maxDWARFIndex
+	size    int64        // bytes counted against maxDWARFIndex, its line table's included
 	err     error
 }
 
 // lineProgram is a line program read: its files and its rows, in
-// sequences.
+// sequences. The units whose DW_AT_stmt_list points at one program share
+// it, so that the program is walked once.
 type lineProgram struct {
 	files  []lineFile // as lineRow.file and DW_AT_call_file index them
 	seqs   []lineSeq  // sorted by lo
 	joined int        // bytes of the files' paths joined to their directories
 	size   int64      // bytes it holds (charged as the parts are allocated)
+	err    error      // why the units that point at it cannot be read
 }
 
 // lineFile is a file of a line table and the directory it is in, joined
@@ -399,6 +401,14 @@ type indexBuilder struct {
 	infoLen, entries   int          // the bytes of .debug_info, the entries next returned
 	read               bool         // next has returned an entry
 	last               dwarf.Offset // the offset of that entry
+	work               *Work        // the request's, charged for what the parse walks
+	// tables are the line tables the index holds, by offset; fresh those
+	// read by this parse; shared the bytes of b.size that tables already
+	// held count; programs the line programs read.
+	tables   map[int64]*lineProgram
+	fresh    map[int64]*lineProgram
+	shared   int64
+	programs int
 }
 
 func (b *indexBuilder) spend(n int) error { return b.spend64(int64(n)) }
@@ -517,6 +527,9 @@ func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) err
 				break
 			}
 			rs, err := b.d.Ranges(e)
+			if werr := b.work.spend(int64(len(rs))); werr != nil {
+				return werr
+			}
 			if err != nil || len(rs) == 0 {
 				break
 			}
@@ -571,6 +584,9 @@ func (b *indexBuilder) next(r *dwarf.Reader) (*dwarf.Entry, error) {
 	// (Tag 0) has no offset of its own.
 	if b.entries++; b.entries > b.infoLen {
 		return nil, errNoProgress
+	}
+	if err := b.work.spend(1); err != nil {
+		return nil, err
 	}
 	if e.Tag != 0 {
 		if b.read && e.Offset <= b.last {
@@ -663,18 +679,36 @@ func strAttr(e *dwarf.Entry, a dwarf.Attr) string {
 	return s
 }
 
-// lines reads the line table of unit cu into u.
+// lines sets the line table of unit cu: the one the index holds when
+// another unit points at the same program, or the program read now (and
+// kept in b.fresh, for the index to share once the unit is parsed).
 func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
 	if !ok {
 		return nil
 	}
-	t, err := b.readLines(cu, off)
-	if err != nil {
-		return err
+	t, shared := b.tables[off]
+	if !shared {
+		var err error
+		if t, err = b.readLines(cu, off); err != nil {
+			if b.work.stopped(err) {
+				return err
+			}
+			t = &lineProgram{err: err, size: lineProgramCost}
+		}
+		if b.fresh == nil {
+			b.fresh = map[int64]*lineProgram{}
+		}
+		b.fresh[off] = t
 	}
 	if err := b.spend64(t.size); err != nil {
 		return err
+	}
+	if shared {
+		b.shared += t.size
+	}
+	if t.err != nil {
+		return t.err
 	}
 	if len(t.files) == 0 {
 		return nil // a damaged line table leaves the unit without lines
@@ -690,7 +724,8 @@ func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 // files and its rows, each row counted as work and charged at what it
 // holds. A table debug/dwarf cannot read is one without files.
 func (b *indexBuilder) readLines(cu *dwarf.Entry, off int64) (*lineProgram, error) {
-	t, err := readLineHeader(b.order, b.line, b.lineStr, b.str, uint64(off))
+	b.programs++
+	t, err := readLineHeader(b.order, b.line, b.lineStr, b.str, uint64(off), b.work)
 	if err != nil {
 		return nil, err
 	}
@@ -721,6 +756,9 @@ func (b *indexBuilder) readLines(cu *dwarf.Entry, off int64) (*lineProgram, erro
 	for {
 		if err := lr.Next(&le); err != nil {
 			break // io.EOF, or damage: keep what was read
+		}
+		if err := b.work.spend(1); err != nil {
+			return nil, err
 		}
 		if le.EndSequence {
 			if first >= 0 {
@@ -771,7 +809,16 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 // Resolve is Lookup, with the error of the DWARF unit that holds addr when
 // that unit cannot be read: a unit is parsed the first time an address
 // falls in it, so damage in one shows then, and only for its addresses.
+// The parse has a Work of its own: a request resolves with ResolveWork.
 func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
+	return r.ResolveWork(nil, addr)
+}
+
+// ResolveWork is Resolve for a request: the DWARF units it parses on first
+// use are charged to the request's Work w, and a parse stops, the unit left
+// unparsed, when w is spent (an error that is ErrBudget) or its context
+// done (the context's error).
+func (r *Resolver) ResolveWork(w *Work, addr uint64) (frames []Frame, ok bool, err error) {
 	if r.bp != nil {
 		frames, ok = r.bp.lookup(addr)
 		return frames, ok, nil
@@ -781,12 +828,12 @@ func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 		return frames, ok, nil
 	}
 	if r.pe != nil {
-		return r.pe.resolve(addr)
+		return r.pe.resolve(w, addr)
 	}
 	var top *span
 	var u *dwarfUnit
 	if r.dw != nil {
-		if top, u, err = r.dw.find(addr); err != nil {
+		if top, u, err = r.dw.find(addr, w); err != nil {
 			return nil, false, err
 		}
 	}
@@ -1048,8 +1095,9 @@ func abbrevTableLen(b []byte, max int) (int, bool) {
 // files, their joined paths beyond maxLinePaths bytes, path forms that take
 // no bytes, and DW_LNE_define_file in the program (each adds a joined
 // path). A table it cannot read is nil: damage it does not understand is
-// left to debug/dwarf, which reports it.
-func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint64) (t *lineProgram, err error) {
+// left to debug/dwarf, which reports it. The caller charges work for the
+// program's bytes before this scans them.
+func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint64, w *Work) (t *lineProgram, err error) {
 	if off >= uint64(len(line)) {
 		return nil, nil
 	}
@@ -1063,6 +1111,11 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 		return nil, nil
 	}
 	end := c.p + int(n)
+	// The header and the program are read twice (here, and by
+	// debug/dwarf's line reader): their bytes are work.
+	if err := w.spend(2 * int64(end-int(off))); err != nil {
+		return nil, err
+	}
 	c.b = line[:end]
 	vers := c.u16()
 	if vers < 2 || vers > 5 {

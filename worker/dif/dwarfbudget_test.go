@@ -2,7 +2,9 @@ package dif
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -100,6 +102,54 @@ func sequences(n, rows int) []byte {
 	return p
 }
 
+// heldBy is what unit u holds, counted from its slices' capacities and
+// its strings' lengths (the runtime rounds each up a little more): what
+// it is charged must be at least that. tables counts each line table
+// once across calls.
+func heldBy(u *dwarfUnit, tables map[*lineProgram]bool) int64 {
+	n := int64(unsafe.Sizeof(*u)) + int64(len(u.compDir)) + int64(cap(u.funcs))*int64(unsafe.Sizeof(span{}))
+	if t := u.lines; t != nil && !tables[t] {
+		tables[t] = true
+		n += int64(unsafe.Sizeof(*t)) + int64(cap(t.files))*int64(unsafe.Sizeof(lineFile{})) + int64(cap(t.seqs))*int64(unsafe.Sizeof(lineSeq{}))
+		dirs := map[string]bool{}
+		for _, f := range t.files {
+			n += int64(len(f.name))
+			if !dirs[f.dir] {
+				dirs[f.dir] = true
+				n += int64(len(f.dir))
+			}
+		}
+		if len(t.seqs) > 0 {
+			// One array holds the rows of all sequences.
+			var rows int
+			for _, s := range t.seqs {
+				rows += len(s.rows)
+			}
+			n += int64(rows) * int64(unsafe.Sizeof(lineRow{}))
+		}
+	}
+	names := map[*fnName]bool{}
+	var node func(f *fnNode)
+	node = func(f *fnNode) {
+		n += int64(unsafe.Sizeof(*f)) + int64(cap(f.ranges))*16 + int64(cap(f.kids))*int64(unsafe.Sizeof(span{}))
+		if !names[f.name] {
+			names[f.name] = true
+			n += int64(unsafe.Sizeof(*f.name)) + int64(len(f.name.linkage)+len(f.name.name))
+		}
+		for _, k := range f.kids {
+			node(k.fn)
+		}
+	}
+	seen := map[*fnNode]bool{}
+	for _, f := range u.funcs {
+		if !seen[f.fn] {
+			seen[f.fn] = true
+			node(f.fn)
+		}
+	}
+	return n
+}
+
 // TestDWARFStructureSizes: the sizes units are charged with are those of
 // the structures they hold.
 func TestDWARFStructureSizes(t *testing.T) {
@@ -144,7 +194,7 @@ func measureUnits(t *testing.T, file []byte, copies int) (held, charged int64) {
 	runtime.ReadMemStats(&before)
 	for _, r := range rs {
 		for k := range r.dw.units {
-			if _, err := r.dw.unit(int32(k)); err != nil {
+			if _, err := r.dw.unit(int32(k), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -163,7 +213,8 @@ func measureUnits(t *testing.T, file []byte, copies int) (held, charged int64) {
 // TestDWARFUnitsChargedAtWhatTheyHold: a parsed unit (its line table's
 // paths, sequences and rows, its functions and names) is charged at least
 // what the heap says it holds and at most twice that, for the files of
-// the audit: paths of up to 8 MiB, sequences of one row. The first charged 16 bytes a path (+690 MB held
+// the audit: paths of up to 8 MiB, sequences of one row, many units that
+// share one line program. The first charged 16 bytes a path (+690 MB held
 // from 3 files of 25 KB) and nothing for a sequence (+1,099 MB).
 func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 	dir := strings.Repeat("d", 4096)
@@ -180,6 +231,8 @@ func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 		{"1,500 files in a 4 KiB directory", hostileUnits{units: 1, line: lineSection([]string{dir}, files, sequences(1, 4))}, 16},
 		{"100,000 sequences of one row", hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, sequences(100_000, 1))}, 4},
 		{"200,000 rows in 100 sequences", hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, sequences(100, 2000))}, 4},
+		{"500 units sharing a program of 1,500 paths", hostileUnits{units: 500, funcBase: 0x1000,
+			line: lineSection([]string{dir}, files, sequences(1000, 10))}, 8},
 		{"2,000 units of one function each", hostileUnits{units: 2000, funcBase: 0x1000, compDir: func(i int) string { return long[:i%64] },
 			line: lineSection(nil, []string{"a.c"}, sequences(1, 1))}, 8},
 	} {
@@ -207,4 +260,91 @@ func TestDWARFEmptySequencesHoldNothing(t *testing.T) {
 		t.Errorf("400,000 empty sequences hold %d bytes", held)
 	}
 	t.Logf("charged %d bytes a copy, holds %d", charged, held)
+}
+
+// TestDWARFSharedLineProgramReadOnce: units that point at one line
+// program read it once (the first read it once per unit: 42 s of CPU for
+// one frame), a lookup is charged to its request's Work for what it walks,
+// and what the units hold counts the program once.
+func TestDWARFSharedLineProgramReadOnce(t *testing.T) {
+	const units, rows = 400, 20_000
+	h := hostileUnits{units: units, funcBase: 0x100000, line: lineSection(nil, []string{"a.c"}, sequences(rows/100, 100))}
+	file := h.elf()
+	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWork(context.Background(), nil)
+	frames, ok, err := res.ResolveWork(w, 0x100000+32*200+4)
+	if err != nil || !ok || frames[0].Function != "f200" {
+		t.Fatalf("%+v %v %v, want f200", frames, ok, err)
+	}
+	res.dw.mu.Lock()
+	programs := res.dw.programs
+	res.dw.mu.Unlock()
+	// The work: the program's bytes twice, its rows, the entries.
+	most := int64(2*len(h.line) + rows + 8*units)
+	if programs != 1 || w.Spent() > most {
+		t.Errorf("%d units read the line program %d times, walking %d steps: want once, at most %d", units, programs, w.Spent(), most)
+	}
+	tables := map[*lineProgram]bool{}
+	var held int64
+	for i := range res.dw.units {
+		u, err := res.dw.unit(int32(i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held += heldBy(u, tables)
+	}
+	if len(tables) != 1 || res.dw.parsed.Load() < held || res.dw.parsed.Load() > 3*held {
+		t.Errorf("%d line tables held; charged %d bytes, holds %d", len(tables), res.dw.parsed.Load(), held)
+	}
+	t.Logf("%d steps for %d units; charged %d bytes, holds %d", w.Spent(), units, res.dw.parsed.Load(), held)
+}
+
+// TestDWARFParseStopsWithItsRequest: a parse stops when its request's
+// context is done or its Work spent, without walking the program, and
+// leaves the unit for another request; a spent Work fails the lookups
+// that would parse, not those of units parsed.
+func TestDWARFParseStopsWithItsRequest(t *testing.T) {
+	h := hostileUnits{units: 4, funcBase: 0x100000, ranged: true, line: lineSection(nil, []string{"a.c"}, sequences(1000, 100))}
+	file := h.elf()
+	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client leaves once the parse has its slot.
+	ctx, cancel := context.WithCancel(context.Background())
+	entered := 0
+	w := NewWork(ctx, func() (func(), error) {
+		entered++
+		cancel()
+		return func() {}, nil
+	})
+	if _, _, err := res.ResolveWork(w, 0x100004); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a lookup whose client left: %v, want context.Canceled", err)
+	}
+	if entered != 1 || res.dw.units[0].p.Load() != nil || w.Spent() > int64(2*len(h.line)+workCheck) {
+		t.Errorf("%d slots taken, unit parsed: %v, %d steps: want one slot, the unit left, at most %d steps",
+			entered, res.dw.units[0].p.Load() != nil, w.Spent(), 2*len(h.line)+workCheck)
+	}
+	if _, _, err := res.ResolveWork(w, 0x100004); !errors.Is(err, context.Canceled) || entered != 1 {
+		t.Errorf("a lookup after the client left: %v after %d slots, want context.Canceled without a slot", err, entered)
+	}
+	// A Work spent part-way: ErrBudget, the unit left for the next
+	// request, which parses it.
+	w = NewWork(context.Background(), nil)
+	w.left.Store(50_000)
+	if _, _, err := res.ResolveWork(w, 0x100004); !errors.Is(err, ErrBudget) || res.dw.units[0].p.Load() != nil {
+		t.Fatalf("a lookup beyond its Work: %v, want ErrBudget and the unit left", err)
+	}
+	if frames, ok, err := res.ResolveWork(NewWork(context.Background(), nil), 0x100004); err != nil || !ok || frames[0].Function != "f0" {
+		t.Fatalf("the next request: %+v %v %v, want f0", frames, ok, err)
+	}
+	if frames, ok, err := res.ResolveWork(w, 0x100004); err != nil || !ok || frames[0].Function != "f0" {
+		t.Errorf("a spent Work, a unit parsed: %+v %v %v, want f0", frames, ok, err)
+	}
+	if _, _, err := res.ResolveWork(w, 0x100000+32+4); !errors.Is(err, ErrBudget) {
+		t.Errorf("a spent Work, a unit to parse: %v, want ErrBudget", err)
+	}
 }

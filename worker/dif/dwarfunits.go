@@ -1,6 +1,7 @@
 package dif
 
 import (
+	"context"
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
@@ -14,12 +15,16 @@ import (
 // read when the file is read; .debug_aranges is not needed), and parses a
 // unit (its functions, inlined calls and line table) the first time an
 // address falls in it, as llvm-symbolizer reads lazily: a first answer
-// parses one unit, not all. Parsed units are kept; together with the
-// unit index they take at most maxDWARFIndex bytes, and a unit that would
-// pass that drops the units parsed before it, until dropped units were
-// parsed again more times than there are units, plus maxReparses (lookups
-// alternating between units that do not fit together): then such a unit
-// is an error. The DWARF sections are kept
+// parses one unit, not all. A parse is charged to the request whose
+// lookup triggers it (its Work: the steps it walks, its context, its parse
+// slots); a parse stopped by the request leaves the unit unparsed. A line
+// program is read once however many units point at it: they share its
+// table. Parsed units and their tables are kept, each charged at what it
+// holds; together with the unit index they take at most maxDWARFIndex
+// bytes, and a unit that would pass that drops the units parsed before it,
+// until dropped units were parsed again more times than there are units,
+// plus maxReparses (lookups alternating between units that do not fit
+// together): then such a unit is an error. The DWARF sections are kept
 // until every unit is parsed, then dropped.
 //
 // debug/dwarf's Data is not safe for concurrent readers (a reader
@@ -40,11 +45,13 @@ type dwarfIndex struct {
 	base               int64    // bytes of the above, counted against limit
 	limit              int64    // maxDWARFIndex (tests lower it)
 
-	mu       sync.Mutex   // held while d is used
-	done     int          // units parsed (mu held)
-	reparses int          // parses of units parsed before and dropped (mu held)
-	parsed   atomic.Int64 // bytes of the units parsed, counted against limit
-	sections atomic.Int64 // bytes of the DWARF sections held: 0 once every unit is parsed
+	mu       sync.Mutex             // held while d is used
+	tables   map[int64]*lineProgram // the line tables of the units parsed, by offset (mu held)
+	done     int                    // units parsed (mu held)
+	reparses int                    // parses of units parsed before and dropped (mu held)
+	programs int                    // line programs read (mu held)
+	parsed   atomic.Int64           // bytes of the units parsed and their tables, counted against limit
+	sections atomic.Int64           // bytes of the DWARF sections held: 0 once every unit is parsed
 }
 
 type lazyUnit struct {
@@ -136,48 +143,86 @@ func (x *dwarfIndex) scan() error {
 	return nil
 }
 
-// unit is unit i, parsed on its first use.
-func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
+// unit is unit i, parsed on its first use, charged to w (nil: the
+// reading of the file, with a Work of its own).
+func (x *dwarfIndex) unit(i int32, w *Work) (*dwarfUnit, error) {
 	u := &x.units[i]
 	if p := u.p.Load(); p != nil {
 		return p, p.err
 	}
+	if w == nil {
+		w = NewWork(context.Background(), nil)
+	}
+	release, err := w.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if p := u.p.Load(); p != nil {
 		return p, p.err
 	}
 	limit := x.limit - x.base
+	if x.tables == nil {
+		x.tables = map[int64]*lineProgram{}
+	}
 	b := &indexBuilder{d: x.d, order: x.order, infoLen: x.infoLen, line: x.line, lineStr: x.lineStr, str: x.str,
-		names: map[dwarf.Offset]*fnName{}, limit: limit}
+		names: map[dwarf.Offset]*fnName{}, limit: limit, work: w, tables: x.tables}
 	p := &dwarfUnit{}
-	if err := b.parseUnit(u.off, u.end, p); err != nil {
+	err = b.parseUnit(u.off, u.end, p)
+	x.programs += b.programs
+	if err != nil {
+		if w.stopped(err) {
+			return nil, err // the request's, not the file's: left unparsed
+		}
 		p = &dwarfUnit{err: err}
-		b.size = dwarfUnitCost
+		b.size, b.shared = dwarfUnitCost, 0
+		for off, t := range b.fresh {
+			if t.err == nil {
+				delete(b.fresh, off)
+				continue
+			}
+			b.size += t.size // kept: the units that share it fail without reading it again
+		}
 	}
 	p.size = b.size
+	add := p.size - b.shared // a table the index holds is counted once
 	if u.dropped {
 		x.reparses++
 	}
-	if x.parsed.Load()+p.size > limit {
+	if x.parsed.Load()+add > limit {
 		if x.reparses > len(x.units)+maxReparses {
 			p = &dwarfUnit{err: errUnitsBeyondBudget, size: dwarfUnitCost}
+			add, b.fresh = p.size, nil
 		} else {
-			// The units parsed before make room for this one.
+			// The units parsed before make room for this one; it keeps
+			// the tables it shares.
 			for k := range x.units {
 				if x.units[k].p.Swap(nil) != nil {
 					x.units[k].dropped = true
 				}
 			}
+			x.tables = map[int64]*lineProgram{}
+			for off, t := range b.tables {
+				if t == p.lines {
+					x.tables[off] = t
+				}
+			}
 			x.parsed.Store(0)
 			x.done = 0
+			add = p.size
 		}
 	}
+	for off, t := range b.fresh {
+		x.tables[off] = t
+	}
 	u.p.Store(p)
-	x.parsed.Add(p.size)
+	x.parsed.Add(add)
 	if x.done++; x.done == len(x.units) {
 		// Every unit is parsed: no lookup reads the sections again.
 		x.d, x.line, x.lineStr, x.str = nil, nil, nil, nil
+		x.tables = nil
 		x.sections.Store(0)
 	}
 	return p, p.err
@@ -187,13 +232,13 @@ func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
 // function the unit whose range holds addr, the one that starts last (nil
 // when none does). Several units may hold an address (functions that the
 // linker discarded, left at 0): the function that starts last is the one.
-// The units without ranges are looked in when no unit's range holds addr.
-// err is the error of a unit that holds addr and cannot be read, when no
-// other unit answers.
-func (x *dwarfIndex) find(addr uint64) (top *span, u *dwarfUnit, err error) {
+// The units without ranges are looked in when no unit's range holds addr. err is the error of a unit that holds
+// addr and cannot be read, or of the request's Work w, when no other unit
+// answers.
+func (x *dwarfIndex) find(addr uint64, w *Work) (top *span, u *dwarfUnit, err error) {
 	var lines *dwarfUnit
 	look := func(i int32) {
-		p, perr := x.unit(i)
+		p, perr := x.unit(i, w)
 		if perr != nil {
 			if err == nil {
 				err = perr
