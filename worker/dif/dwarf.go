@@ -83,14 +83,14 @@ type Resolver struct {
 
 // Size is the bytes the resolver holds: its index, the DWARF units it has
 // parsed since it was built (each charged at what it holds, a line table
-// that units share once), and the DWARF sections until every unit is
-// parsed.
+// that units share once), the index of the functions of the units without
+// ranges once built, and the DWARF sections until every unit is parsed.
 func (r *Resolver) Size() int64 {
 	if r.pe != nil {
 		return r.pe.res.Size()
 	}
 	if r.dw != nil {
-		return r.size + r.dw.parsed.Load() + r.dw.sections.Load()
+		return r.size + r.dw.parsed.Load() + r.dw.extra.Load() + r.dw.sections.Load()
 	}
 	return r.size
 }

@@ -24,7 +24,9 @@ import (
 // bytes, and a unit that would pass that drops the units parsed before it,
 // until dropped units were parsed again more times than there are units,
 // plus maxReparses (lookups alternating between units that do not fit
-// together): then such a unit is an error. The DWARF sections are kept
+// together): then such a unit is an error. The units whose entry gives no
+// range are found through one index of their functions, built the first
+// time an address falls in no unit's range. The DWARF sections are kept
 // until every unit is parsed, then dropped.
 //
 // debug/dwarf's Data is not safe for concurrent readers (a reader
@@ -45,13 +47,25 @@ type dwarfIndex struct {
 	base               int64    // bytes of the above, counted against limit
 	limit              int64    // maxDWARFIndex (tests lower it)
 
-	mu       sync.Mutex             // held while d is used
-	tables   map[int64]*lineProgram // the line tables of the units parsed, by offset (mu held)
-	done     int                    // units parsed (mu held)
-	reparses int                    // parses of units parsed before and dropped (mu held)
-	programs int                    // line programs read (mu held)
-	parsed   atomic.Int64           // bytes of the units parsed and their tables, counted against limit
-	sections atomic.Int64           // bytes of the DWARF sections held: 0 once every unit is parsed
+	mu       sync.Mutex                // held while d is used
+	tables   map[int64]*lineProgram    // the line tables of the units parsed, by offset (mu held)
+	done     int                       // units parsed (mu held)
+	reparses int                       // parses of units parsed before and dropped (mu held)
+	programs int                       // line programs read (mu held)
+	parsed   atomic.Int64              // bytes of the units parsed and their tables, counted against limit
+	sections atomic.Int64              // bytes of the DWARF sections held: 0 once every unit is parsed
+	funcs    atomic.Pointer[funcIndex] // the functions of the rangeless units, once built
+	extra    atomic.Int64              // bytes of funcs, counted against limit
+	looks    atomic.Int64              // units looked in by lookups
+}
+
+// funcIndex is the functions of the units without ranges, by address: a
+// lookup that falls in no unit's range finds the units that may hold it
+// by a search, not a scan of every such unit.
+type funcIndex struct {
+	spans []span   // the functions' ranges (span.cu), sorted by lo
+	reach []uint64 // reach[j]: the highest end of spans[:j+1]
+	err   error    // the first error of a rangeless unit that could not be read
 }
 
 type lazyUnit struct {
@@ -163,7 +177,7 @@ func (x *dwarfIndex) unit(i int32, w *Work) (*dwarfUnit, error) {
 	if p := u.p.Load(); p != nil {
 		return p, p.err
 	}
-	limit := x.limit - x.base
+	limit := x.limit - x.base - x.extra.Load()
 	if x.tables == nil {
 		x.tables = map[int64]*lineProgram{}
 	}
@@ -198,19 +212,7 @@ func (x *dwarfIndex) unit(i int32, w *Work) (*dwarfUnit, error) {
 		} else {
 			// The units parsed before make room for this one; it keeps
 			// the tables it shares.
-			for k := range x.units {
-				if x.units[k].p.Swap(nil) != nil {
-					x.units[k].dropped = true
-				}
-			}
-			x.tables = map[int64]*lineProgram{}
-			for off, t := range b.tables {
-				if t == p.lines {
-					x.tables[off] = t
-				}
-			}
-			x.parsed.Store(0)
-			x.done = 0
+			x.dropUnits(p.lines)
 			add = p.size
 		}
 	}
@@ -228,16 +230,86 @@ func (x *dwarfIndex) unit(i int32, w *Work) (*dwarfUnit, error) {
 	return p, p.err
 }
 
+// dropUnits drops the units parsed, and the line tables but keep; mu is
+// held, and the sections are.
+func (x *dwarfIndex) dropUnits(keep *lineProgram) {
+	for k := range x.units {
+		if x.units[k].p.Swap(nil) != nil {
+			x.units[k].dropped = true
+		}
+	}
+	for off, t := range x.tables {
+		if t != keep {
+			delete(x.tables, off)
+		}
+	}
+	x.parsed.Store(0)
+	x.done = 0
+}
+
+// rangelessFuncs is the index of the functions of the units without
+// ranges, built once: each such unit is parsed, charged to w.
+func (x *dwarfIndex) rangelessFuncs(w *Work) (*funcIndex, error) {
+	if fi := x.funcs.Load(); fi != nil {
+		return fi, nil
+	}
+	fi := &funcIndex{}
+	for _, k := range x.rangeless {
+		p, err := x.unit(k, w)
+		if err != nil {
+			if w.stopped(err) {
+				return nil, err
+			}
+			if fi.err == nil {
+				fi.err = err
+			}
+			continue
+		}
+		for _, f := range p.funcs {
+			fi.spans = append(fi.spans, span{lo: f.lo, hi: f.hi, cu: k})
+		}
+	}
+	fi.spans = append(make([]span, 0, len(fi.spans)), fi.spans...)
+	sort.Slice(fi.spans, func(i, j int) bool { return fi.spans[i].lo < fi.spans[j].lo })
+	fi.reach = make([]uint64, len(fi.spans))
+	var hi uint64
+	for j, s := range fi.spans {
+		hi = max(hi, s.hi)
+		fi.reach[j] = hi
+	}
+	size := funcIndexCost + sliceCost(len(fi.spans), spanSize) + sliceCost(len(fi.reach), 8)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if prev := x.funcs.Load(); prev != nil {
+		return prev, nil
+	}
+	if x.base+x.extra.Load()+size > x.limit {
+		fi = &funcIndex{err: ErrBudget}
+		size = funcIndexCost
+	}
+	x.extra.Add(size)
+	x.funcs.Store(fi)
+	if x.base+x.extra.Load()+x.parsed.Load() > x.limit && x.d != nil {
+		x.dropUnits(nil) // they make room for the index, and are parsed again when used
+	}
+	return fi, nil
+}
+
+// funcIndexCost is what a funcIndex holds besides its slices.
+const funcIndexCost = 80
+
 // find is the function that holds addr and its unit, or without a
 // function the unit whose range holds addr, the one that starts last (nil
 // when none does). Several units may hold an address (functions that the
 // linker discarded, left at 0): the function that starts last is the one.
-// The units without ranges are looked in when no unit's range holds addr. err is the error of a unit that holds
+// The units without ranges are looked in, through their functions' index,
+// when no unit's range holds addr. err is the error of a unit that holds
 // addr and cannot be read, or of the request's Work w, when no other unit
 // answers.
 func (x *dwarfIndex) find(addr uint64, w *Work) (top *span, u *dwarfUnit, err error) {
 	var lines *dwarfUnit
 	look := func(i int32) {
+		x.looks.Add(1)
 		p, perr := x.unit(i, w)
 		if perr != nil {
 			if err == nil {
@@ -258,9 +330,21 @@ func (x *dwarfIndex) find(addr uint64, w *Work) (top *span, u *dwarfUnit, err er
 			look(x.spans[j].cu)
 		}
 	}
-	if lines == nil && err == nil {
-		for _, k := range x.rangeless {
-			look(k)
+	if lines == nil && err == nil && len(x.rangeless) > 0 {
+		fi, ferr := x.rangelessFuncs(w)
+		if ferr != nil {
+			return nil, nil, ferr
+		}
+		i := sort.Search(len(fi.spans), func(i int) bool { return fi.spans[i].lo > addr })
+		last := int32(-1)
+		for j := i - 1; j >= 0 && j >= i-spanLookback && addr < fi.reach[j]; j-- {
+			if s := fi.spans[j]; addr < s.hi && s.cu != last {
+				look(s.cu)
+				last = s.cu
+			}
+		}
+		if top == nil && err == nil {
+			err = fi.err
 		}
 		lines = nil // a unit without ranges holds no address for its lines
 	}
