@@ -22,10 +22,11 @@ import (
 // (counted in its Size) until every unit is parsed, since its units are
 // parsed on first use. The
 // index of the units (at most maxDWARFUnits of them) and of the units
-// parsed is at most maxDWARFIndex bytes: beyond it, the units parsed
-// before are dropped (dwarfunits.go). A file beyond the budget before its
-// first answer is ErrBudget (malformed for a resolution), a unit beyond it
-// alone too.
+// parsed is at most maxDWARFIndex bytes, each unit charged at what it
+// holds: beyond it, the units parsed before are dropped (dwarfunits.go).
+// Parsing a unit walks at most maxWork steps of its request's Work
+// (budget.go). A file beyond the budget before its first answer is
+// ErrBudget (malformed for a resolution), a unit beyond it alone too.
 const (
 	maxDWARFBytes     = 160 << 20
 	dwarfBytesPerByte = 8

@@ -385,3 +385,53 @@ func TestDWARFRangelessUnitsIndexed(t *testing.T) {
 		t.Errorf("the index charged %d bytes, holds %d", res.dw.extra.Load(), held)
 	}
 }
+
+// FuzzDWARFUnitBudget reads files of units that share a fuzzed line
+// program: whatever the program, it is read once, the lookups stay within
+// their Work, the units are charged at least what they hold, and together
+// within the index budget.
+func FuzzDWARFUnitBudget(f *testing.F) {
+	f.Add(sequences(10, 3), uint8(4), false, uint64(0x1004))
+	f.Add(append(setAddress(0x1000), bytes.Repeat(endSequence, 1000)...), uint8(40), true, uint64(0x1000))
+	f.Add(sequences(3000, 1), uint8(200), false, uint64(0x2000))
+	f.Fuzz(func(t *testing.T, program []byte, units uint8, ranged bool, addr uint64) {
+		h := hostileUnits{units: int(units) + 1, funcBase: 0x1000, ranged: ranged,
+			line: lineSection([]string{"/d"}, []string{"a.c", "b.c"}, program)}
+		file := h.elf()
+		res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
+		if err != nil {
+			return
+		}
+		res.dw.limit = res.dw.base + 256<<10
+		w := NewWork(context.Background(), nil)
+		for _, a := range []uint64{addr, 0x1004, 0x1000 + 32*uint64(units/2) + 4, 0x10} {
+			before := res.dw.looks.Load()
+			res.ResolveWork(w, a)
+			if looks := res.dw.looks.Load() - before; looks > spanLookback+1 {
+				t.Errorf("0x%x: looked in %d units", a, looks)
+			}
+		}
+		res.dw.mu.Lock()
+		programs, limit := res.dw.programs, res.dw.limit
+		res.dw.mu.Unlock()
+		if programs > 1+res.dw.reparses {
+			t.Errorf("the program read %d times for %d units", programs, h.units)
+		}
+		if w.Spent() > maxWork {
+			t.Errorf("%d steps, more than the Work's %d", w.Spent(), maxWork)
+		}
+		if got := res.dw.base + res.dw.extra.Load() + res.dw.parsed.Load(); got > limit {
+			t.Errorf("the index holds %d bytes, more than its budget of %d", got, limit)
+		}
+		tables := map[*lineProgram]bool{}
+		var held int64
+		for i := range res.dw.units {
+			if u := res.dw.units[i].p.Load(); u != nil {
+				held += heldBy(u, tables)
+			}
+		}
+		if res.dw.parsed.Load() < held {
+			t.Errorf("the units are charged %d bytes, hold %d", res.dw.parsed.Load(), held)
+		}
+	})
+}
