@@ -38,7 +38,9 @@
 // lookup triggers it: at most maxWork steps (a byte of line program read,
 // a row, an entry, a range), stopped when the request's context is done,
 // in the parse slots the request names; a parse stopped leaves the unit
-// for the next request. A line program is read once however many units
-// point at it, and the units without ranges are found through one index
-// of their functions, built once.
+// for the next request. The parses of one file, all requests together,
+// take at most fileWork steps a byte of its sections plus maxWork; its
+// units left then are ErrBudget. A line program is read once however many
+// units point at it, and the units without ranges are found through one
+// index of their functions, built once.
 package dif

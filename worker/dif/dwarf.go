@@ -387,6 +387,7 @@ func buildResolver(sec map[string][]byte) (*Resolver, error) {
 		held += int64(len(b))
 	}
 	x.sections.Store(held)
+	x.work = fileWork*held + maxWork
 	return &Resolver{dw: x, size: x.base}, nil
 }
 

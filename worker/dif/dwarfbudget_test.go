@@ -21,7 +21,8 @@ type hostileUnits struct {
 	compDir  func(i int) string
 	funcBase uint64
 	ranged   bool
-	line     []byte // the .debug_line section: the program at offset 0
+	line     []byte          // the .debug_line section: the program at offset 0
+	stmtList func(i int) int // the offset of unit i's line program, when not 0
 }
 
 // elf builds the ELF object of h.
@@ -40,13 +41,17 @@ func (h hostileUnits) elf() []byte {
 			dir = h.compDir(i)
 		}
 		lo := h.funcBase + 32*uint64(i)
+		stmt := 0
+		if h.stmtList != nil {
+			stmt = h.stmtList(i)
+		}
 		var dies []byte
 		if h.ranged {
-			dies = le.AppendUint32([]byte{3}, 0)
+			dies = le.AppendUint32([]byte{3}, uint32(stmt))
 			dies = append(append(dies, dir...), 0)
 			dies = le.AppendUint32(le.AppendUint64(dies, lo), 16)
 		} else {
-			dies = le.AppendUint32([]byte{1}, 0)
+			dies = le.AppendUint32([]byte{1}, uint32(stmt))
 			dies = append(append(dies, dir...), 0)
 		}
 		if h.funcBase != 0 {
@@ -80,6 +85,23 @@ func lineSection(dirs, files []string, program []byte) []byte {
 	b = le.AppendUint16(b, 4)
 	b = le.AppendUint32(b, uint32(len(hdr)))
 	return append(append(b, hdr...), program...)
+}
+
+// sharedPrograms is a .debug_line section of n line table headers, one
+// after the other (headerLen bytes each), that all lead to the one program
+// after them.
+func sharedPrograms(n int, program []byte) (section []byte, headerLen int) {
+	le := binary.LittleEndian
+	fields := []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 'a', '.', 'c', 0, 0, 0, 0, 0}
+	headerLen = 4 + 2 + 4 + len(fields)
+	total := n*headerLen + len(program)
+	for i := range n {
+		section = le.AppendUint32(section, uint32(total-i*headerLen-4))
+		section = le.AppendUint16(section, 4)
+		section = le.AppendUint32(section, uint32(total-i*headerLen-10-len(program)))
+		section = append(section, fields...)
+	}
+	return append(section, program...), headerLen
 }
 
 // setAddress is DW_LNE_set_address.
@@ -301,6 +323,40 @@ func TestDWARFSharedLineProgramReadOnce(t *testing.T) {
 		t.Errorf("%d line tables held; charged %d bytes, holds %d", len(tables), res.dw.parsed.Load(), held)
 	}
 	t.Logf("%d steps for %d units; charged %d bytes, holds %d", w.Spent(), units, res.dw.parsed.Load(), held)
+}
+
+// TestDWARFFileWorkBounded: units that each point at their own line table
+// header, all leading to one program, make the program read once per
+// unit; the parses of a file's units, all requests together, take at most
+// fileWork steps a byte of its sections (plus maxWork), then its units
+// left are beyond the budget.
+func TestDWARFFileWorkBounded(t *testing.T) {
+	const units, rows = 600, 20_000
+	line, hdr := sharedPrograms(units, sequences(rows/100, 100))
+	h := hostileUnits{units: units, funcBase: 0x100000, ranged: true, line: line, stmtList: func(i int) int { return i * hdr }}
+	file := h.elf()
+	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := fileWork*res.dw.sections.Load() + maxWork
+	var spent int64
+	beyond := 0
+	for i := range units {
+		w := NewWork(context.Background(), nil)
+		frames, ok, err := res.ResolveWork(w, 0x100000+32*uint64(i)+4)
+		spent += w.Spent()
+		switch {
+		case errors.Is(err, errFileWorkSpent):
+			beyond++
+		case err != nil || !ok || frames[0].Function != fmt.Sprintf("f%d", i):
+			t.Fatalf("unit %d: %+v %v %v", i, frames, ok, err)
+		}
+	}
+	if spent > budget+maxWork || beyond == 0 {
+		t.Errorf("%d steps for %d units, budget %d; %d beyond it: want within the budget and some beyond", spent, units, budget, beyond)
+	}
+	t.Logf("%d steps for %d units, budget %d; %d units beyond it", spent, units, budget, beyond)
 }
 
 // TestDWARFParseStopsWithItsRequest: a parse stops when its request's

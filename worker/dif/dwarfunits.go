@@ -5,6 +5,7 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,7 @@ type dwarfIndex struct {
 	done     int                       // units parsed (mu held)
 	reparses int                       // parses of units parsed before and dropped (mu held)
 	programs int                       // line programs read (mu held)
+	work     int64                     // the steps the parses of units may still take, all requests together (mu held)
 	parsed   atomic.Int64              // bytes of the units parsed and their tables, counted against limit
 	sections atomic.Int64              // bytes of the DWARF sections held: 0 once every unit is parsed
 	funcs    atomic.Pointer[funcIndex] // the functions of the rangeless units, once built
@@ -80,6 +82,18 @@ type lazyUnit struct {
 // Past it, a unit that does not fit is an error instead of a reason to
 // drop the others.
 const maxReparses = 16
+
+// fileWork is the steps that parsing every unit of a file takes at most,
+// for each byte of its DWARF sections: a byte of a line program is read
+// twice and holds a row at most, an entry takes a byte at least; the rest
+// leaves room for units dropped and parsed again. maxWork more are allowed.
+const fileWork = 8
+
+// errFileWorkSpent is the error of a unit of a file whose parses have taken
+// fileWork steps a byte: units that share parts of the file (a line
+// program reached from many offsets, a range list from many entries) would
+// otherwise make parsing them all take the square of its size.
+var errFileWorkSpent = fmt.Errorf("%w: the DWARF units took more work than the file's size allows", ErrBudget)
 
 // errUnitsBeyondBudget is the error of a unit that does not fit beside
 // those parsed once the resolver has parsed maxReparses units again.
@@ -184,7 +198,13 @@ func (x *dwarfIndex) unit(i int32, w *Work) (*dwarfUnit, error) {
 	b := &indexBuilder{d: x.d, order: x.order, infoLen: x.infoLen, line: x.line, lineStr: x.lineStr, str: x.str,
 		names: map[dwarf.Offset]*fnName{}, limit: limit, work: w, tables: x.tables}
 	p := &dwarfUnit{}
-	err = b.parseUnit(u.off, u.end, p)
+	if x.work <= 0 {
+		err = errFileWorkSpent
+	} else {
+		spent := w.Spent()
+		err = b.parseUnit(u.off, u.end, p)
+		x.work -= w.Spent() - spent
+	}
 	x.programs += b.programs
 	if err != nil {
 		if w.stopped(err) {
