@@ -95,6 +95,15 @@ const fileWork = 8
 // otherwise make parsing them all take the square of its size.
 var errFileWorkSpent = fmt.Errorf("%w: the DWARF units took more work than the file's size allows", ErrBudget)
 
+// unitWorkSpent and unitBeyondBudget are the answers of the units left
+// when their file's work is spent, and of those that do not fit beside the
+// units parsed: shared by every such unit, they hold nothing of their own,
+// so that the index holds no more than its budget.
+var (
+	unitWorkSpent    = &dwarfUnit{err: errFileWorkSpent}
+	unitBeyondBudget = &dwarfUnit{err: errUnitsBeyondBudget}
+)
+
 // errUnitsBeyondBudget is the error of a unit that does not fit beside
 // those parsed once the resolver has parsed maxReparses units again.
 var errUnitsBeyondBudget = errors.New("dif: the DWARF units used together pass the index budget")
@@ -222,13 +231,15 @@ func (x *dwarfIndex) unit(i int32, w *Work) (*dwarfUnit, error) {
 	}
 	p.size = b.size
 	add := p.size - b.shared // a table the index holds is counted once
+	if errors.Is(err, errFileWorkSpent) {
+		p, add, b.fresh = unitWorkSpent, 0, nil
+	}
 	if u.dropped {
 		x.reparses++
 	}
 	if x.parsed.Load()+add > limit {
 		if x.reparses > len(x.units)+maxReparses {
-			p = &dwarfUnit{err: errUnitsBeyondBudget, size: dwarfUnitCost}
-			add, b.fresh = p.size, nil
+			p, add, b.fresh = unitBeyondBudget, 0, nil
 		} else {
 			// The units parsed before make room for this one; it keeps
 			// the tables it shares.
@@ -303,17 +314,23 @@ func (x *dwarfIndex) rangelessFuncs(w *Work) (*funcIndex, error) {
 	if prev := x.funcs.Load(); prev != nil {
 		return prev, nil
 	}
-	if x.base+x.extra.Load()+size > x.limit {
-		fi = &funcIndex{err: ErrBudget}
-		size = funcIndexCost
+	// Units parsed make room for the index, unless every unit is parsed
+	// (the sections are gone): then it must fit beside them.
+	if used := x.base + x.extra.Load(); used+size > x.limit || x.d == nil && used+x.parsed.Load()+size > x.limit {
+		fi, size = funcsBeyondBudget, 0
 	}
 	x.extra.Add(size)
 	x.funcs.Store(fi)
 	if x.base+x.extra.Load()+x.parsed.Load() > x.limit && x.d != nil {
-		x.dropUnits(nil) // they make room for the index, and are parsed again when used
+		x.dropUnits(nil) // they are parsed again when used
 	}
 	return fi, nil
 }
+
+// funcsBeyondBudget is the index of the functions of the units without
+// ranges of every file where it does not fit the index budget: shared, it
+// holds nothing of the file's.
+var funcsBeyondBudget = &funcIndex{err: ErrBudget}
 
 // funcIndexCost is what a funcIndex holds besides its slices.
 const funcIndexCost = 80
