@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -1248,7 +1249,9 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 	copy(t.files, files)
 	t.joined = paths
 	t.size += lineProgramCost + sliceCost(len(files), lineFileSize)
-	// The program: no DW_LNE_define_file.
+	// The program: no DW_LNE_define_file, and no DW_LNS_set_file of a
+	// file past the largest int (debug/dwarf's line reader indexes its
+	// files with it, negative, and panics).
 	c.p = program
 	for c.p < end && !c.bad {
 		op := int(c.u8())
@@ -1264,6 +1267,10 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 			c.p += int(l)
 		case op == 9: // DW_LNS_fixed_advance_pc
 			c.p += 2
+		case op == 4 && op < opBase: // DW_LNS_set_file
+			if c.uleb() > math.MaxInt32 {
+				return nil, nil
+			}
 		case op < opBase:
 			for k := 0; k < int(opLens[op-1]); k++ {
 				c.uleb()

@@ -450,3 +450,22 @@ func TestBuildResolverShortUnitHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestDWARFSetFileBeyondInt: a line program that sets a file index past
+// the largest int (debug/dwarf's line reader indexes its files with it,
+// negative, and panics) leaves the unit without lines, and resolves.
+func TestDWARFSetFileBeyondInt(t *testing.T) {
+	prog := append(setAddress(0x100000), 0x04)
+	prog = append(append(prog, uleb(1<<63)...), 0x20)
+	prog = append(prog, endSequence...)
+	h := hostileUnits{units: 1, funcBase: 0x100000, ranged: true, line: lineSection(nil, []string{"a.c"}, prog)}
+	file := h.elf()
+	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, ok, err := res.Resolve(0x100000)
+	if err != nil || !ok || frames[0].Function != "f0" || frames[0].File != "" {
+		t.Errorf("%+v %v %v, want f0 without a file", frames, ok, err)
+	}
+}
