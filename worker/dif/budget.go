@@ -1,9 +1,11 @@
 package dif
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 )
 
 // Budgets of the object-file readers (ELF, Mach-O, PE). None depends on a
@@ -94,4 +96,76 @@ func (t table) each(fn func(i uint64, ent []byte) bool) error {
 		}
 	}
 	return nil
+}
+
+// Work is what one request may spend parsing DWARF units on first use
+// (dwarfunits.go): the steps it may still take (a byte of a line program
+// read, a row of one, an entry of .debug_info, a range), and the context
+// that stops a parse when the request ends. A request makes one and passes
+// it to each of its lookups (Resolver.ResolveWork): the parses its lookups
+// trigger are charged to it, and run in the slots it names.
+type Work struct {
+	ctx   context.Context
+	slots func() (release func(), err error)
+	left  atomic.Int64
+}
+
+// maxWork bounds the steps of one Work: one to three seconds of one core
+// (a step of a line program takes about 50 ns, an entry up to 170 ns),
+// six times the steps of parsing every unit of a 9 MB Go binary. A request
+// that spends it answers the frames it has not parsed as beyond the
+// budget; the units it parsed stay for the next request.
+const maxWork = 1 << 24
+
+// workCheck is the steps between two looks at the context.
+const workCheck = 1 << 12
+
+// errWorkSpent is the error of a lookup whose request has spent its Work:
+// the unit stays unparsed, for a lookup of another request.
+var errWorkSpent = fmt.Errorf("%w: the request has spent its DWARF parsing budget", ErrBudget)
+
+// NewWork returns the Work of a request whose context is ctx. slots, when
+// not nil, is called before a unit is parsed and its release after: the
+// parse slots the caller bounds parses with.
+func NewWork(ctx context.Context, slots func() (release func(), err error)) *Work {
+	w := &Work{ctx: ctx, slots: slots}
+	w.left.Store(maxWork)
+	return w
+}
+
+// Spent is the steps w has taken.
+func (w *Work) Spent() int64 { return maxWork - w.left.Load() }
+
+// spend takes n steps: errWorkSpent past the budget, the context's error
+// once it is done (looked at every workCheck steps). A nil Work is the
+// reading of a file, bounded by its parse slot and its budgets.
+func (w *Work) spend(n int64) error {
+	if w == nil {
+		return nil
+	}
+	left := w.left.Add(-n)
+	if left < 0 {
+		return errWorkSpent
+	}
+	if (left+n)/workCheck != left/workCheck {
+		return w.ctx.Err()
+	}
+	return nil
+}
+
+// stopped reports whether err is the request's rather than the file's:
+// its Work spent or its context done.
+func (w *Work) stopped(err error) bool {
+	return w != nil && (errors.Is(err, errWorkSpent) || w.ctx.Err() != nil && errors.Is(err, w.ctx.Err()))
+}
+
+// enter waits for the slots of a parse.
+func (w *Work) enter() (release func(), err error) {
+	if err := w.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if w.slots == nil {
+		return func() {}, nil
+	}
+	return w.slots()
 }

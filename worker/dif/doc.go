@@ -31,4 +31,23 @@
 // be read within the budget is refused (ErrBudget); damage elsewhere (a
 // section header outside the file, a name outside the name table) is
 // passed over, and the file keeps its identity.
+//
+// The DWARF resolver (dwarf.go, dwarfunits.go) reads at most eight times
+// the file's size plus 1 MiB of sections, decompressed, and never more
+// than 160 MiB (maxDWARFBytes); it keeps them until every unit is parsed.
+// Its index of units and the units it parses, each charged at what it
+// holds (paths, rows, sequences, functions and names, as the runtime
+// allocates them; a test measures each with the heap), take at most
+// 128 MiB (maxDWARFIndex): past it, the units parsed before are dropped,
+// and a unit beyond it alone is ErrBudget. Size reports all of it, so that
+// a cache charged with Size holds what it says. A unit is parsed the first
+// time an address falls in it, charged to the Work of the request whose
+// lookup triggers it: at most maxWork steps (a byte of line program read,
+// a row, an entry, a range), stopped when the request's context is done,
+// in the parse slots the request names; a parse stopped leaves the unit
+// for the next request. The parses of one file, all requests together,
+// take at most fileWork steps a byte of its sections plus maxWork; its
+// units left then are ErrBudget. A line program is read once however many
+// units point at it, and the units without ranges are found through one
+// index of their functions, built once.
 package dif

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -22,10 +23,11 @@ import (
 // (counted in its Size) until every unit is parsed, since its units are
 // parsed on first use. The
 // index of the units (at most maxDWARFUnits of them) and of the units
-// parsed is at most maxDWARFIndex bytes: beyond it, the units parsed
-// before are dropped (dwarfunits.go). A file beyond the budget before its
-// first answer is ErrBudget (malformed for a resolution), a unit beyond it
-// alone too.
+// parsed is at most maxDWARFIndex bytes, each unit charged at what it
+// holds: beyond it, the units parsed before are dropped (dwarfunits.go).
+// Parsing a unit walks at most maxWork steps of its request's Work
+// (budget.go). A file beyond the budget before its first answer is
+// ErrBudget (malformed for a resolution), a unit beyond it alone too.
 const (
 	maxDWARFBytes     = 160 << 20
 	dwarfBytesPerByte = 8
@@ -67,12 +69,26 @@ type span struct {
 // their inlined calls. err is why it could not be.
 type dwarfUnit struct {
 	compDir string
-	table   []string  // the line table's files, as lineRow.file and DW_AT_call_file index them
-	seqs    []lineSeq // sorted by lo
-	funcs   []span    // top-level subprograms, sorted by lo
-	size    int64     // bytes counted against maxDWARFIndex
+	lines   *lineProgram // nil without one; shared by the units that point at its program
+	funcs   []span       // top-level subprograms, sorted by lo
+	size    int64        // bytes counted against maxDWARFIndex, its line table's included
 	err     error
 }
+
+// lineProgram is a line program read: its files and its rows, in
+// sequences. The units whose DW_AT_stmt_list points at one program share
+// it, so that the program is walked once.
+type lineProgram struct {
+	files  []lineFile // as lineRow.file and DW_AT_call_file index them
+	seqs   []lineSeq  // sorted by lo
+	joined int        // bytes of the files' paths joined to their directories
+	size   int64      // bytes it holds (charged as the parts are allocated)
+	err    error      // why the units that point at it cannot be read
+}
+
+// lineFile is a file of a line table and the directory it is in, joined
+// (with the unit's compilation directory) when an answer names it.
+type lineFile struct{ dir, name string }
 
 type lineSeq struct {
 	lo, hi uint64
@@ -83,6 +99,58 @@ type lineRow struct {
 	addr      uint64
 	file      uint32
 	line, col uint32
+}
+
+// The bytes of the structures a unit holds, as unsafe.Sizeof counts them
+// (a test checks them): what they are charged.
+const (
+	lineFileSize    = 32
+	lineSeqSize     = 40
+	lineRowSize     = 24
+	spanSize        = 32
+	rangeSize       = 16
+	fnNodeCost      = 96
+	fnNameCost      = 48
+	dwarfUnitCost   = 96
+	lineProgramCost = 96
+)
+
+// allocBytes bounds from above what the runtime allocates for an object of
+// n bytes: its size classes round up by less than a seventh plus 16
+// bytes, and an object above 32 KiB to whole pages.
+func allocBytes(n int) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n > 32<<10:
+		return int64(n+8191) &^ 8191
+	}
+	return int64(n + n/7 + 16)
+}
+
+// sliceCost is what a slice of n elements of size bytes, allocated at its
+// length, holds.
+func sliceCost(n, size int) int64 { return allocBytes(n * size) }
+
+// stringCost is what the bytes of s hold (its header is counted where it
+// is kept).
+func stringCost(s string) int64 { return allocBytes(len(s)) }
+
+// path is the path of file i, joined to its directory and to compDir as
+// llvm-symbolizer joins them; "" for a file the table does not have.
+func (t *lineProgram) path(compDir string, i uint32) string {
+	if t == nil || int(i) >= len(t.files) {
+		return ""
+	}
+	f := t.files[i]
+	if f.name == "" || isAbsPath(f.name) {
+		return f.name
+	}
+	p := ""
+	if compDir != "" && !isAbsPath(f.dir) {
+		p = compDir
+	}
+	return appendPath(appendPath(p, f.dir), f.name)
 }
 
 type fnNode struct {
@@ -282,6 +350,7 @@ func buildResolver(sec map[string][]byte) (*Resolver, error) {
 		held += int64(len(b))
 	}
 	x.sections.Store(held)
+	x.work = fileWork*held + maxWork
 	return &Resolver{dw: x, size: x.base}, nil
 }
 
@@ -297,10 +366,20 @@ type indexBuilder struct {
 	infoLen, entries   int          // the bytes of .debug_info, the entries next returned
 	read               bool         // next has returned an entry
 	last               dwarf.Offset // the offset of that entry
+	work               *Work        // the request's, charged for what the parse walks
+	// tables are the line tables the index holds, by offset; fresh those
+	// read by this parse; shared the bytes of b.size that tables already
+	// held count; programs the line programs read.
+	tables   map[int64]*lineProgram
+	fresh    map[int64]*lineProgram
+	shared   int64
+	programs int
 }
 
-func (b *indexBuilder) spend(n int) error {
-	b.size += int64(n)
+func (b *indexBuilder) spend(n int) error { return b.spend64(int64(n)) }
+
+func (b *indexBuilder) spend64(n int64) error {
+	b.size += n
 	if b.size > b.limit {
 		return ErrBudget
 	}
@@ -321,7 +400,7 @@ func (b *indexBuilder) parseUnit(off, end dwarf.Offset, u *dwarfUnit) error {
 		return errors.New("dif: DWARF: the unit entry is not where it was")
 	}
 	u.compDir, _ = cu.Val(dwarf.AttrCompDir).(string)
-	if err := b.spend(64 + len(u.compDir)); err != nil {
+	if err := b.spend64(dwarfUnitCost + stringCost(u.compDir)); err != nil {
 		return err
 	}
 	if err := b.lines(cu, u); err != nil {
@@ -336,6 +415,10 @@ func (b *indexBuilder) parseUnit(off, end dwarf.Offset, u *dwarfUnit) error {
 		if err := b.indexKids(f.fn); err != nil {
 			return err
 		}
+	}
+	u.funcs = append(make([]span, 0, len(u.funcs)), u.funcs...) // at its length, as charged
+	if err := b.spend64(sliceCost(len(u.funcs), spanSize) - spanSize*int64(len(u.funcs))); err != nil {
+		return err
 	}
 	sort.Slice(u.funcs, func(i, j int) bool { return u.funcs[i].lo < u.funcs[j].lo })
 	return nil
@@ -353,7 +436,18 @@ func (b *indexBuilder) indexKids(n *fnNode) error {
 		if n.kids != nil || len(n.children) == 0 {
 			continue
 		}
-		kids := make([]span, 0, len(n.children))
+		k := 0
+		for _, c := range n.children {
+			for _, rg := range c.ranges {
+				if rg[0] < rg[1] {
+					k++
+				}
+			}
+		}
+		if err := b.spend64(sliceCost(k, spanSize)); err != nil {
+			return err
+		}
+		kids := make([]span, 0, k)
 		for _, c := range n.children {
 			for _, rg := range c.ranges {
 				if rg[0] < rg[1] {
@@ -361,9 +455,6 @@ func (b *indexBuilder) indexKids(n *fnNode) error {
 				}
 			}
 			stack = append(stack, c)
-		}
-		if err := b.spend(32 * len(kids)); err != nil {
-			return err
 		}
 		sort.Slice(kids, func(i, j int) bool { return kids[i].lo < kids[j].lo })
 		n.kids = kids
@@ -401,10 +492,13 @@ func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) err
 				break
 			}
 			rs, err := b.d.Ranges(e)
+			if werr := b.work.spend(int64(len(rs))); werr != nil {
+				return werr
+			}
 			if err != nil || len(rs) == 0 {
 				break
 			}
-			n := &fnNode{ranges: rs}
+			n := &fnNode{ranges: append(make([][2]uint64, 0, len(rs)), rs...)}
 			if e.Tag == dwarf.TagInlinedSubroutine {
 				n.callFile = uintAttr(e, dwarf.AttrCallFile)
 				n.callLine = uintAttr(e, dwarf.AttrCallLine)
@@ -413,7 +507,7 @@ func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) err
 			if n.name, err = b.nameOf(e); err != nil {
 				return err
 			}
-			if err := b.spend(96 + 16*len(rs)); err != nil {
+			if err := b.spend64(fnNodeCost + sliceCost(len(rs), rangeSize)); err != nil {
 				return err
 			}
 			if e.Tag == dwarf.TagSubprogram {
@@ -422,7 +516,7 @@ func (b *indexBuilder) unit(r *dwarf.Reader, end dwarf.Offset, u *dwarfUnit) err
 						u.funcs = append(u.funcs, span{lo: rg[0], hi: rg[1], fn: n})
 					}
 				}
-				if err := b.spend(32 * len(rs)); err != nil {
+				if err := b.spend(spanSize * len(rs)); err != nil {
 					return err
 				}
 			} else {
@@ -455,6 +549,9 @@ func (b *indexBuilder) next(r *dwarf.Reader) (*dwarf.Entry, error) {
 	// (Tag 0) has no offset of its own.
 	if b.entries++; b.entries > b.infoLen {
 		return nil, errNoProgress
+	}
+	if err := b.work.spend(1); err != nil {
+		return nil, err
 	}
 	if e.Tag != 0 {
 		if b.read && e.Offset <= b.last {
@@ -534,7 +631,7 @@ func (b *indexBuilder) nameDepth(e *dwarf.Entry, depth int) (*fnName, error) {
 				n.name = ref.name
 			}
 		}
-		if err := b.spend(64 + len(n.linkage) + len(n.name)); err != nil {
+		if err := b.spend64(fnNameCost + stringCost(n.linkage) + stringCost(n.name)); err != nil {
 			return nil, err
 		}
 	}
@@ -547,66 +644,122 @@ func strAttr(e *dwarf.Entry, a dwarf.Attr) string {
 	return s
 }
 
-// lines reads the line table of unit cu into u.
+// lines sets the line table of unit cu: the one the index holds when
+// another unit points at the same program, or the program read now (and
+// kept in b.fresh, for the index to share once the unit is parsed).
 func (b *indexBuilder) lines(cu *dwarf.Entry, u *dwarfUnit) error {
 	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
 	if !ok {
 		return nil
 	}
-	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-	table, err := readLineHeader(b.order, b.line, b.lineStr, b.str, uint64(off), compDir)
-	if err != nil {
+	t, shared := b.tables[off]
+	if !shared {
+		var err error
+		if t, err = b.readLines(cu, off); err != nil {
+			if b.work.stopped(err) {
+				return err
+			}
+			t = &lineProgram{err: err, size: lineProgramCost}
+		}
+		if b.fresh == nil {
+			b.fresh = map[int64]*lineProgram{}
+		}
+		b.fresh[off] = t
+	}
+	if err := b.spend64(t.size); err != nil {
 		return err
 	}
-	lr, err := b.d.LineReader(cu)
-	if err != nil || lr == nil || table == nil {
+	if shared {
+		b.shared += t.size
+	}
+	if t.err != nil {
+		return t.err
+	}
+	if len(t.files) == 0 {
 		return nil // a damaged line table leaves the unit without lines
 	}
-	if err := b.spend(16*len(table) + 32); err != nil {
-		return err
+	if t.joined+len(t.files)*(len(u.compDir)+2) > maxLinePaths {
+		return errLinePaths
 	}
-	u.table = table
+	u.lines = t
+	return nil
+}
+
+// readLines reads the line table at off, which unit cu points at: its
+// files and its rows, each row counted as work and charged at what it
+// holds. A table debug/dwarf cannot read is one without files.
+func (b *indexBuilder) readLines(cu *dwarf.Entry, off int64) (*lineProgram, error) {
+	b.programs++
+	t, err := readLineHeader(b.order, b.line, b.lineStr, b.str, uint64(off), b.work)
+	if err != nil {
+		return nil, err
+	}
+	lr, lerr := b.d.LineReader(cu)
+	if t == nil || lerr != nil || lr == nil {
+		return &lineProgram{size: lineProgramCost}, nil
+	}
 	// The rows' files are entries of lr.Files(), which are the entries
-	// of table (DW_LNE_define_file is refused).
+	// of the table (DW_LNE_define_file is refused).
 	fileIdx := map[*dwarf.LineFile]uint32{}
 	for i, f := range lr.Files() {
-		if f != nil && i < len(table) {
+		if f != nil && i < len(t.files) {
 			fileIdx[f] = uint32(i)
 		}
 	}
-	var seq *lineSeq
+	// The rows of all sequences are read into one slice; a sequence
+	// without rows (an end of sequence alone) answers no address and is
+	// not kept.
+	type bound struct {
+		lo, hi      uint64
+		first, last int // its rows, rows[first:last]
+	}
+	var rows []lineRow
+	var bounds []bound
+	first, lo := -1, uint64(0) // the open sequence's first row and address
+	room := b.limit - b.size - t.size
 	var le dwarf.LineEntry
 	for {
 		if err := lr.Next(&le); err != nil {
 			break // io.EOF, or damage: keep what was read
 		}
-		if seq == nil {
-			u.seqs = append(u.seqs, lineSeq{lo: le.Address})
-			seq = &u.seqs[len(u.seqs)-1]
+		if err := b.work.spend(1); err != nil {
+			return nil, err
 		}
 		if le.EndSequence {
-			seq.hi = le.Address
-			seq = nil
+			if first >= 0 {
+				bounds = append(bounds, bound{lo: lo, hi: le.Address, first: first, last: len(rows)})
+				first = -1
+			}
 			continue
+		}
+		if first < 0 {
+			first, lo = len(rows), le.Address
 		}
 		fi, ok := fileIdx[le.File]
 		if !ok {
-			fi = uint32(len(table)) // none
+			fi = uint32(len(t.files)) // none
 		}
-		seq.rows = append(seq.rows, lineRow{addr: le.Address, file: fi, line: uint32(le.Line), col: uint32(le.Column)})
-		if err := b.spend(24); err != nil {
-			return err
+		rows = append(rows, lineRow{addr: le.Address, file: fi, line: uint32(le.Line), col: uint32(le.Column)})
+		if sliceCost(len(rows), lineRowSize)+sliceCost(len(bounds)+1, lineSeqSize) > room {
+			return nil, ErrBudget
 		}
 	}
-	if seq != nil { // a sequence without its end: drop it
-		u.seqs = u.seqs[:len(u.seqs)-1]
+	if first >= 0 { // a sequence without its end: drop it
+		rows = rows[:first]
 	}
-	for i := range u.seqs {
-		s := &u.seqs[i]
-		sort.SliceStable(s.rows, func(x, y int) bool { return s.rows[x].addr < s.rows[y].addr })
+	// Kept in slices of their exact length: what the table holds is what
+	// it is charged.
+	kept := make([]lineRow, len(rows))
+	copy(kept, rows)
+	t.seqs = make([]lineSeq, len(bounds))
+	for i, bd := range bounds {
+		s := kept[bd.first:bd.last:bd.last]
+		sort.SliceStable(s, func(x, y int) bool { return s[x].addr < s[y].addr })
+		t.seqs[i] = lineSeq{lo: bd.lo, hi: bd.hi, rows: s}
 	}
-	sort.SliceStable(u.seqs, func(x, y int) bool { return u.seqs[x].lo < u.seqs[y].lo })
-	return nil
+	sort.SliceStable(t.seqs, func(x, y int) bool { return t.seqs[x].lo < t.seqs[y].lo })
+	t.size += sliceCost(len(kept), lineRowSize) + sliceCost(len(t.seqs), lineSeqSize)
+	return t, nil
 }
 
 func (n *fnNode) start() uint64 {
@@ -643,10 +796,13 @@ func findSpan(ss []span, addr uint64) *span {
 }
 
 // row is the line table row that holds addr, or nil.
-func (u *dwarfUnit) row(addr uint64) *lineRow {
-	i := sort.Search(len(u.seqs), func(i int) bool { return u.seqs[i].lo > addr })
+func (t *lineProgram) row(addr uint64) *lineRow {
+	if t == nil {
+		return nil
+	}
+	i := sort.Search(len(t.seqs), func(i int) bool { return t.seqs[i].lo > addr })
 	for j := i - 1; j >= 0 && j >= i-spanLookback; j-- {
-		s := &u.seqs[j]
+		s := &t.seqs[j]
 		if s.lo <= addr && addr < s.hi {
 			k := sort.Search(len(s.rows), func(k int) bool { return s.rows[k].addr > addr })
 			if k == 0 {
@@ -798,13 +954,16 @@ func abbrevTableLen(b []byte, max int) (int, bool) {
 	return p, p <= max
 }
 
-// checkLineHeader refuses a line table that debug/dwarf would read with
-// allocations that a few bytes of the file decide: more than maxLineFiles
-// directories or files, their joined paths beyond maxLinePaths bytes, path
-// forms that take no bytes, and DW_LNE_define_file in the program (each
-// adds a joined path). Damage it does not understand is left to
-// debug/dwarf, which reports it.
-func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint64, compDir string) (table []string, err error) {
+// readLineHeader reads the header of the line table at off: its files,
+// each with the directory it is in, and the bytes of its program. It
+// refuses a line table that debug/dwarf would read with allocations that a
+// few bytes of the file decide: more than maxLineFiles directories or
+// files, their joined paths beyond maxLinePaths bytes, path forms that take
+// no bytes, and DW_LNE_define_file in the program (each adds a joined
+// path). A table it cannot read is nil: damage it does not understand is
+// left to debug/dwarf, which reports it. The caller charges work for the
+// program's bytes before this scans them.
+func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint64, w *Work) (t *lineProgram, err error) {
 	if off >= uint64(len(line)) {
 		return nil, nil
 	}
@@ -818,6 +977,11 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 		return nil, nil
 	}
 	end := c.p + int(n)
+	// The header and the program are read twice (here, and by
+	// debug/dwarf's line reader): their bytes are work.
+	if err := w.spend(2 * int64(end-int(off))); err != nil {
+		return nil, err
+	}
 	c.b = line[:end]
 	vers := c.u16()
 	if vers < 2 || vers > 5 {
@@ -847,11 +1011,12 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 	}
 	opLens := line[c.p : c.p+max(opBase-1, 0)]
 	c.p += len(opLens)
-	// The file table, its paths joined as llvm-symbolizer joins them.
-	var dirs, names []string
-	var dirIdx []uint64
+	// The file table, each file with its directory (joined as
+	// llvm-symbolizer joins them when an answer names the file).
+	t = &lineProgram{}
+	var dirs []string
+	var files []lineFile
 	paths := 0
-	bad := errors.New("dif: DWARF line table header is beyond the reading budget")
 	if vers < 5 {
 		for {
 			s := c.str()
@@ -862,12 +1027,13 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				break
 			}
 			dirs = append(dirs, s)
+			t.size += stringCost(s)
 			paths += len(s)
 			if len(dirs) > maxLineFiles || paths > maxLinePaths {
-				return nil, bad
+				return nil, errLinePaths
 			}
 		}
-		names, dirIdx = append(names, ""), append(dirIdx, 0) // files count from 1
+		files = append(files, lineFile{}) // files count from 1
 		for {
 			s := c.str()
 			if c.bad {
@@ -879,13 +1045,16 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 			d := c.uleb()
 			c.uleb()
 			c.uleb()
-			names, dirIdx = append(names, s), append(dirIdx, d)
+			f := lineFile{name: s}
+			t.size += stringCost(s)
 			paths += len(s) // and the directory it is joined to
 			if d > 0 && d <= uint64(len(dirs)) {
-				paths += len(dirs[d-1])
+				f.dir = dirs[d-1]
+				paths += len(f.dir)
 			}
-			if len(names) > maxLineFiles || paths > maxLinePaths {
-				return nil, bad
+			files = append(files, f)
+			if len(files) > maxLineFiles || paths > maxLinePaths {
+				return nil, errLinePaths
 			}
 		}
 	} else {
@@ -901,7 +1070,7 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				return nil, nil
 			}
 			if count > 0 && nf == 0 || count > maxLineFiles {
-				return nil, bad
+				return nil, errLinePaths
 			}
 			for i := uint64(0); i < count; i++ {
 				var path string
@@ -909,7 +1078,7 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				for _, f := range forms {
 					s, v, ok := c.lnct(f.form, dwarf64, lineStr, str, maxLinePaths-paths)
 					if !ok {
-						return nil, bad
+						return nil, errLinePaths
 					}
 					switch f.lnct {
 					case 1: // DW_LNCT_path
@@ -922,44 +1091,30 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 				if c.bad {
 					return nil, nil
 				}
+				t.size += stringCost(path)
 				if list == 0 {
 					dirs = append(dirs, path)
 				} else {
-					names, dirIdx = append(names, path), append(dirIdx, dir)
+					f := lineFile{name: path}
 					if dir < uint64(len(dirs)) {
-						paths += len(dirs[dir]) // joined to it
+						f.dir = dirs[dir]
+						paths += len(f.dir) // joined to it
 					}
+					files = append(files, f)
 					if paths > maxLinePaths {
-						return nil, bad
+						return nil, errLinePaths
 					}
 				}
 			}
 		}
 	}
-	if paths+len(names)*(len(compDir)+2) > maxLinePaths {
-		return nil, bad
-	}
-	table = make([]string, len(names))
-	for i, name := range names {
-		if name == "" || isAbsPath(name) {
-			table[i] = name
-			continue
-		}
-		var dir string
-		if vers >= 5 {
-			if dirIdx[i] < uint64(len(dirs)) {
-				dir = dirs[dirIdx[i]]
-			}
-		} else if dirIdx[i] > 0 && dirIdx[i] <= uint64(len(dirs)) {
-			dir = dirs[dirIdx[i]-1]
-		}
-		p := ""
-		if compDir != "" && !isAbsPath(dir) {
-			p = compDir
-		}
-		table[i] = appendPath(appendPath(p, dir), name)
-	}
-	// The program: no DW_LNE_define_file.
+	t.files = make([]lineFile, len(files))
+	copy(t.files, files)
+	t.joined = paths
+	t.size += lineProgramCost + sliceCost(len(files), lineFileSize)
+	// The program: no DW_LNE_define_file, and no DW_LNS_set_file of a
+	// file past the largest int (debug/dwarf's line reader indexes its
+	// files with it, negative, and panics).
 	c.p = program
 	for c.p < end && !c.bad {
 		op := int(c.u8())
@@ -975,14 +1130,22 @@ func readLineHeader(order binary.ByteOrder, line, lineStr, str []byte, off uint6
 			c.p += int(l)
 		case op == 9: // DW_LNS_fixed_advance_pc
 			c.p += 2
+		case op == 4 && op < opBase: // DW_LNS_set_file
+			if c.uleb() > math.MaxInt32 {
+				return nil, nil
+			}
 		case op < opBase:
 			for k := 0; k < int(opLens[op-1]); k++ {
 				c.uleb()
 			}
 		}
 	}
-	return table, nil
+	return t, nil
 }
+
+// errLinePaths is the error of a line table whose files are beyond the
+// reading budget.
+var errLinePaths = errors.New("dif: DWARF line table header is beyond the reading budget")
 
 // lineCursor reads a line table header; bad is set past its end.
 type lineCursor struct {

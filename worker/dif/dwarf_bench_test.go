@@ -114,7 +114,7 @@ func BenchmarkNativeVsLLVMSymbolizer(b *testing.B) {
 func allFuncs(res *Resolver) []span {
 	var funcs []span
 	for i := range res.dw.units {
-		if u, err := res.dw.unit(int32(i)); err == nil {
+		if u, err := res.dw.unit(int32(i), nil); err == nil {
 			funcs = append(funcs, u.funcs...)
 		}
 	}

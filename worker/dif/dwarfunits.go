@@ -1,9 +1,11 @@
 package dif
 
 import (
+	"context"
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,12 +16,18 @@ import (
 // read when the file is read; .debug_aranges is not needed), and parses a
 // unit (its functions, inlined calls and line table) the first time an
 // address falls in it, as llvm-symbolizer reads lazily: a first answer
-// parses one unit, not all. Parsed units are kept; together with the
-// unit index they take at most maxDWARFIndex bytes, and a unit that would
-// pass that drops the units parsed before it, until dropped units were
-// parsed again more times than there are units, plus maxReparses (lookups
-// alternating between units that do not fit together): then such a unit
-// is an error. The DWARF sections are kept
+// parses one unit, not all. A parse is charged to the request whose
+// lookup triggers it (its Work: the steps it walks, its context, its parse
+// slots); a parse stopped by the request leaves the unit unparsed. A line
+// program is read once however many units point at it: they share its
+// table. Parsed units and their tables are kept, each charged at what it
+// holds; together with the unit index they take at most maxDWARFIndex
+// bytes, and a unit that would pass that drops the units parsed before it,
+// until dropped units were parsed again more times than there are units,
+// plus maxReparses (lookups alternating between units that do not fit
+// together): then such a unit is an error. The units whose entry gives no
+// range are found through one index of their functions, built the first
+// time an address falls in no unit's range. The DWARF sections are kept
 // until every unit is parsed, then dropped.
 //
 // debug/dwarf's Data is not safe for concurrent readers (a reader
@@ -40,11 +48,26 @@ type dwarfIndex struct {
 	base               int64    // bytes of the above, counted against limit
 	limit              int64    // maxDWARFIndex (tests lower it)
 
-	mu       sync.Mutex   // held while d is used
-	done     int          // units parsed (mu held)
-	reparses int          // parses of units parsed before and dropped (mu held)
-	parsed   atomic.Int64 // bytes of the units parsed, counted against limit
-	sections atomic.Int64 // bytes of the DWARF sections held: 0 once every unit is parsed
+	mu       sync.Mutex                // held while d is used
+	tables   map[int64]*lineProgram    // the line tables of the units parsed, by offset (mu held)
+	done     int                       // units parsed (mu held)
+	reparses int                       // parses of units parsed before and dropped (mu held)
+	programs int                       // line programs read (mu held)
+	work     int64                     // the steps the parses of units may still take, all requests together (mu held)
+	parsed   atomic.Int64              // bytes of the units parsed and their tables, counted against limit
+	sections atomic.Int64              // bytes of the DWARF sections held: 0 once every unit is parsed
+	funcs    atomic.Pointer[funcIndex] // the functions of the rangeless units, once built
+	extra    atomic.Int64              // bytes of funcs, counted against limit
+	looks    atomic.Int64              // units looked in by lookups
+}
+
+// funcIndex is the functions of the units without ranges, by address: a
+// lookup that falls in no unit's range finds the units that may hold it
+// by a search, not a scan of every such unit.
+type funcIndex struct {
+	spans []span   // the functions' ranges (span.cu), sorted by lo
+	reach []uint64 // reach[j]: the highest end of spans[:j+1]
+	err   error    // the first error of a rangeless unit that could not be read
 }
 
 type lazyUnit struct {
@@ -59,6 +82,27 @@ type lazyUnit struct {
 // Past it, a unit that does not fit is an error instead of a reason to
 // drop the others.
 const maxReparses = 16
+
+// fileWork is the steps that parsing every unit of a file takes at most,
+// for each byte of its DWARF sections: a byte of a line program is read
+// twice and holds a row at most, an entry takes a byte at least; the rest
+// leaves room for units dropped and parsed again. maxWork more are allowed.
+const fileWork = 8
+
+// errFileWorkSpent is the error of a unit of a file whose parses have taken
+// fileWork steps a byte: units that share parts of the file (a line
+// program reached from many offsets, a range list from many entries) would
+// otherwise make parsing them all take the square of its size.
+var errFileWorkSpent = fmt.Errorf("%w: the DWARF units took more work than the file's size allows", ErrBudget)
+
+// unitWorkSpent and unitBeyondBudget are the answers of the units left
+// when their file's work is spent, and of those that do not fit beside the
+// units parsed: shared by every such unit, they hold nothing of their own,
+// so that the index holds no more than its budget.
+var (
+	unitWorkSpent    = &dwarfUnit{err: errFileWorkSpent}
+	unitBeyondBudget = &dwarfUnit{err: errUnitsBeyondBudget}
+)
 
 // errUnitsBeyondBudget is the error of a unit that does not fit beside
 // those parsed once the resolver has parsed maxReparses units again.
@@ -136,64 +180,174 @@ func (x *dwarfIndex) scan() error {
 	return nil
 }
 
-// unit is unit i, parsed on its first use.
-func (x *dwarfIndex) unit(i int32) (*dwarfUnit, error) {
+// unit is unit i, parsed on its first use, charged to w (nil: the
+// reading of the file, with a Work of its own).
+func (x *dwarfIndex) unit(i int32, w *Work) (*dwarfUnit, error) {
 	u := &x.units[i]
 	if p := u.p.Load(); p != nil {
 		return p, p.err
 	}
+	if w == nil {
+		w = NewWork(context.Background(), nil)
+	}
+	release, err := w.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if p := u.p.Load(); p != nil {
 		return p, p.err
 	}
-	limit := x.limit - x.base
+	limit := x.limit - x.base - x.extra.Load()
+	if x.tables == nil {
+		x.tables = map[int64]*lineProgram{}
+	}
 	b := &indexBuilder{d: x.d, order: x.order, infoLen: x.infoLen, line: x.line, lineStr: x.lineStr, str: x.str,
-		names: map[dwarf.Offset]*fnName{}, limit: limit}
+		names: map[dwarf.Offset]*fnName{}, limit: limit, work: w, tables: x.tables}
 	p := &dwarfUnit{}
-	if err := b.parseUnit(u.off, u.end, p); err != nil {
+	if x.work <= 0 {
+		err = errFileWorkSpent
+	} else {
+		spent := w.Spent()
+		err = b.parseUnit(u.off, u.end, p)
+		x.work -= w.Spent() - spent
+	}
+	x.programs += b.programs
+	if err != nil {
+		if w.stopped(err) {
+			return nil, err // the request's, not the file's: left unparsed
+		}
 		p = &dwarfUnit{err: err}
-		b.size = 64
+		b.size, b.shared = dwarfUnitCost, 0
+		for off, t := range b.fresh {
+			if t.err == nil {
+				delete(b.fresh, off)
+				continue
+			}
+			b.size += t.size // kept: the units that share it fail without reading it again
+		}
 	}
 	p.size = b.size
+	add := p.size - b.shared // a table the index holds is counted once
+	if errors.Is(err, errFileWorkSpent) {
+		p, add, b.fresh = unitWorkSpent, 0, nil
+	}
 	if u.dropped {
 		x.reparses++
 	}
-	if x.parsed.Load()+p.size > limit {
+	if x.parsed.Load()+add > limit {
 		if x.reparses > len(x.units)+maxReparses {
-			p = &dwarfUnit{err: errUnitsBeyondBudget, size: 64}
+			p, add, b.fresh = unitBeyondBudget, 0, nil
 		} else {
-			// The units parsed before make room for this one.
-			for k := range x.units {
-				if x.units[k].p.Swap(nil) != nil {
-					x.units[k].dropped = true
-				}
-			}
-			x.parsed.Store(0)
-			x.done = 0
+			// The units parsed before make room for this one; it keeps
+			// the tables it shares.
+			x.dropUnits(p.lines)
+			add = p.size
 		}
 	}
+	for off, t := range b.fresh {
+		x.tables[off] = t
+	}
 	u.p.Store(p)
-	x.parsed.Add(p.size)
+	x.parsed.Add(add)
 	if x.done++; x.done == len(x.units) {
 		// Every unit is parsed: no lookup reads the sections again.
 		x.d, x.line, x.lineStr, x.str = nil, nil, nil, nil
+		x.tables = nil
 		x.sections.Store(0)
 	}
 	return p, p.err
 }
 
+// dropUnits drops the units parsed, and the line tables but keep; mu is
+// held, and the sections are.
+func (x *dwarfIndex) dropUnits(keep *lineProgram) {
+	for k := range x.units {
+		if x.units[k].p.Swap(nil) != nil {
+			x.units[k].dropped = true
+		}
+	}
+	for off, t := range x.tables {
+		if t != keep {
+			delete(x.tables, off)
+		}
+	}
+	x.parsed.Store(0)
+	x.done = 0
+}
+
+// rangelessFuncs is the index of the functions of the units without
+// ranges, built once: each such unit is parsed, charged to w.
+func (x *dwarfIndex) rangelessFuncs(w *Work) (*funcIndex, error) {
+	if fi := x.funcs.Load(); fi != nil {
+		return fi, nil
+	}
+	fi := &funcIndex{}
+	for _, k := range x.rangeless {
+		p, err := x.unit(k, w)
+		if err != nil {
+			if w.stopped(err) {
+				return nil, err
+			}
+			if fi.err == nil {
+				fi.err = err
+			}
+			continue
+		}
+		for _, f := range p.funcs {
+			fi.spans = append(fi.spans, span{lo: f.lo, hi: f.hi, cu: k})
+		}
+	}
+	fi.spans = append(make([]span, 0, len(fi.spans)), fi.spans...)
+	sort.Slice(fi.spans, func(i, j int) bool { return fi.spans[i].lo < fi.spans[j].lo })
+	fi.reach = make([]uint64, len(fi.spans))
+	var hi uint64
+	for j, s := range fi.spans {
+		hi = max(hi, s.hi)
+		fi.reach[j] = hi
+	}
+	size := funcIndexCost + sliceCost(len(fi.spans), spanSize) + sliceCost(len(fi.reach), 8)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if prev := x.funcs.Load(); prev != nil {
+		return prev, nil
+	}
+	// Units parsed make room for the index, unless every unit is parsed
+	// (the sections are gone): then it must fit beside them.
+	if used := x.base + x.extra.Load(); used+size > x.limit || x.d == nil && used+x.parsed.Load()+size > x.limit {
+		fi, size = funcsBeyondBudget, 0
+	}
+	x.extra.Add(size)
+	x.funcs.Store(fi)
+	if x.base+x.extra.Load()+x.parsed.Load() > x.limit && x.d != nil {
+		x.dropUnits(nil) // they are parsed again when used
+	}
+	return fi, nil
+}
+
+// funcsBeyondBudget is the index of the functions of the units without
+// ranges of every file where it does not fit the index budget: shared, it
+// holds nothing of the file's.
+var funcsBeyondBudget = &funcIndex{err: ErrBudget}
+
+// funcIndexCost is what a funcIndex holds besides its slices.
+const funcIndexCost = 80
+
 // find is the function that holds addr and its unit, or without a
 // function the unit whose range holds addr, the one that starts last (nil
 // when none does). Several units may hold an address (functions that the
 // linker discarded, left at 0): the function that starts last is the one.
-// The units without ranges are looked in when no unit's range holds addr.
-// err is the error of a unit that holds addr and cannot be read, when no
-// other unit answers.
-func (x *dwarfIndex) find(addr uint64) (top *span, u *dwarfUnit, err error) {
+// The units without ranges are looked in, through their functions' index,
+// when no unit's range holds addr. err is the error of a unit that holds
+// addr and cannot be read, or of the request's Work w, when no other unit
+// answers.
+func (x *dwarfIndex) find(addr uint64, w *Work) (top *span, u *dwarfUnit, err error) {
 	var lines *dwarfUnit
 	look := func(i int32) {
-		p, perr := x.unit(i)
+		x.looks.Add(1)
+		p, perr := x.unit(i, w)
 		if perr != nil {
 			if err == nil {
 				err = perr
@@ -213,9 +367,21 @@ func (x *dwarfIndex) find(addr uint64) (top *span, u *dwarfUnit, err error) {
 			look(x.spans[j].cu)
 		}
 	}
-	if lines == nil && err == nil {
-		for _, k := range x.rangeless {
-			look(k)
+	if lines == nil && err == nil && len(x.rangeless) > 0 {
+		fi, ferr := x.rangelessFuncs(w)
+		if ferr != nil {
+			return nil, nil, ferr
+		}
+		i := sort.Search(len(fi.spans), func(i int) bool { return fi.spans[i].lo > addr })
+		last := int32(-1)
+		for j := i - 1; j >= 0 && j >= i-spanLookback && addr < fi.reach[j]; j-- {
+			if s := fi.spans[j]; addr < s.hi && s.cu != last {
+				look(s.cu)
+				last = s.cu
+			}
+		}
+		if top == nil && err == nil {
+			err = fi.err
 		}
 		lines = nil // a unit without ranges holds no address for its lines
 	}

@@ -117,7 +117,7 @@ func testDWARFUnitsBudget(t *testing.T, data []byte, addrs []uint64) {
 	want := answers(full, addrs)
 	var largest int64
 	for i := range full.dw.units {
-		u, err := full.dw.unit(int32(i))
+		u, err := full.dw.unit(int32(i), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,8 +195,8 @@ func TestDWARFUnitsDoNotThrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, last := addrs[0], addrs[len(addrs)-1]
-	_, u1, _ := res.dw.find(first)
-	_, u2, _ := res.dw.find(last)
+	_, u1, _ := res.dw.find(first, nil)
+	_, u2, _ := res.dw.find(last, nil)
 	if u1 == nil || u2 == nil || u1 == u2 {
 		t.Fatal("the first and last addresses are not in two units")
 	}

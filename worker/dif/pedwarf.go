@@ -17,8 +17,8 @@ type peDWARF struct {
 }
 
 // resolve resolves a relative virtual address.
-func (p *peDWARF) resolve(addr uint64) ([]Frame, bool, error) {
-	frames, ok, err := p.res.Resolve(addr + p.base)
+func (p *peDWARF) resolve(w *Work, addr uint64) ([]Frame, bool, error) {
+	frames, ok, err := p.res.ResolveWork(w, addr+p.base)
 	for i := range frames {
 		if frames[i].SymAddr >= p.base {
 			frames[i].SymAddr -= p.base

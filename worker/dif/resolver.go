@@ -24,15 +24,16 @@ type Resolver struct {
 	size int64     // bytes of the index built (DWARF units and their ranges, symbols)
 }
 
-// Size is the bytes the resolver holds (approximately): its index, the
-// DWARF units it has parsed since it was built, and the DWARF sections
-// until every unit is parsed.
+// Size is the bytes the resolver holds: its index, the DWARF units it has
+// parsed since it was built (each charged at what it holds, a line table
+// that units share once), the index of the functions of the units without
+// ranges once built, and the DWARF sections until every unit is parsed.
 func (r *Resolver) Size() int64 {
 	if r.pe != nil {
 		return r.pe.res.Size()
 	}
 	if r.dw != nil {
-		return r.size + r.dw.parsed.Load() + r.dw.sections.Load()
+		return r.size + r.dw.parsed.Load() + r.dw.extra.Load() + r.dw.sections.Load()
 	}
 	return r.size
 }
@@ -49,7 +50,16 @@ func (r *Resolver) Lookup(addr uint64) (frames []Frame, ok bool) {
 // Resolve is Lookup, with the error of the DWARF unit that holds addr when
 // that unit cannot be read: a unit is parsed the first time an address
 // falls in it, so damage in one shows then, and only for its addresses.
+// The parse has a Work of its own: a request resolves with ResolveWork.
 func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
+	return r.ResolveWork(nil, addr)
+}
+
+// ResolveWork is Resolve for a request: the DWARF units it parses on first
+// use are charged to the request's Work w, and a parse stops, the unit left
+// unparsed, when w is spent (an error that is ErrBudget) or its context
+// done (the context's error).
+func (r *Resolver) ResolveWork(w *Work, addr uint64) (frames []Frame, ok bool, err error) {
 	if r.bp != nil {
 		frames, ok = r.bp.lookup(addr)
 		return frames, ok, nil
@@ -59,12 +69,12 @@ func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 		return frames, ok, nil
 	}
 	if r.pe != nil {
-		return r.pe.resolve(addr)
+		return r.pe.resolve(w, addr)
 	}
 	var top *span
 	var u *dwarfUnit
 	if r.dw != nil {
-		if top, u, err = r.dw.find(addr); err != nil {
+		if top, u, err = r.dw.find(addr, w); err != nil {
 			return nil, false, err
 		}
 	}
@@ -73,10 +83,8 @@ func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 	var line, col int
 	if u != nil {
 		compDir = u.compDir
-		if row := u.row(addr); row != nil {
-			if int(row.file) < len(u.table) {
-				file = u.table[row.file]
-			}
+		if row := u.lines.row(addr); row != nil {
+			file = u.lines.path(compDir, row.file)
 			line, col = int(row.line), int(row.col)
 		}
 	}
@@ -114,9 +122,7 @@ func (r *Resolver) Resolve(addr uint64) (frames []Frame, ok bool, err error) {
 			f.File, f.Line, f.Column = file, line, col
 		} else {
 			inner := chain[len(chain)-i]
-			if int(inner.callFile) < len(u.table) {
-				f.File = u.table[inner.callFile]
-			}
+			f.File = u.lines.path(compDir, inner.callFile)
 			f.Line, f.Column = int(inner.callLine), int(inner.callCol)
 		}
 	}
