@@ -25,6 +25,7 @@ import (
 const (
 	migrateProcesses = 8
 	migrateRounds    = 20
+	trafficClients   = 1 // the clients that send the replica requests meanwhile
 )
 
 // TestConcurrentMigrates starts migrateProcesses `errata migrate`
@@ -60,10 +61,14 @@ func TestConcurrentMigrates(t *testing.T) {
 		return db
 	}
 
+	// The three kinds run side by side: each round's migrates wait for
+	// each other far more than they work.
 	t.Run("on an empty database", func(t *testing.T) {
+		t.Parallel()
 		migrateRoundsOn(t, want, func(t *testing.T) string { return storetest.NewEmptyDatabase(t) }, nil)
 	})
 	t.Run("on a database of schema version 4", func(t *testing.T) {
+		t.Parallel()
 		migrateRoundsOn(t, want, func(t *testing.T) string {
 			return withDebugFile(t, "testdata/schema_v4.sql")
 		}, func(t *testing.T, db string) {
@@ -73,6 +78,7 @@ func TestConcurrentMigrates(t *testing.T) {
 		})
 	})
 	t.Run("on a database of the previous main that a replica serves", func(t *testing.T) {
+		t.Parallel()
 		db := withDebugFile(t, "testdata/schema_v5.sql")
 		s := newErrata(t, map[string]string{"DATABASE_URL": db, "LOG_LEVEL": "warn"})
 		s.spawn(t)
@@ -136,16 +142,16 @@ func migrateProcess(t *testing.T, db string) (string, error) {
 	return string(out), err
 }
 
-// writeTraffic sends s requests that write (releases created and
-// updated, with their projects) until the returned stop, which says how
-// many s answered with a 2xx.
+// writeTraffic sends s, from trafficClients clients, requests that write
+// (releases created with their projects, and updated) until the returned
+// stop, which says how many s answered with a 2xx.
 func writeTraffic(t *testing.T, s *errataServer) (stop func() int) {
 	t.Helper()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := 0
-	for w := range 2 {
+	for w := range trafficClients {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				select {

@@ -32,11 +32,12 @@ import (
 //     them, before its first statement: the statements of schema.sql and
 //     migrateLegacyFiles never wait for a lock after that, so they cannot
 //     be part of a deadlock. It waits for those locks, all together, at
-//     most migrationLockTimeout, well under PostgreSQL's
-//     deadlock_timeout: when a server's transaction holds a table the
-//     migration has yet to lock and waits for one the migration holds, the
-//     migration gives way (it rolls back and starts again a moment later)
-//     before PostgreSQL's deadlock check would end either of them.
+//     most migrationLockTimeout (twice as long at each new try, never more
+//     than half of PostgreSQL's deadlock_timeout): when a server's
+//     transaction holds a table the migration has yet to lock and waits
+//     for one the migration holds, the migration gives way (it rolls back
+//     and starts again a moment later) before PostgreSQL's deadlock check
+//     would end either of them.
 //   - BackfillSymbolMetadata holds the migration lock for its whole run, on
 //     a connection of its own, so that it runs after a migration and
 //     before the next, and backfills run one after the other (the ones
@@ -46,12 +47,13 @@ import (
 // Migrate applies schema, then moves the content of schema version 1 into
 // blobs (migrateLegacyFiles), in one transaction under the migration lock,
 // with the tables that the schema names locked first. It starts again when
-// one of those locks is not granted within the lock timeout (or PostgreSQL
-// reports a deadlock all the same), until ctx ends.
+// those locks are not granted in time (or PostgreSQL reports a deadlock
+// all the same), allowing them twice as long each time up to half of
+// deadlock_timeout, until ctx ends.
 func (s *Store) Migrate(ctx context.Context, schema string) error {
-	wait := 10 * time.Millisecond
+	wait, timeout := 10*time.Millisecond, migrationLockTimeout
 	for {
-		err := s.migrate(ctx, schema)
+		err := s.migrate(ctx, schema, timeout)
 		if !lockNotGranted(err) {
 			return err
 		}
@@ -62,13 +64,12 @@ func (s *Store) Migrate(ctx context.Context, schema string) error {
 			return errors.Join(err, ctx.Err())
 		case <-time.After(wait + rand.N(wait)):
 		}
-		wait = min(2*wait, 250*time.Millisecond)
+		wait, timeout = min(2*wait, 250*time.Millisecond), 2*timeout
 	}
 }
 
-// migrationLockTimeout is the longest Migrate waits for the locks of the
-// tables before it gives way and starts again, unless half the server's
-// deadlock_timeout (1s by default) is shorter.
+// migrationLockTimeout is how long Migrate first waits for the locks of
+// the tables before it gives way and starts again.
 const migrationLockTimeout = 100 * time.Millisecond
 
 // migrationLockKey is the advisory lock that serializes migrations: held
@@ -76,28 +77,24 @@ const migrationLockTimeout = 100 * time.Millisecond
 // run. The key is arbitrary but fixed: "errata" in ASCII.
 const migrationLockKey = 111542219666529
 
-// migrate is one attempt of Migrate.
-func (s *Store) migrate(ctx context.Context, schema string) error {
+// migrate is one attempt of Migrate, which waits for the locks of the
+// tables at most timeout.
+func (s *Store) migrate(ctx context.Context, schema string, timeout time.Duration) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
+		// The migration lock is waited for as long as it takes: the
+		// migrations before this one may take longer together than
+		// one statement may.
+		var statementTimeout string
+		if err := tx.QueryRow(ctx, `SELECT current_setting('statement_timeout')`).Scan(&statementTimeout); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT set_config('statement_timeout', '0', true)`); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
 			return err
 		}
-		// The locks of the tables are taken within migrationLockTimeout
-		// (statement_timeout), or not at all; any lock after them would
-		// be waited for as long at most (lock_timeout).
-		var timeout int
-		var statementTimeout string
-		if err := tx.QueryRow(ctx, `
-			SELECT least($1, extract(epoch FROM current_setting('deadlock_timeout')::interval) * 500)::int,
-				current_setting('statement_timeout')`,
-			migrationLockTimeout.Milliseconds()).Scan(&timeout, &statementTimeout); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `
-			SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)`, strconv.Itoa(timeout)); err != nil {
-			return err
-		}
-		if err := lockSchemaTables(ctx, tx, schema); err != nil {
+		if err := lockSchemaTables(ctx, tx, schema, timeout); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `SELECT set_config('statement_timeout', $1, true)`, statementTimeout); err != nil {
@@ -115,8 +112,18 @@ func (s *Store) migrate(ctx context.Context, schema string) error {
 // at once, so that no statement after it waits for a lock. It locks them
 // in the order schema creates them, parents before the tables that refer
 // to them, which is the order in which most transactions of a server take
-// them too: fewer of those stand in its way.
-func lockSchemaTables(ctx context.Context, tx pgx.Tx, schema string) error {
+// them too: fewer of those stand in its way. It waits for them at most
+// timeout, or half of deadlock_timeout when that is shorter, and then
+// fails with errTablesBusy; for the rest of tx, a lock is waited for as
+// long at most (lock_timeout). It leaves statement_timeout set to that
+// time: the caller sets it back.
+func lockSchemaTables(ctx context.Context, tx pgx.Tx, schema string, timeout time.Duration) error {
+	var ms int64
+	if err := tx.QueryRow(ctx, `
+		SELECT least($1, extract(epoch FROM current_setting('deadlock_timeout')::interval) * 500)::bigint`,
+		timeout.Milliseconds()).Scan(&ms); err != nil {
+		return err
+	}
 	rows, err := tx.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`)
 	if err != nil {
 		return err
@@ -141,6 +148,11 @@ func lockSchemaTables(ctx context.Context, tx pgx.Tx, schema string) error {
 	for i, t := range tables {
 		ident[i] = pgx.Identifier{t}.Sanitize()
 	}
+	if _, err := tx.Exec(ctx, `
+		SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)`,
+		strconv.FormatInt(ms, 10)); err != nil {
+		return err
+	}
 	_, err = tx.Exec(ctx, `LOCK TABLE `+strings.Join(ident, ", ")+` IN ACCESS EXCLUSIVE MODE`)
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "57014" { // query_canceled
 		return fmt.Errorf("%w: %w", errTablesBusy, err)
@@ -149,7 +161,7 @@ func lockSchemaTables(ctx context.Context, tx pgx.Tx, schema string) error {
 }
 
 // errTablesBusy is the error of a migration that could not lock the
-// tables within migrationLockTimeout.
+// tables in time.
 var errTablesBusy = errors.New("store: the tables to migrate are in use")
 
 // createTable is a statement of schema.sql that creates a table.
@@ -256,7 +268,16 @@ func (s *Store) BackfillSymbolMetadata(ctx context.Context,
 		return 0, wrap(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLockKey); err != nil {
+	// Waited for as long as it takes, as Migrate waits for it.
+	if _, err := conn.Exec(ctx, `SET statement_timeout = 0`); err != nil {
+		return 0, wrap(err)
+	}
+	_, err = conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLockKey)
+	if _, rerr := conn.Exec(ctx, `RESET statement_timeout`); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		conn.Conn().Close(context.WithoutCancel(ctx)) // never back to the pool without its statement_timeout
 		return 0, wrap(err)
 	}
 	defer func() {
