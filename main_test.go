@@ -272,3 +272,24 @@ func TestServeNeedsALongSecretKeyAndPublicURL(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryBadSettingIsReported sets four settings wrong, by variable and
+// by flag: serve refuses to start and its one error names each of them.
+func TestEveryBadSettingIsReported(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": "postgres://unused", "PUBLIC_URL": "http://errata.test",
+		"SECRET_KEY": "short", "SHUTDOWN_TIMEOUT": "10", "ORG_JOB_LIMIT": "0"}
+	err := run(t.Context(), []string{"serve", "--user-routes-scope", "all"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	if err == nil {
+		t.Fatal("serve started with four bad settings")
+	}
+	for _, want := range []string{
+		"SECRET_KEY has 5 bytes, fewer than 32",
+		`SHUTDOWN_TIMEOUT: "10" is not a positive duration such as 30s or 2m`,
+		`ORG_JOB_LIMIT: "0" is not a positive number`,
+		`USER_ROUTES_SCOPE: "all" is not any or required`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("serve: %v, want an error that says %s", err, want)
+		}
+	}
+}

@@ -70,7 +70,7 @@ type assembleOut struct {
 }
 
 // handleReleaseAssemble serves POST organizations/{org}/releases/{version}/assemble/:
-// it enqueues the assembly and, as the spec says, always answers "ok" with no
+// it enqueues the assembly and, as docs/api.md says, always answers "ok" with no
 // missing chunks.
 func handleReleaseAssemble(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {

@@ -199,26 +199,6 @@ func (s *Store) PoolStats() PoolStats {
 	}
 }
 
-// Migrate applies schema inside one transaction under an advisory lock, so
-// that two processes migrating at once apply it one after the other.
-func (s *Store) Migrate(ctx context.Context, schema string) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, schema); err != nil {
-			return err
-		}
-		return migrateLegacyFiles(ctx, tx)
-	})
-}
-
-// migrationLockKey is the advisory lock that serializes migrations: held
-// by Migrate for its transaction, and shared by the backfills that read
-// stored files after it (BackfillSymbolMetadata). The key is arbitrary but
-// fixed: "errata" in ASCII.
-const migrationLockKey = 111542219666529
-
 // CheckMigrated returns ErrNotMigrated unless the schema of this build is
 // applied.
 func (s *Store) CheckMigrated(ctx context.Context) error {

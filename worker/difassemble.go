@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 
 	"errata/store"
@@ -141,16 +140,4 @@ func (a *DifAssembler) save(ctx context.Context, file store.PendingFile, f store
 		return nil, err
 	}
 	return nil, nil
-}
-
-// SectionTable is ingest.SectionTable, for the callers that read the
-// debug files stored before errata read their section tables.
-func SectionTable(content io.ReaderAt, size int64) store.SectionTable {
-	return ingest.SectionTable(content, size)
-}
-
-// SourceIndex is ingest.SourceIndex, for the callers that read the source
-// bundles stored before errata read their indexes.
-func SourceIndex(content io.ReaderAt, size int64) store.SourceIndex {
-	return ingest.SourceIndex(content, size)
 }

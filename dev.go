@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"errata/authn"
+	"errata/store"
+)
+
+// `errata dev` is `errata serve` for trying errata on one machine: it
+// takes a SECRET_KEY of its own when none is set and needs no PUBLIC_URL
+// (config.go), migrates the database, creates demo data with a token
+// (seedDemo), and prints the mail it would send (runServe).
+
+// devSecretKey is the SECRET_KEY of `errata dev` when none is set.
+const devSecretKey = "errata-dev-secret-not-for-production"
+
+// seedDemo creates (or finds again) the demo data of `errata dev` and
+// prints a fresh token with a curl line to try it.
+func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, stdout io.Writer) error {
+	const email, org, project = "demo@errata.localhost", "demo", "demo-app"
+	if _, err := st.CreateUser(ctx, email, "Demo User"); err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("demo user: %w", err)
+	}
+	if _, err := st.CreateOrganization(ctx, org, "Demo", email); err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("demo organization: %w", err)
+	}
+	if _, err := st.CreateProject(ctx, store.Operator, org, store.NewProject{Slug: project, Name: "Demo App"}); err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("demo project: %w", err)
+	}
+	if _, err := st.CreateEnvironment(ctx, org, "production", project, false); err != nil {
+		return fmt.Errorf("demo environment: %w", err)
+	}
+	token, hash := authn.NewToken()
+	if _, err := st.CreateToken(ctx, email, hash, authn.Scopes, "dev"); err != nil {
+		return fmt.Errorf("demo token: %w", err)
+	}
+	port := addr.(*net.TCPAddr).Port
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if cfg.publicURL == "" {
+		cfg.publicURL = base
+	}
+	fmt.Fprintf(stdout, "errata is serving on %s (organization %q, project %q, user %s)\n", base, org, project, email)
+	fmt.Fprintf(stdout, "token: %s\n", token)
+	fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/api/0/\n", token, base)
+	// gdb, valgrind, debuginfod-find and llvm-symbolizer read this
+	// variable; libcurl sends the token of the URL as Basic.
+	fmt.Fprintf(stdout, "debuginfod: export DEBUGINFOD_URLS=%s\n", strings.Replace(base, "://", "://errata:"+token+"@", 1)+"/debuginfod/"+org)
+	return nil
+}
