@@ -123,6 +123,14 @@ func (c *DebugFileCache) acquire(ctx context.Context, org int64, started <-chan 
 	}, nil
 }
 
+// Slots waits for the parse slots of the organization org, as a parse of
+// a whole file does: a DWARF unit parsed on first use (dif.NewWork) runs
+// in them, so that one organization's lazy parses take one of the
+// process's slots at most. release gives them back.
+func (c *DebugFileCache) Slots(ctx context.Context, org int64) (release func(), err error) {
+	return c.acquire(ctx, org, nil)
+}
+
 // Stats reports the bytes and the entries the cache holds.
 func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 	c.mu.Lock()

@@ -229,6 +229,14 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	for i, m := range mods {
 		resp.Modules[i] = *m.out
 	}
+	// The DWARF units the frames fall in are parsed on first use: charged
+	// to this request's Work, in the organization's parse slots, and
+	// stopped when the client leaves.
+	var org int64 // the project's organization: every file's
+	if len(files) > 0 {
+		org = files[0].OrgID
+	}
+	work := dif.NewWork(ctx, func() (func(), error) { return e.Cache.Slots(ctx, org) })
 	resp.Stacktraces = make([]StacktraceOut, len(req.Stacktraces))
 	for si, st := range req.Stacktraces {
 		out := []FrameOut{}
@@ -237,7 +245,7 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 			if callerFirst {
 				crashing = i == len(st.Frames)-1
 			}
-			fs, err := resolveFrame(mods, f, i, crashing, callerFirst, si)
+			fs, err := resolveFrame(ctx, work, mods, f, i, crashing, callerFirst, si)
 			if err != nil {
 				return nil, err
 			}

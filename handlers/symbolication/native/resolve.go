@@ -1,11 +1,13 @@
 package native
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
 
 	"errata/handlers/symbolication"
+	"errata/worker/dif"
 )
 
 // checkFrame checks the address and the addr_mode of frame i of stack
@@ -28,8 +30,10 @@ func checkFrame(f FrameIn, nmods, si, i int) error {
 }
 
 // resolveFrame answers the frame f (index i of stack trace si): one frame,
-// or several for inlined calls, in the request's order.
-func resolveFrame(mods []*module, f FrameIn, i int, crashing, callerFirst bool, si int) ([]FrameOut, error) {
+// or several for inlined calls, in the request's order. The DWARF units it
+// parses are charged to work; once the request's context is done it
+// returns the context's error.
+func resolveFrame(ctx context.Context, work *dif.Work, mods []*module, f FrameIn, i int, crashing, callerFirst bool, si int) ([]FrameOut, error) {
 	addr, ok := parseAddr(f.InstructionAddr)
 	if !ok || len(f.InstructionAddr) == 0 {
 		return nil, symbolication.Invalid("Expected an address", "body", "stacktraces", si, "frames", i, "instruction_addr")
@@ -71,7 +75,10 @@ func resolveFrame(mods []*module, f FrameIn, i int, crashing, callerFirst bool, 
 	if !crashing && (f.AdjustInstructionAddr == nil || *f.AdjustInstructionAddr) && lookup > 0 {
 		lookup-- // a return address: the call is the byte before
 	}
-	frames, ok, err := m.res.Resolve(lookup)
+	frames, ok, err := m.res.ResolveWork(work, lookup)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err() // the client left
+	}
 	if err != nil {
 		out.Status = "malformed" // the part of the file that holds it cannot be read
 		return []FrameOut{out}, nil
