@@ -38,8 +38,13 @@ func CutName(s string) string {
 		return s
 	}
 	n := MaxNameBytes - len(NameCut)
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	// Back to the start of the character cut, if it is one (invalid
+	// UTF-8 is cut where it stands).
+	for k := n; k > n-utf8.UTFMax && k > 0; k-- {
+		if utf8.RuneStart(s[k]) {
+			n = k
+			break
+		}
 	}
 	return s[:n] + NameCut
 }

@@ -75,3 +75,28 @@ func TestAnswerRefusedPastTheCap(t *testing.T) {
 		t.Errorf("refused at frame %d, want %d", frames, MaxAnswerBytes/perFrame+1)
 	}
 }
+
+// FuzzCutName: a cut name is at most MaxNameBytes, starts the name it
+// came from, ends with NameCut, and is valid UTF-8 when the name was.
+func FuzzCutName(f *testing.F) {
+	f.Add("main", 0)
+	f.Add("é", MaxNameBytes)
+	f.Add("😀", MaxNameBytes)
+	f.Fuzz(func(t *testing.T, unit string, repeat int) {
+		if unit == "" || repeat < 0 || repeat > 4*MaxNameBytes {
+			return
+		}
+		name := strings.Repeat(unit, repeat)
+		got := CutName(name)
+		if len(name) <= MaxNameBytes {
+			if got != name {
+				t.Fatalf("CutName changed a name of %d bytes", len(name))
+			}
+			return
+		}
+		kept, ok := strings.CutSuffix(got, NameCut)
+		if len(got) > MaxNameBytes || !ok || !strings.HasPrefix(name, kept) || utf8.ValidString(name) && !utf8.ValidString(got) {
+			t.Fatalf("CutName of %d bytes: %d bytes %.20q", len(name), len(got), got)
+		}
+	})
+}
