@@ -89,3 +89,29 @@ func TestResolveFrameRefusedPastTheCap(t *testing.T) {
 	}
 	t.Fatalf("%d frames answered, %d bytes charged, never refused", answered, ans.Bytes())
 }
+
+// TestChargeModulesAtLeastTheirJSON: the modules of an answer and their
+// candidates are charged at least what their JSON takes, escapes
+// included.
+func TestChargeModulesAtLeastTheirJSON(t *testing.T) {
+	id, code := "e0b56998-b1d1-652b-992f-fb3204bf4b45", "9869b5e0d1b12b65"
+	size := uint64(1 << 40)
+	m := ModuleOut{Type: "elf", CodeID: &code, DebugID: &id, CodeFile: ptr(`C:\app<&>.exe`), DebugFile: ptr("app.pdb"),
+		ImageAddr: "0xffffffffffffffff", ImageSize: &size, DebugStatus: "malformed", DebugReason: "dif: \x01 damaged",
+		Features: Features{true, true, true, true}}
+	for i := range 1000 {
+		m.Candidates = append(m.Candidates, Candidate{ID: fmt.Sprint(1 << 62), ObjectName: strings.Repeat("<", i), DebugID: id,
+			CodeID: &code, FileFormat: "breakpad", Features: []string{"symtab", "debug", "unwind", "sources"},
+			SHA1: strings.Repeat("f", 40), Status: "no_debug_info", Reason: "the file is larger than the resolver reads"})
+	}
+	var ans symbolication.Answer
+	if err := chargeModules(&ans, []ModuleOut{m}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(m)
+	if ans.Bytes() < int64(len(b)) {
+		t.Errorf("a module of %d bytes of JSON charged %d", len(b), ans.Bytes())
+	}
+}
+
+func ptr(s string) *string { return &s }

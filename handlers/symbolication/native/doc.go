@@ -31,7 +31,7 @@
 // ending with "..."); at most symbolication.MaxFrameExpansion (64) frames
 // for an input frame's inlined calls, the innermost, the last kept saying
 // how many were left out (frames_omitted); and at most
-// symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the frames
-// and their context are made (*symbolication.LimitError of AnswerBytes
+// symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the modules
+// (their candidates included), the frames and their context are made (*symbolication.LimitError of AnswerBytes
 // beyond, before the answer is written).
 package native

@@ -241,6 +241,9 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	}
 	resp.Stacktraces = make([]StacktraceOut, len(req.Stacktraces))
 	var ans symbolication.Answer
+	if err := chargeModules(&ans, resp.Modules); err != nil {
+		return nil, err
+	}
 	for si, st := range req.Stacktraces {
 		out := []FrameOut{}
 		for i, f := range st.Frames {
@@ -276,6 +279,40 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		}
 	}
 	return &resp, nil
+}
+
+// Bounds of the bytes a module's and a candidate's JSON take beside their
+// strings: keys, punctuation, literals and numbers at their longest.
+const (
+	moduleJSON    = 320
+	candidateJSON = 160
+)
+
+// chargeModules charges ans with the answer's modules and their
+// candidates.
+func chargeModules(ans *symbolication.Answer, mods []ModuleOut) error {
+	str := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	for _, m := range mods {
+		if err := ans.Charge(moduleJSON, m.Type, str(m.CodeID), str(m.DebugID), str(m.CodeFile), str(m.DebugFile),
+			m.ImageAddr, m.DebugStatus, m.DebugReason); err != nil {
+			return err
+		}
+		for _, c := range m.Candidates {
+			if err := ans.Charge(candidateJSON+len(c.Features), c.ID, c.ObjectName, c.DebugID, str(c.CodeID), c.FileFormat,
+				c.SHA1, c.Status, c.Reason); err != nil {
+				return err
+			}
+			if err := ans.Charge(0, c.Features...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // chargeContext charges ans with the source context of the frames of sts.
