@@ -18,9 +18,9 @@ const (
 	// character boundary and ends with NameCut, MaxNameBytes in all.
 	MaxNameBytes = 1024
 	// MaxFrameExpansion bounds the frames one input frame answers
-	// (inlined calls, the methods of a ProGuard line): the first ones are
-	// kept, and the last kept says how many were left out
-	// (frames_omitted).
+	// (inlined calls, the methods of a ProGuard line): the first ones,
+	// innermost first, are kept, and the outermost kept says how many
+	// were left out (frames_omitted).
 	MaxFrameExpansion = 64
 	// MaxAnswerBytes bounds the JSON of one answer, counted as the engine
 	// builds it: beyond, the request is a *LimitError of AnswerBytes

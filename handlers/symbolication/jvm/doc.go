@@ -22,7 +22,7 @@
 // symbolication.MaxNameBytes (1 KiB, ending with "..."); at most
 // symbolication.MaxFrameExpansion (64) frames for one obfuscated frame
 // (its inlined methods, or the methods a line is shared by: the first the
-// mapping gives, the last kept saying how many more it gives in
+// mapping gives, the outermost kept saying how many more it gives in
 // frames_omitted, the others never built); and at most
 // symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the frames
 // are made (*symbolication.LimitError of AnswerBytes beyond, before the

@@ -56,8 +56,8 @@ type FrameOut struct {
 	AbsPath       *string `json:"abs_path"`
 	Lineno        *int64  `json:"lineno"`
 	OriginalIndex int     `json:"original_index"`
-	// FramesOmitted, on the last frame kept of an input frame's original
-	// frames, is how many more the mapping gives, left out past
+	// FramesOmitted, on the outermost frame kept of an input frame's
+	// original frames, is how many more the mapping gives, left out past
 	// symbolication.MaxFrameExpansion.
 	FramesOmitted int `json:"frames_omitted,omitempty"`
 }
@@ -221,9 +221,9 @@ func splitClass(name string) (string, string) {
 
 // remapFrame returns the original frames of f, the i-th frame of its
 // stack trace: several when methods were inlined there (at most
-// symbolication.MaxFrameExpansion, the first the mapping gives, the last
-// of them saying how many more it gives), in the order the request reads
-// frames, their names cut to symbolication.MaxNameBytes.
+// symbolication.MaxFrameExpansion, the first the mapping gives, the
+// outermost of them saying how many more it gives), in the order the
+// request reads frames, their names cut to symbolication.MaxNameBytes.
 func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, callerFirst bool) []FrameOut {
 	index := i
 	if f.OriginalIndex != nil {

@@ -29,8 +29,8 @@
 // name a frame repeats from a file or a module (function, symbol,
 // abs_path, filename, package) cut to symbolication.MaxNameBytes (1 KiB,
 // ending with "..."); at most symbolication.MaxFrameExpansion (64) frames
-// for an input frame's inlined calls, the innermost, the last kept saying
-// how many were left out (frames_omitted); and at most
+// for an input frame's inlined calls, the innermost, the outermost kept
+// saying how many were left out (frames_omitted); and at most
 // symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the modules
 // (their candidates included), the frames and their context are made (*symbolication.LimitError of AnswerBytes
 // beyond, before the answer is written).

@@ -78,8 +78,8 @@ type FrameOut struct {
 	PreContext      []string `json:"pre_context,omitempty"`
 	ContextLine     *string  `json:"context_line,omitempty"`
 	PostContext     []string `json:"post_context,omitempty"`
-	// FramesOmitted, on the last frame kept of an input frame's inlined
-	// calls, is how many more it has, left out past
+	// FramesOmitted, on the outermost frame kept of an input frame's
+	// inlined calls, is how many more it has, left out past
 	// symbolication.MaxFrameExpansion.
 	FramesOmitted int `json:"frames_omitted,omitempty"`
 
