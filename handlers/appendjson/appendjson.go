@@ -130,3 +130,34 @@ func String(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// StringLen is the length of what String appends for s: what s costs in
+// an answer, counted before the answer is written.
+func StringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case htmlSafe[c]:
+			n++
+			i++
+		case c < utf8.RuneSelf:
+			switch c {
+			case '"', '\\', '\b', '\f', '\n', '\r', '\t':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				n += 6
+			} else {
+				n += size
+			}
+			i += size
+		}
+	}
+	return n
+}

@@ -11,7 +11,11 @@
 // keeps parsed source maps, the sourceMappingURL of minified files,
 // original sources and ProGuard mappings by what they are and SHA-1.
 // Context cuts the lines around a frame's line, for native and
-// JavaScript frames alike.
+// JavaScript frames alike. The bounds of an answer are here for the three
+// engines: CutName cuts a name a frame repeats to MaxNameBytes, Expansion
+// keeps MaxFrameExpansion of the frames one input frame becomes, and
+// Answer counts the bytes of an answer as it is made, up to
+// MaxAnswerBytes.
 //
 // The package and the engines read stored files through errata/store and
 // parse them with the readers of errata/worker/dif; they know nothing of

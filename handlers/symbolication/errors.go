@@ -38,6 +38,8 @@ const (
 	// Files: the distinct files one JavaScript request resolves
 	// (MaxFiles).
 	Files
+	// AnswerBytes: the bytes of one answer's JSON (MaxAnswerBytes).
+	AnswerBytes
 )
 
 // LimitError stops a request that goes beyond Limit, whose bound is Max.
@@ -52,6 +54,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("the request would parse more than %d bytes of debug files", e.Max)
 	case ReadBytes:
 		return fmt.Sprintf("the request reads more than %d bytes of stored files", e.Max)
+	case AnswerBytes:
+		return fmt.Sprintf("the answer would be larger than %d bytes", e.Max)
 	}
 	return fmt.Sprintf("the request resolves more than %d distinct files", e.Max)
 }

@@ -30,5 +30,12 @@
 // context: missing_source_content). Held: a parsed map is charged to the
 // cache at its size and the budget of the source names it keeps for two
 // URLs (a quarter of the map's size each, and 64 KiB); context lines are
-// cut to 140 bytes around the column (symbolication.Context).
+// cut to 140 bytes around the column (symbolication.Context). Answered:
+// each name a frame takes from a map (function, abs_path, filename, the
+// map's URL in data.sourcemap) cut to symbolication.MaxNameBytes (1 KiB,
+// ending with "...": a source is still looked up by its whole URL), and
+// at most symbolication.MaxAnswerBytes (32 MiB) of JSON, raw_stacktraces
+// and errors included, counted as the frames are made
+// (*symbolication.LimitError of AnswerBytes beyond, before the answer is
+// written).
 package js

@@ -135,7 +135,7 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 // it, or the error type of its frames.
 type jsFile struct {
 	m            *sourcemap.Map
-	mapURL       string
+	mapURL       string // as frames answer it: cut to symbolication.MaxNameBytes
 	resolvedWith string
 	errType      string
 	// data is what the data of its frames say of it: resolvedWith and
@@ -149,6 +149,8 @@ type jsFile struct {
 	bundle string
 	// texts memoizes the stored original sources by abs_path.
 	texts map[string]*string
+	// own memoizes the sources its cached view has no room for.
+	own map[int]*frameSource
 }
 
 // newJSFile is the file of frames resolved through m, found under mapURL
@@ -158,12 +160,12 @@ func newJSFile(m *sourcemap.Map, sources *frameSources, mapURL, how, bundle stri
 	if sources == nil {
 		sources = localSources(mapURL)
 	}
-	f := &jsFile{m: m, mapURL: mapURL, resolvedWith: how, bundle: bundle, sources: sources}
+	f := &jsFile{m: m, mapURL: symbolication.CutName(mapURL), resolvedWith: how, bundle: bundle, sources: sources}
 	f.data = FrameData{ResolvedWith: &f.resolvedWith, Sourcemap: &f.mapURL}
 	f.data.json = append(f.data.json, `,"resolved_with":`...)
 	f.data.json = appendjson.String(f.data.json, how)
 	f.data.json = append(f.data.json, `,"sourcemap":`...)
-	f.data.json = appendjson.String(f.data.json, mapURL)
+	f.data.json = appendjson.String(f.data.json, f.mapURL)
 	return f
 }
 
@@ -195,6 +197,11 @@ var errReadBudget = &symbolication.LimitError{Limit: symbolication.ReadBytes, Ma
 
 func (rs *resolver) resolve() (*Response, error) {
 	out := &Response{Stacktraces: []StacktraceOut{}, Errors: []Error{}}
+	// The answer echoes the request's stack traces (raw_stacktraces).
+	var ans symbolication.Answer
+	if err := ans.Charge(len(rs.req.Stacktraces) + 64); err != nil {
+		return nil, err
+	}
 	calleeFirst := rs.req.Options.FrameOrder != nil && *rs.req.Options.FrameOrder == "callee_first"
 	withContext := rs.req.Options.ApplySourceContext == nil || *rs.req.Options.ApplySourceContext
 	for _, st := range rs.req.Traces {
@@ -223,7 +230,13 @@ func (rs *resolver) resolve() (*Response, error) {
 				if f.AbsPath != nil {
 					abs = *f.AbsPath
 				}
+				if err := ans.Charge(errorJSON, abs, errType); err != nil {
+					return nil, err
+				}
 				out.Errors = append(out.Errors, Error{AbsPath: abs, Type: errType})
+			}
+			if err := o.charge(&ans); err != nil {
+				return nil, err
 			}
 			frames[i] = o
 		}
@@ -239,11 +252,49 @@ func (rs *resolver) resolve() (*Response, error) {
 			}
 			if caller >= 0 && caller < len(frames) && names[caller] != nil {
 				frames[i].Function = names[caller]
+				if err := ans.Charge(0, *names[caller]); err != nil {
+					return nil, err
+				}
 			}
 		}
 		out.Stacktraces = append(out.Stacktraces, StacktraceOut{Frames: frames})
 	}
 	return out, nil
+}
+
+// Bounds of the bytes of an answer's frame and error beside their
+// strings: keys, punctuation, nulls and numbers at their longest.
+const (
+	frameJSON = 256
+	errorJSON = 32
+)
+
+// charge charges ans with o's JSON, its function but when caller naming
+// replaces it.
+func (o *FrameOut) charge(ans *symbolication.Answer) error {
+	n := frameJSON + len(o.Data.json) + len(o.PreContext) + len(o.PostContext)
+	if o.source != nil {
+		n += len(o.source.json)
+	} else {
+		if err := ans.Charge(0, deref(o.Filename), deref(o.AbsPath)); err != nil {
+			return err
+		}
+	}
+	if err := ans.Charge(n, deref(o.Function), deref(o.ContextLine)); err != nil {
+		return err
+	}
+	if err := ans.Charge(0, o.PreContext...); err != nil {
+		return err
+	}
+	return ans.Charge(0, o.PostContext...)
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // filename returns the filename of a frame's abs_path, once per request.
@@ -293,19 +344,22 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 	if !ok {
 		return false, "invalid_location", nil
 	}
-	src := file.sources.get(p.SourceID, p.Source)
+	if file.own == nil {
+		file.own = map[int]*frameSource{}
+	}
+	src := file.sources.find(p.SourceID, p.Source, file.own)
 	o.source = src
 	o.AbsPath, o.Filename = &src.abs, &src.filename
 	lineCol[0], lineCol[1] = int64(p.Line+1), int64(p.Column+1)
 	o.Lineno, o.Colno = &lineCol[0], &lineCol[1]
 	o.Data.Symbolicated = true
 	if p.HasName {
-		*name = p.Name
+		*name = symbolication.CutName(p.Name)
 	}
 	if withContext {
 		content := p.Content
 		if !p.HasContent {
-			text, err := rs.storedSource(file, src.abs)
+			text, err := rs.storedSource(file, src.url)
 			if err != nil {
 				return false, "", err
 			}

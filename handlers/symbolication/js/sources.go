@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"errata/handlers/appendjson"
+	"errata/handlers/symbolication"
 	"errata/worker/dif/sourcemap"
 )
 
@@ -74,24 +75,34 @@ func localSources(mapURL string) *frameSources {
 	return &frameSources{mapURL: mapURL, local: map[int]*frameSource{}}
 }
 
-// frameSource is a source of a resolved frame: its abs_path and filename, and
-// the JSON of both as the answer's frame writes them.
+// frameSource is a source of a resolved frame: its URL, its abs_path and
+// filename as the answer's frame writes them (cut to
+// symbolication.MaxNameBytes), and the JSON of both.
 type frameSource struct {
+	url           string // where its original source is looked for
 	abs, filename string
 	json          []byte // "filename":…,"abs_path":…
 }
 
 // get returns the source numbered id in the map, which names it source.
-func (v *frameSources) get(id int, source string) *frameSource {
+func (v *frameSources) get(id int, source string) *frameSource { return v.find(id, source, nil) }
+
+// find is get keeping in own, for a request, the sources the view has no
+// room for, so that a source of a long URL is joined once a request, not
+// once a frame.
+func (v *frameSources) find(id int, source string, own map[int]*frameSource) *frameSource {
 	if v.slots != nil {
 		if s := v.slots[id].Load(); s != nil {
+			return s
+		}
+		if s, ok := own[id]; ok {
 			return s
 		}
 	} else if s, ok := v.local[id]; ok {
 		return s
 	}
 	abs := joinSourceURL(v.mapURL, source)
-	s := &frameSource{abs: abs, filename: filenameOf(abs)}
+	s := &frameSource{url: abs, abs: symbolication.CutName(abs), filename: symbolication.CutName(filenameOf(abs))}
 	s.json = append(s.json, `"filename":`...)
 	s.json = appendjson.String(s.json, s.filename)
 	s.json = append(s.json, `,"abs_path":`...)
@@ -102,8 +113,10 @@ func (v *frameSources) get(id int, source string) *frameSource {
 	}
 	// Concurrent requests may make the same source: the last one stays,
 	// each is charged.
-	if v.left.Add(-int64(len(s.abs)+len(s.filename)+cap(s.json)+64)) >= 0 {
+	if v.left.Add(-int64(len(s.url)+len(s.abs)+len(s.filename)+cap(s.json)+64)) >= 0 {
 		v.slots[id].Store(s)
+	} else if own != nil {
+		own[id] = s
 	}
 	return s
 }

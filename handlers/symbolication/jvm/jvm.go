@@ -56,7 +56,15 @@ type FrameOut struct {
 	AbsPath       *string `json:"abs_path"`
 	Lineno        *int64  `json:"lineno"`
 	OriginalIndex int     `json:"original_index"`
+	// FramesOmitted, on the outermost frame kept of an input frame's
+	// original frames, is how many more the mapping gives, left out past
+	// symbolication.MaxFrameExpansion.
+	FramesOmitted int `json:"frames_omitted,omitempty"`
 }
+
+// frameJSON bounds the bytes a FrameOut's JSON takes beside its strings:
+// keys, punctuation, nulls and numbers at their longest.
+const frameJSON = 200
 
 // Error says why a UUID of the request remapped nothing: "missing" (the
 // project has no mapping of it) or "malformed".
@@ -108,18 +116,37 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		}
 		mappings = append(mappings, m)
 	}
+	var ans symbolication.Answer
 	for _, ex := range req.Exceptions {
-		out.Exceptions = append(out.Exceptions, remapException(mappings, ex))
+		ex = remapException(mappings, ex)
+		if err := ans.Charge(32, deref(ex.Type), deref(ex.Module)); err != nil {
+			return nil, err
+		}
+		out.Exceptions = append(out.Exceptions, ex)
 	}
 	callerFirst := req.Options.FrameOrder == nil || *req.Options.FrameOrder == "caller_first"
 	for _, st := range req.Stacktraces {
 		frames := []FrameOut{}
 		for i, f := range st.Frames {
-			frames = append(frames, remapFrame(mappings, f, i, callerFirst)...)
+			fs := remapFrame(mappings, f, i, callerFirst)
+			for _, o := range fs {
+				if err := ans.Charge(frameJSON, deref(o.Function), deref(o.Module), deref(o.Filename), deref(o.AbsPath)); err != nil {
+					return nil, err
+				}
+			}
+			frames = append(frames, fs...)
 		}
 		out.Stacktraces = append(out.Stacktraces, StacktraceOut{Frames: frames})
 	}
 	return out, nil
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // loadProguard returns the parsed mapping uuid of the project, from the
@@ -173,6 +200,7 @@ func remapException(mappings []*proguard.Mapping, e Exception) Exception {
 	for _, m := range mappings {
 		if orig, ok := m.Class(full); ok {
 			module, typ := splitClass(orig)
+			module, typ = symbolication.CutName(module), symbolication.CutName(typ)
 			out := Exception{Type: &typ}
 			if module != "" || e.Module != nil {
 				out.Module = &module
@@ -192,8 +220,10 @@ func splitClass(name string) (string, string) {
 }
 
 // remapFrame returns the original frames of f, the i-th frame of its
-// stack trace: several when methods were inlined there, in the order the
-// request reads frames.
+// stack trace: several when methods were inlined there (at most
+// symbolication.MaxFrameExpansion, the first the mapping gives, the
+// outermost of them saying how many more it gives), in the order the
+// request reads frames, their names cut to symbolication.MaxNameBytes.
 func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, callerFirst bool) []FrameOut {
 	index := i
 	if f.OriginalIndex != nil {
@@ -210,20 +240,23 @@ func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, callerFirst bool
 		line = int(*f.Lineno)
 	}
 	for _, m := range mappings {
-		frames, ok := m.Remap(proguard.Frame{Class: *f.Module, Method: *f.Function, Line: line})
+		frames, n, ok := m.RemapAtMost(proguard.Frame{Class: *f.Module, Method: *f.Function, Line: line}, symbolication.MaxFrameExpansion)
 		if !ok {
 			continue
 		}
-		if callerFirst {
-			slices.Reverse(frames)
-		}
 		out := make([]FrameOut, 0, len(frames))
 		for _, o := range frames {
-			fo := FrameOut{Function: ptr(o.Method), Module: ptr(o.Class), Filename: ptr(o.File), AbsPath: ptr(o.File), OriginalIndex: index}
+			file := ptr(symbolication.CutName(o.File))
+			fo := FrameOut{Function: ptr(symbolication.CutName(o.Method)), Module: ptr(symbolication.CutName(o.Class)),
+				Filename: file, AbsPath: file, OriginalIndex: index}
 			if f.Lineno != nil {
 				fo.Lineno = ptr(int64(o.Line))
 			}
 			out = append(out, fo)
+		}
+		out[len(out)-1].FramesOmitted = n - len(out)
+		if callerFirst {
+			slices.Reverse(out)
 		}
 		return out
 	}

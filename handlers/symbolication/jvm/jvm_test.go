@@ -3,10 +3,12 @@ package jvm
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"errata/handlers/symbolication"
 	"errata/worker/dif/proguard"
 )
 
@@ -62,5 +64,44 @@ func TestRemapException(t *testing.T) {
 	got := remapException(mappings, Exception{Type: ptr("c"), Module: ptr("com.shop")})
 	if got.Module == nil || *got.Module != "com.shop" || got.Type == nil || *got.Type != "UnknownDiscountException" {
 		t.Errorf("%v %v, want com.shop UnknownDiscountException", got.Module, got.Type)
+	}
+}
+
+// TestRemapFrameExpansionCapped: an obfuscated line that 200,000 methods
+// of a mapping share answers the first symbolication.MaxFrameExpansion
+// of them, the last saying how many more there are, their names cut to
+// symbolication.MaxNameBytes, in either order.
+func TestRemapFrameExpansionCapped(t *testing.T) {
+	long := strings.Repeat("m", 60<<10)
+	var mapping strings.Builder
+	mapping.WriteString("com.shop." + long + " -> a:\n")
+	const methods = 200_000
+	for i := range methods {
+		fmt.Fprintf(&mapping, "    1:1:void m%d():1:1 -> a\n", i)
+	}
+	m, err := proguard.Parse([]byte(mapping.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := int64(1)
+	f := FrameIn{Module: ptr("a"), Function: ptr("a"), Lineno: &line}
+	for _, callerFirst := range []bool{false, true} {
+		out := remapFrame([]*proguard.Mapping{m}, f, 0, callerFirst)
+		if len(out) != symbolication.MaxFrameExpansion {
+			t.Fatalf("caller first %v: %d frames, want %d", callerFirst, len(out), symbolication.MaxFrameExpansion)
+		}
+		last := out[len(out)-1]
+		if callerFirst {
+			last = out[0]
+		}
+		if last.FramesOmitted != methods-symbolication.MaxFrameExpansion || *last.Function != fmt.Sprintf("m%d", symbolication.MaxFrameExpansion-1) {
+			t.Errorf("caller first %v: the last frame kept is %s with %d omitted, want m%d with %d", callerFirst, *last.Function, last.FramesOmitted,
+				symbolication.MaxFrameExpansion-1, methods-symbolication.MaxFrameExpansion)
+		}
+		for _, o := range out {
+			if len(*o.Module) > symbolication.MaxNameBytes || len(*o.Filename) > symbolication.MaxNameBytes || len(*o.AbsPath) > symbolication.MaxNameBytes {
+				t.Fatalf("names of %d, %d, %d bytes, want at most %d", len(*o.Module), len(*o.Filename), len(*o.AbsPath), symbolication.MaxNameBytes)
+			}
+		}
 	}
 }

@@ -25,5 +25,13 @@
 // sources read from source bundles for context. Held: what the resolvers
 // keep is bounded by the readers of worker/dif and counted by the cache
 // (DEBUG_FILE_CACHE_BYTES), units parsed during a resolution included;
-// context lines are cut to 140 bytes around the column.
+// context lines are cut to 140 bytes around the column. Answered: each
+// name a frame repeats from a file or a module (function, symbol,
+// abs_path, filename, package) cut to symbolication.MaxNameBytes (1 KiB,
+// ending with "..."); at most symbolication.MaxFrameExpansion (64) frames
+// for an input frame's inlined calls, the innermost, the outermost kept
+// saying how many were left out (frames_omitted); and at most
+// symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the modules
+// (their candidates included), the frames and their context are made (*symbolication.LimitError of AnswerBytes
+// beyond, before the answer is written).
 package native

@@ -78,9 +78,17 @@ type FrameOut struct {
 	PreContext      []string `json:"pre_context,omitempty"`
 	ContextLine     *string  `json:"context_line,omitempty"`
 	PostContext     []string `json:"post_context,omitempty"`
+	// FramesOmitted, on the outermost frame kept of an input frame's
+	// inlined calls, is how many more it has, left out past
+	// symbolication.MaxFrameExpansion.
+	FramesOmitted int `json:"frames_omitted,omitempty"`
 
 	mod *module // whose files resolved it
 }
+
+// frameJSON bounds the bytes a FrameOut's JSON takes beside its strings:
+// keys, punctuation and numbers at their longest.
+const frameJSON = 320
 
 // Features says what the debug files of a module hold.
 type Features struct {
@@ -137,6 +145,7 @@ type module struct {
 	in            ModuleIn
 	debugID       string // Sentry's form, "" when none
 	codeID        string // lowercase, "" when none
+	pkg           string // the package of its frames: CodeFile cut to symbolication.MaxNameBytes
 	addr, vmaddr  uint64
 	size          uint64 // 0: up to the next module
 	res           *dif.Resolver
@@ -192,7 +201,8 @@ type Engine struct {
 // frames of their own, with the source context of its line from the
 // module's source bundle unless the request turns it off. The files read
 // count as used for retention. A request whose parses would pass
-// maxNativeParse bytes is a *symbolication.LimitError.
+// maxNativeParse bytes, or whose answer symbolication.MaxAnswerBytes, is a
+// *symbolication.LimitError.
 func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Request) (*Response, error) {
 	mods, err := modules(req)
 	if err != nil {
@@ -238,6 +248,10 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	}
 	work := dif.NewWork(ctx, func() (func(), error) { return e.Cache.Slots(ctx, org) })
 	resp.Stacktraces = make([]StacktraceOut, len(req.Stacktraces))
+	var ans symbolication.Answer
+	if err := chargeModules(&ans, resp.Modules); err != nil {
+		return nil, err
+	}
 	for si, st := range req.Stacktraces {
 		out := []FrameOut{}
 		for i, f := range st.Frames {
@@ -245,7 +259,7 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 			if callerFirst {
 				crashing = i == len(st.Frames)-1
 			}
-			fs, err := resolveFrame(ctx, work, mods, f, i, crashing, callerFirst, si)
+			fs, err := resolveFrame(ctx, work, mods, f, i, crashing, callerFirst, si, &ans)
 			if err != nil {
 				return nil, err
 			}
@@ -265,9 +279,68 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		if err != nil {
 			return nil, err
 		}
+		if err := chargeContext(&ans, resp.Stacktraces); err != nil {
+			return nil, err
+		}
 		if err := e.Store.MarkResolutionFilesUsed(ctx, sc, bundles); err != nil {
 			return nil, err
 		}
 	}
 	return &resp, nil
+}
+
+// Bounds of the bytes a module's and a candidate's JSON take beside their
+// strings: keys, punctuation, literals and numbers at their longest.
+const (
+	moduleJSON    = 320
+	candidateJSON = 160
+)
+
+// chargeModules charges ans with the answer's modules and their
+// candidates.
+func chargeModules(ans *symbolication.Answer, mods []ModuleOut) error {
+	str := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	for _, m := range mods {
+		if err := ans.Charge(moduleJSON, m.Type, str(m.CodeID), str(m.DebugID), str(m.CodeFile), str(m.DebugFile),
+			m.ImageAddr, m.DebugStatus, m.DebugReason); err != nil {
+			return err
+		}
+		for _, c := range m.Candidates {
+			if err := ans.Charge(candidateJSON+len(c.Features), c.ID, c.ObjectName, c.DebugID, str(c.CodeID), c.FileFormat,
+				c.SHA1, c.Status, c.Reason); err != nil {
+				return err
+			}
+			if err := ans.Charge(0, c.Features...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// chargeContext charges ans with the source context of the frames of sts.
+func chargeContext(ans *symbolication.Answer, sts []StacktraceOut) error {
+	for _, st := range sts {
+		for i := range st.Frames {
+			f := &st.Frames[i]
+			if f.ContextLine == nil {
+				continue
+			}
+			if err := ans.Charge(len(f.PreContext)+len(f.PostContext), *f.ContextLine); err != nil {
+				return err
+			}
+			if err := ans.Charge(0, f.PreContext...); err != nil {
+				return err
+			}
+			if err := ans.Charge(0, f.PostContext...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func modules(req *Request) ([]*module, error) {
 	}
 	mods := make([]*module, len(req.Modules))
 	for i, in := range req.Modules {
-		m := &module{in: in}
+		m := &module{in: in, pkg: symbolication.CutName(in.CodeFile)}
 		loc := func(f string) []any { return []any{"body", "modules", i, f} }
 		switch in.Type {
 		case "elf", "macho", "pe":

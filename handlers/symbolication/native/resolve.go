@@ -30,10 +30,31 @@ func checkFrame(f FrameIn, nmods, si, i int) error {
 }
 
 // resolveFrame answers the frame f (index i of stack trace si): one frame,
-// or several for inlined calls, in the request's order. The DWARF units it
+// or several for inlined calls (at most symbolication.MaxFrameExpansion,
+// the innermost), in the request's order, its names cut to
+// symbolication.MaxNameBytes, each charged to ans. The DWARF units it
 // parses are charged to work; once the request's context is done it
 // returns the context's error.
-func resolveFrame(ctx context.Context, work *dif.Work, mods []*module, f FrameIn, i int, crashing, callerFirst bool, si int) ([]FrameOut, error) {
+func resolveFrame(ctx context.Context, work *dif.Work, mods []*module, f FrameIn, i int, crashing, callerFirst bool, si int, ans *symbolication.Answer) ([]FrameOut, error) {
+	res, err := resolveAddr(ctx, work, mods, f, i, crashing, si)
+	if err != nil {
+		return nil, err
+	}
+	for k := range res {
+		o := &res[k]
+		if err := ans.Charge(frameJSON, o.Status, o.InstructionAddr, o.AddrMode, o.SymAddr, o.Function, o.Symbol,
+			o.Package, o.AbsPath, o.Filename); err != nil {
+			return nil, err
+		}
+	}
+	if callerFirst {
+		slices.Reverse(res)
+	}
+	return res, nil
+}
+
+// resolveAddr answers the frame f as resolveFrame does, innermost first.
+func resolveAddr(ctx context.Context, work *dif.Work, mods []*module, f FrameIn, i int, crashing bool, si int) ([]FrameOut, error) {
 	addr, ok := parseAddr(f.InstructionAddr)
 	if !ok || len(f.InstructionAddr) == 0 {
 		return nil, symbolication.Invalid("Expected an address", "body", "stacktraces", si, "frames", i, "instruction_addr")
@@ -66,7 +87,7 @@ func resolveFrame(ctx context.Context, work *dif.Work, mods []*module, f FrameIn
 		out.Status = "unknown_image"
 		return []FrameOut{out}, nil
 	}
-	out.Package = m.in.CodeFile
+	out.Package = m.pkg
 	if m.res == nil {
 		out.Status = m.frameStatus
 		return []FrameOut{out}, nil
@@ -87,11 +108,12 @@ func resolveFrame(ctx context.Context, work *dif.Work, mods []*module, f FrameIn
 		out.Status = "missing_symbol"
 		return []FrameOut{out}, nil
 	}
-	res := make([]FrameOut, len(frames))
-	for k, fr := range frames {
+	kept, omitted := symbolication.Expansion(len(frames))
+	res := make([]FrameOut, kept)
+	for k, fr := range frames[:kept] {
 		o := out
 		o.Status, o.mod = "symbolicated", m
-		o.Function, o.Symbol = fr.Function, fr.Symbol
+		o.Function, o.Symbol = symbolication.CutName(fr.Function), symbolication.CutName(fr.Symbol)
 		if fr.Function != "" || fr.Symbol != "" {
 			if out.AddrMode == "" {
 				o.SymAddr = hexAddr(fr.SymAddr - m.vmaddr + m.addr)
@@ -99,17 +121,18 @@ func resolveFrame(ctx context.Context, work *dif.Work, mods []*module, f FrameIn
 				o.SymAddr = hexAddr(fr.SymAddr - m.vmaddr)
 			}
 		}
-		o.AbsPath, o.Lineno, o.Colno = fr.File, fr.Line, fr.Column
-		o.Filename = fr.File
+		o.Lineno, o.Colno = fr.Line, fr.Column
+		filename := fr.File
 		if fr.CompDir != "" {
 			if rest, ok := strings.CutPrefix(fr.File, strings.TrimSuffix(fr.CompDir, "/")+"/"); ok {
-				o.Filename = rest
+				filename = rest
 			}
 		}
+		o.AbsPath, o.Filename = symbolication.CutName(fr.File), symbolication.CutName(filename)
 		res[k] = o
 	}
-	if callerFirst {
-		slices.Reverse(res)
+	if kept > 0 {
+		res[kept-1].FramesOmitted = omitted
 	}
 	return res, nil
 }

@@ -14,4 +14,6 @@
 // times the size of its input whatever the numbers in it say. Line numbers
 // beyond 2^31 make a line unreadable; lines it cannot read are skipped
 // (a damaged line costs only its own frames), as symbolicator does.
+// A line that many methods share remaps to them all: RemapAtMost builds
+// only the first frames a caller keeps, and counts the others.
 package proguard

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -206,14 +207,25 @@ func (m *Mapping) Class(name string) (string, bool) {
 // class is not in the mapping. A method the mapping does not name keeps
 // its name and line.
 func (m *Mapping) Remap(f Frame) ([]Frame, bool) {
+	frames, _, ok := m.RemapAtMost(f, math.MaxInt)
+	return frames, ok
+}
+
+// RemapAtMost is Remap keeping the first limit frames of f (a line that
+// many methods share remaps to them all): n is how many Remap returns,
+// counted without building those left out.
+func (m *Mapping) RemapAtMost(f Frame, limit int) (frames []Frame, n int, ok bool) {
 	c, ok := m.classes[f.Class]
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	methods := c.methods[f.Method]
 	var out []Frame
 	for _, mt := range methods {
 		if !mt.hasRange || f.Line < int(mt.start) || f.Line > int(mt.end) {
+			continue
+		}
+		if n++; len(out) == limit {
 			continue
 		}
 		line := f.Line
@@ -226,20 +238,20 @@ func (m *Mapping) Remap(f Frame) ([]Frame, bool) {
 		}
 		out = append(out, m.frame(c, mt.name, line))
 	}
-	if len(out) > 0 {
-		return out, true
+	if n > 0 {
+		return out, n, true
 	}
 	// No range holds the line: a method without line ranges, or one
 	// whose line the mapping does not know.
 	for _, mt := range methods {
 		if !mt.hasRange || mt.start == 0 && mt.end == 0 {
-			return []Frame{m.frame(c, mt.name, f.Line)}, true
+			return []Frame{m.frame(c, mt.name, f.Line)}, 1, true
 		}
 	}
 	if len(methods) > 0 {
-		return []Frame{m.frame(c, methods[0].name, f.Line)}, true
+		return []Frame{m.frame(c, methods[0].name, f.Line)}, 1, true
 	}
-	return []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original), Line: f.Line}}, true
+	return []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original), Line: f.Line}}, 1, true
 }
 
 // frame is the original frame of method name (qualified when inlined from

@@ -158,3 +158,37 @@ func FuzzProguardMapping(f *testing.F) {
 		m.Class(class)
 	})
 }
+
+// TestRemapAtMost keeps the first frames of a line that many methods
+// share, counts all of them, and builds no more than it keeps: Remap's
+// frames, cut.
+func TestRemapAtMost(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("com.shop.Cart -> a:\n")
+	const methods = 200_000
+	for i := range methods {
+		fmt.Fprintf(&b, "    1:1:void m%d():1:1 -> a\n", i)
+	}
+	m, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Frame{Class: "a", Method: "a", Line: 1}
+	all, ok := m.Remap(f)
+	if !ok || len(all) != methods {
+		t.Fatalf("Remap: %d frames, want %d", len(all), methods)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, n, ok := m.RemapAtMost(f, 64)
+	runtime.ReadMemStats(&after)
+	if !ok || n != methods {
+		t.Fatalf("RemapAtMost: %v, %d counted, want %d", ok, n, methods)
+	}
+	if diff := cmp.Diff(all[:64], got); diff != "" {
+		t.Errorf("RemapAtMost (-want +got):\n%s", diff)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 64<<10 {
+		t.Errorf("RemapAtMost of 64 frames allocated %d bytes", a)
+	}
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// auditMaxName is the longest name an answer's frame may carry
+// (symbolication.MaxNameBytes, docs/resolution.md).
+const auditMaxName = 1024
+
+// TestAuditAnswers reproduces the audit's answers that repeat what a file
+// says (docs/resolution.md, "Bounds of an answer") on the server as
+// shipped: a Breakpad file whose function and file are named by 60 KiB
+// (a record's most) hit by 2,000 frames, a source map whose name and
+// source are 256 KiB hit by 600 frames, and a ProGuard line shared by
+// 200,000 methods hit by 8 frames. Each answers 200 with its names cut
+// and its expansions capped, within the audit's memory and CPU.
+func TestAuditAnswers(t *testing.T) {
+	t.Parallel()
+	a := startAuditServer(t)
+	t.Run("native long name", func(t *testing.T) {
+		a.finding(t, 10*time.Second, func(t *testing.T) { auditNativeLongName(t, a) })
+	})
+	t.Run("JS long name", func(t *testing.T) {
+		a.finding(t, 10*time.Second, func(t *testing.T) { auditJSLongName(t, a) })
+	})
+	t.Run("ProGuard fan-out", func(t *testing.T) {
+		a.finding(t, 10*time.Second, func(t *testing.T) { auditProguardFanOut(t, a) })
+	})
+	a.checkHeld(t)
+}
+
+// auditAnswer sends body to route of acme/web and decodes its 200 answer
+// into v (the test fails otherwise, and goes on).
+func auditAnswer(t *testing.T, a *auditServer, route string, body, v any) {
+	t.Helper()
+	status, b := a.api(t, "POST", "/api/0/projects/acme/web/"+route+"/", body)
+	if status != http.StatusOK {
+		t.Errorf("%s: %d %.300s", route, status, b)
+		return
+	}
+	t.Logf("%s answered %d bytes", route, len(b))
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Errorf("%s: %v", route, err)
+	}
+}
+
+// cut reports whether name, which came from a longer one, is cut to
+// auditMaxName bytes (ending with ...), failing the test when not; the
+// reproduction goes on, so that what it cost the server is measured.
+func cut(t *testing.T, what, name string) bool {
+	t.Helper()
+	if len(name) > auditMaxName || !strings.HasSuffix(name, "...") {
+		t.Errorf("%s of %d bytes (%.20q), want cut to %d", what, len(name), name, auditMaxName)
+		return false
+	}
+	return true
+}
+
+// auditNativeLongName: a Breakpad file of one function and one file named
+// by 60 KiB, zipped into less than 1 KB, and 2,000 frames at its address.
+func auditNativeLongName(t *testing.T, a *auditServer) {
+	long := strings.Repeat("f", 60<<10)
+	sym := "MODULE Linux x86_64 B644071B511E55DBAC271EE28D84D9910 crash\n" +
+		"FILE 0 /src/" + long + ".c\nFUNC 1000 100 0 " + long + "\n1000 100 10 0\n"
+	upload := zipOf(t, "crash.sym", []byte(sym))
+	t.Logf("upload of %d bytes", len(upload))
+	if r := postDsyms(t, a.errataServer, upload); r.status != http.StatusCreated {
+		t.Fatalf("files/dsyms/: %v", r)
+	}
+	var difs []e2eDif
+	if status := a.getJSON(t, "/api/0/projects/acme/web/files/dsyms/", &difs); status != http.StatusOK || len(difs) != 1 {
+		t.Fatalf("files/dsyms/: %d %+v, want the Breakpad file", status, difs)
+	}
+	frames := make([]map[string]any, 2000)
+	for i := range frames {
+		frames[i] = map[string]any{"instruction_addr": "0x1010", "addr_mode": "rel:0"}
+	}
+	var out symbolicated
+	auditAnswer(t, a, "symbolicate", map[string]any{
+		"modules":     []map[string]any{{"type": "elf", "debug_id": difs[0].DebugID, "image_addr": "0x0"}},
+		"stacktraces": []map[string]any{{"frames": frames}},
+	}, &out)
+	if len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != len(frames) {
+		t.Errorf("%d stack traces, want 1 of %d frames", len(out.Stacktraces), len(frames))
+		return
+	}
+	for _, f := range out.Stacktraces[0].Frames {
+		if !cut(t, "function", f.Function) || !cut(t, "abs_path", f.AbsPath) {
+			break
+		}
+	}
+}
+
+// auditJSLongName: a release whose minified file's map names its one
+// name and source by 256 KiB, and 600 frames there.
+func auditJSLongName(t *testing.T, a *auditServer) {
+	long := strings.Repeat("n", 256<<10)
+	const version = "audit-answers"
+	if status, b := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": version, "projects": []string{"web"}}); status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", status, b)
+	}
+	for name, data := range map[string]string{
+		"~/app.min.js":     "function a(){throw new Error}a();\n//# sourceMappingURL=app.min.js.map\n",
+		"~/app.min.js.map": `{"version":3,"sources":["` + long + `.js"],"names":["` + long + `"],"mappings":"AAAAA"}`,
+	} {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("name", name)
+		w, _ := mw.CreateFormFile("file", filepath.Base(name))
+		w.Write([]byte(data))
+		mw.Close()
+		if r := send(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/releases/"+version+"/files/", mw.FormDataContentType(), &body); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %v", name, r)
+		}
+	}
+	frames := make([]map[string]any, 600)
+	for i := range frames {
+		frames[i] = map[string]any{"abs_path": "https://app.example/app.min.js", "lineno": 1, "colno": 1}
+	}
+	var out jsResolved
+	auditAnswer(t, a, "symbolicate-js", map[string]any{
+		"stacktraces": []map[string]any{{"frames": frames}},
+		"release":     version,
+	}, &out)
+	if len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != len(frames) {
+		t.Errorf("%d stack traces, want 1 of %d frames", len(out.Stacktraces), len(frames))
+		return
+	}
+	for i, f := range out.Stacktraces[0].Frames {
+		if !f.Data.Symbolicated || f.AbsPath == nil || f.Function == nil && i > 0 {
+			t.Errorf("frame %d not resolved: %+v", i, f)
+			break
+		}
+		if !cut(t, "abs_path", *f.AbsPath) || i > 0 && !cut(t, "function", *f.Function) {
+			break
+		}
+	}
+}
+
+// auditProguardFanOut: a ProGuard mapping whose line 1 of a.a is shared
+// by 200,000 methods, and 8 frames there.
+func auditProguardFanOut(t *testing.T, a *auditServer) {
+	var mapping strings.Builder
+	mapping.WriteString("com.shop.Cart -> a:\n")
+	const methods = 200_000
+	for i := range methods {
+		fmt.Fprintf(&mapping, "    1:1:void m%d():1:1 -> a\n", i)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mapping.txt")
+	if err := os.WriteFile(path, []byte(mapping.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uuid := proguardUUID(t, path)
+	newSentryCLI(t, "SENTRY_CLI_3", a.errataServer, "acme").in(dir).run(t, "proguard", "upload", path).expect(t, 0)
+	frames := make([]map[string]any, 8)
+	for i := range frames {
+		frames[i] = map[string]any{"module": "a", "function": "a", "lineno": 1}
+	}
+	var out struct {
+		Stacktraces []struct {
+			Frames []struct {
+				Function      string `json:"function"`
+				OriginalIndex int    `json:"original_index"`
+				FramesOmitted int    `json:"frames_omitted"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+	}
+	auditAnswer(t, a, "symbolicate-jvm", map[string]any{
+		"stacktraces": []map[string]any{{"frames": frames}},
+		"modules":     []map[string]any{{"type": "proguard", "uuid": uuid}},
+		"options":     map[string]any{"frame_order": "callee_first"},
+	}, &out)
+	const kept = 64 // symbolication.MaxFrameExpansion
+	if len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != len(frames)*kept {
+		t.Errorf("%d stack traces, want 1 of %d frames", len(out.Stacktraces), len(frames)*kept)
+		return
+	}
+	for i, f := range out.Stacktraces[0].Frames {
+		omitted := 0
+		if i%kept == kept-1 {
+			omitted = methods - kept
+		}
+		if f.OriginalIndex != i/kept || f.FramesOmitted != omitted || f.Function != fmt.Sprintf("m%d", i%kept) {
+			t.Errorf("frame %d: %+v, want m%d of input frame %d, %d omitted", i, f, i%kept, i/kept, omitted)
+			break
+		}
+	}
+}
