@@ -18,11 +18,17 @@ const (
 	// MaxReadBytes bounds the bytes of stored files one request reads and
 	// parses; a file found in a cache costs nothing.
 	MaxReadBytes = 256 << 20
+	// MaxHeldBytes bounds what one request holds of the files it parsed
+	// (a Budget): source maps, original sources and ProGuard mappings,
+	// and the resolvers of native modules, each charged at what it holds
+	// in memory, not at its stored size.
+	MaxHeldBytes = 128 << 20
 )
 
 // ErrBudget is the error of a request that would read or parse more bytes
 // of stored files than its budget: errors.Is finds it in a *LimitError of
-// ReadBytes or ParseBytes. The DebugFileCache keeps no failure of it.
+// ReadBytes, ParseBytes or HeldBytes. The DebugFileCache keeps no failure
+// of it.
 var ErrBudget = errors.New("the request's budget of bytes is spent")
 
 // Limit names one of a request's limits that a resolution enforces as it
@@ -38,6 +44,9 @@ const (
 	// Files: the distinct files one JavaScript request resolves
 	// (MaxFiles).
 	Files
+	// HeldBytes: the bytes of parsed files one request holds (a
+	// Budget's, MaxHeldBytes).
+	HeldBytes
 )
 
 // LimitError stops a request that goes beyond Limit, whose bound is Max.
@@ -52,13 +61,15 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("the request would parse more than %d bytes of debug files", e.Max)
 	case ReadBytes:
 		return fmt.Sprintf("the request reads more than %d bytes of stored files", e.Max)
+	case HeldBytes:
+		return fmt.Sprintf("the request would hold more than %d bytes of parsed files", e.Max)
 	}
 	return fmt.Sprintf("the request resolves more than %d distinct files", e.Max)
 }
 
 // Is reports whether target is ErrBudget and e a budget of bytes.
 func (e *LimitError) Is(target error) bool {
-	return target == ErrBudget && (e.Limit == ParseBytes || e.Limit == ReadBytes)
+	return target == ErrBudget && e.Limit != Files
 }
 
 // InvalidError is a request whose value at Loc (a path from "body") is
