@@ -43,6 +43,19 @@ func NewMapCache(budget int64) *MapCache {
 	return &MapCache{budget: budget, order: list.New(), entries: map[string]*list.Element{}}
 }
 
+// EntryBound is the most bytes one entry may take: the cache's budget,
+// and never more than MaxHeldBytes, what one request may hold. The
+// engines parse a file within it; one that would take more is refused
+// (its frames answer as a malformed file's) and the refusal is kept as a
+// small entry under the file's SHA-1, so that no request parses it again.
+// A nil cache's is MaxHeldBytes.
+func (c *MapCache) EntryBound() int64 {
+	if c == nil {
+		return MaxHeldBytes
+	}
+	return min(c.budget, MaxHeldBytes)
+}
+
 // Get returns the value cached under key.
 func (c *MapCache) Get(key string) (any, bool) {
 	if c == nil {

@@ -1,0 +1,90 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"errata/handlers/symbolication"
+)
+
+// TestSymbolicateJSMapLargerThanTheCache: a map of 300 KB that parses to
+// 7 MB, over the 1 MiB the cache takes of one entry, answers
+// malformed_sourcemap, and the refusal is kept by the map's SHA-1: the
+// second request finds it in the cache and parses nothing (it was parsed
+// again by every request, 10 to 25 times its size each time).
+func TestSymbolicateJSMapLargerThanTheCache(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	files := map[string]string{
+		"big.js":     "f()\n//# sourceMappingURL=big.js.map\n",
+		"big.js.map": `{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA` + strings.Repeat(";", 300_000) + `"}`,
+	}
+	for name, data := range files {
+		body, ct := multipartBody(t, [][2]string{{"name", "~/static/" + name}}, []filePart{{"file", name, []byte(data)}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/1.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+	}
+	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame("https://app.example/static/big.js", 1, 1, "f")}}}, "release": "1.0"}
+	for i := range 2 {
+		_, _, hitsBefore := f.cache.Stats()
+		r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
+		if r.status != http.StatusOK || !strings.Contains(string(r.body), `"type":"malformed_sourcemap"`) {
+			t.Fatalf("request %d: %d %s, want the map malformed", i+1, r.status, r.body)
+		}
+		_, used, hits := f.cache.Stats()
+		if used > 1<<20 {
+			t.Errorf("request %d: the cache holds %d bytes, over its 1 MiB", i+1, used)
+		}
+		if i == 1 && hits-hitsBefore != 2 {
+			t.Errorf("the second request found %d of the reference and the map's refusal in the cache, want 2: the map was parsed again", hits-hitsBefore)
+		}
+	}
+}
+
+// TestSymbolicateJVMMappingLargerThanTheCache: a mapping whose index
+// holds more than the 1 MiB the cache takes of one entry is malformed,
+// and the refusal is kept by its SHA-1: the second request parses
+// nothing.
+func TestSymbolicateJVMMappingLargerThanTheCache(t *testing.T) {
+	f := newSymbolicateJSFixture(t)
+	var mapping strings.Builder
+	for i := range 10_000 {
+		fmt.Fprintf(&mapping, "c.C%d -> c%d:\n    1:1:void m():1:1 -> a\n", i, i)
+	}
+	tok := f.token("dev@acme.io", "project:releases", "project:write")
+	upload := zipUpload(t, "proguard/"+matrixProguardUUID+".txt", mapping.String())
+	if r := f.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", tok, upload.data, upload.contentType); r.status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.status, r.body)
+	}
+	body := map[string]any{
+		"stacktraces": []any{map[string]any{"frames": []any{map[string]any{"module": "c5", "function": "a", "lineno": 1}}}},
+		"modules":     []any{map[string]any{"type": "proguard", "uuid": matrixProguardUUID}},
+	}
+	for i := range 2 {
+		r := f.do("POST", "/api/0/projects/acme/web/symbolicate-jvm/", f.tok, body)
+		if r.status != http.StatusOK || !strings.Contains(string(r.body), `"type":"malformed"`) {
+			t.Fatalf("request %d: %d %s, want the mapping malformed", i+1, r.status, r.body)
+		}
+	}
+	if _, used, hits := f.cache.Stats(); hits != 1 || used > 1<<20 {
+		t.Errorf("%d cache hits and %d bytes held, want the second request's hit on the refusal within 1 MiB", hits, used)
+	}
+}
+
+// TestBudgetCountsWhatIsHeld: a request's budget takes charges up to its
+// bound and refuses the one past it, counting nothing for it.
+func TestBudgetCountsWhatIsHeld(t *testing.T) {
+	b := symbolication.NewBudget(t.Context(), 100)
+	if err := b.Charge(60); err != nil {
+		t.Fatal(err)
+	}
+	err := b.Charge(41)
+	if le, ok := err.(*symbolication.LimitError); !ok || le.Limit != symbolication.HeldBytes || b.Held() != 60 || b.Left() != 40 {
+		t.Errorf("a charge past the budget: %v, %d held, %d left", err, b.Held(), b.Left())
+	}
+	if err := b.Charge(40); err != nil || b.Left() != 0 {
+		t.Errorf("a charge up to the budget: %v, %d left", err, b.Left())
+	}
+}
