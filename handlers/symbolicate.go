@@ -21,6 +21,11 @@ func handleSymbolicate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
+		release, err := acquireWork(r, d.resolving, sc.OrgSlug, "resolutions")
+		if err != nil {
+			return err
+		}
+		defer release()
 		var req native.Request
 		if err := decodeSnakeJSON(w, r, &req); err != nil {
 			return err

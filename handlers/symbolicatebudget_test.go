@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"errata/handlers/symbolication"
 )
@@ -87,4 +90,33 @@ func TestBudgetCountsWhatIsHeld(t *testing.T) {
 	if err := b.Charge(40); err != nil || b.Left() != 0 {
 		t.Errorf("a charge up to the budget: %v, %d left", err, b.Left())
 	}
+}
+
+// TestAcquireWorkAnswers503: a request that finds no slot of its
+// organization within workSlotWait is answered 503 with Retry-After, and
+// one whose client left stops waiting with its context's error.
+func TestAcquireWorkAnswers503(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slots := symbolication.NewSlots(1, 4)
+		held, err := slots.Acquire(t.Context(), "acme", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held()
+		r := httptest.NewRequest("GET", "/", nil)
+		_, err = acquireWork(r, slots, "acme", "resolutions")
+		if status, _ := errorResponse(err); status != http.StatusServiceUnavailable || retryAfter(err) != workRetryAfter {
+			t.Errorf("no slot in time: %v (%d), Retry-After %d", err, status, retryAfter(err))
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := acquireWork(r.WithContext(ctx), slots, "acme", "resolutions"); err != context.Canceled {
+			t.Errorf("a client that left: %v", err)
+		}
+		if release, err := acquireWork(r, slots, "other", "resolutions"); err != nil {
+			t.Errorf("another organization: %v", err)
+		} else {
+			release()
+		}
+	})
 }

@@ -23,6 +23,11 @@ func handleSymbolicateJS(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
+		release, err := acquireWork(r, d.resolving, sc.OrgSlug, "resolutions")
+		if err != nil {
+			return err
+		}
+		defer release()
 		bp := bodyBuffers.Get().(*[]byte)
 		defer putBodyBuffer(bp)
 		body, err := readBody(w, r, (*bp)[:0])

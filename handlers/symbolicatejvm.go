@@ -20,6 +20,11 @@ func handleSymbolicateJVM(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
+		release, err := acquireWork(r, d.resolving, sc.OrgSlug, "resolutions")
+		if err != nil {
+			return err
+		}
+		defer release()
 		var req jvm.Request
 		if err := decodeResolveBody(w, r, &req); err != nil {
 			return err

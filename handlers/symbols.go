@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"errata/handlers/symbolication"
 	"errata/handlers/symbolkey"
 	"errata/store"
 )
@@ -26,6 +27,7 @@ import (
 // executable, a source or a section of a build id. It names the request
 // by the route its path parses as (debuginfodRoutes).
 func handleDebuginfod(d Deps) apiFunc {
+	inflating := symbolication.NewSlots(inflateSlotsPerOrg, inflateSlots)
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q, err := symbolkey.ParseDebuginfod(r.URL.Path)
 		if err != nil {
@@ -49,7 +51,7 @@ func handleDebuginfod(d Deps) apiFunc {
 		case symbolkey.Section:
 			return serveSection(w, r, d.Store, org, q)
 		}
-		return serveSource(w, r, d.Store, org, q)
+		return serveSource(w, r, d.Store, inflating, org, q)
 	}
 }
 
@@ -132,12 +134,21 @@ func serveSection(w http.ResponseWriter, r *http.Request, st *store.Store, org s
 // serve ranges of it.
 const maxSourceFile = 64 << 20
 
+// The sources inflated at once: one per organization, two in all, so
+// that they hold at most 128 MiB together whatever the number of
+// requests. A request over the bound waits for a slot, holding nothing,
+// as long as workSlotWait, then is answered 503 with Retry-After.
+const (
+	inflateSlotsPerOrg = 1
+	inflateSlots       = 2
+)
+
 // serveSource serves the source q.Arg from the source bundle of q's build
 // id (by code id, else by the debug id derived from it) that holds it,
 // where the index read at assembly says it lies: a stored member is
 // served as a part of the bundle, a deflated one inflated (and checked
-// against its CRC-32).
-func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, org symbolOrg, q symbolkey.Debuginfod) error {
+// against its CRC-32), in one of the inflating slots.
+func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, inflating *symbolication.Slots, org symbolOrg, q symbolkey.Debuginfod) error {
 	f, err := st.FindSymbolFile(r.Context(), org.userID, org.slug,
 		store.SymbolQuery{Formats: []string{"sourcebundle"}, CodeID: q.BuildID, SourcePath: q.Arg})
 	if errors.Is(err, store.ErrNotFound) {
@@ -163,6 +174,11 @@ func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, org sy
 	if maxSizeExceeded(r, m.Size) {
 		return errTooLargeForClient
 	}
+	release, err := acquireWork(r, inflating, org.slug, "sources inflated")
+	if err != nil {
+		return err
+	}
+	defer release()
 	fr, err := st.OpenSymbolFile(r.Context(), f)
 	if err != nil {
 		return err
@@ -173,12 +189,23 @@ func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, org sy
 	}
 	zr := flate.NewReader(io.NewSectionReader(fr, m.Offset, m.CSize))
 	defer zr.Close()
-	src, err := io.ReadAll(io.LimitReader(zr, m.Size+1))
+	// Inflated into one buffer of the size the index says, then one byte
+	// more is asked for: a source longer than it says is damaged.
+	src := make([]byte, m.Size)
+	_, err = io.ReadFull(zr, src)
+	if err == nil {
+		var more [1]byte
+		if _, err = io.ReadFull(zr, more[:]); err == nil {
+			err = io.ErrUnexpectedEOF // longer than the index says
+		} else if err == io.EOF {
+			err = nil
+		}
+	}
 	var corrupt flate.CorruptInputError
 	switch {
-	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &corrupt):
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) && !errors.As(err, &corrupt):
 		return fmt.Errorf("reading file %d: %w: %w", f.FileID, store.ErrUnavailable, err)
-	case err != nil || int64(len(src)) != m.Size || crc32.ChecksumIEEE(src) != m.CRC:
+	case err != nil || crc32.ChecksumIEEE(src) != m.CRC:
 		return &apiError{status: http.StatusNotFound, detail: "The source in the bundle is damaged"}
 	}
 	return serveBytes(w, r, q.Arg, f, src)
