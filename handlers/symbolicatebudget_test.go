@@ -2,12 +2,15 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
 
 	"errata/handlers/symbolication"
 )
@@ -119,4 +122,57 @@ func TestAcquireWorkAnswers503(t *testing.T) {
 			release()
 		}
 	})
+}
+
+// TestSymbolicateNativeHeldBudget: of two modules whose Breakpad files
+// each parse to 39 MB, the second would take the request past the
+// 64 MiB it may hold (the default cache's bound): its frames and its file
+// are malformed, beyond the budget, and the first still resolves (the
+// request held both, and as many more as it named).
+func TestSymbolicateNativeHeldBudget(t *testing.T) {
+	a := newTestAPI(t)
+	a.user("owner@example.com")
+	a.org("acme", "owner@example.com")
+	a.project("acme", "web")
+	var modules, frames []map[string]any
+	for i := range 2 {
+		id := fmt.Sprintf("B644071B511E55DBAC271EE28D84D99%d0", i)
+		var sym strings.Builder
+		fmt.Fprintf(&sym, "MODULE Linux x86_64 %s m%d\n", id, i)
+		for k := range 800_000 {
+			fmt.Fprintf(&sym, "PUBLIC %x 0 f\n", k*16)
+		}
+		body, ct := dsymsZip(t, map[string][]byte{fmt.Sprintf("m%d.sym", i): []byte(sym.String())})
+		if r := a.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", a.token("owner@example.com"), body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %d: %d %s", i, r.status, r.body)
+		}
+		base := 0x10000000 * (i + 1)
+		modules = append(modules, map[string]any{"type": "elf", "debug_id": strings.ToLower(id[:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32]),
+			"image_addr": fmt.Sprintf("0x%x", base), "image_size": 0x10000000})
+		frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x1000)})
+	}
+	r := a.do("POST", symbolicatePath, a.token("owner@example.com", "project:read"),
+		map[string]any{"modules": modules, "stacktraces": []map[string]any{{"frames": frames}}})
+	var out struct {
+		Stacktraces []struct {
+			Frames []struct {
+				Status string `json:"status"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+		Modules []struct {
+			DebugStatus string `json:"debug_status"`
+			DebugReason string `json:"debug_reason"`
+		} `json:"modules"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil || len(out.Modules) != 2 || len(out.Stacktraces) != 1 {
+		t.Fatalf("%d %.500s", r.status, r.body)
+	}
+	var got []string
+	for i, m := range out.Modules {
+		got = append(got, m.DebugStatus+" "+m.DebugReason+" "+out.Stacktraces[0].Frames[i].Status)
+	}
+	want := []string{"found  symbolicated", "malformed the request's budget of parsed files is spent malformed"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("modules and frames (-want +got):\n%s", diff)
+	}
 }

@@ -34,6 +34,11 @@ func (b *Budget) Charge(n int64) error {
 	return nil
 }
 
+// SpendAll marks the budget spent: whatever the request would hold next
+// is refused. An engine calls it once a file alone would take the request
+// past its budget, so that it parses no more.
+func (b *Budget) SpendAll() { b.held = b.max }
+
 // Left is the bytes the request may still hold.
 func (b *Budget) Left() int64 { return b.max - b.held }
 

@@ -11,9 +11,12 @@ import (
 	"errata/worker/dif"
 )
 
-// DefaultDebugFileCacheBytes is the default of DEBUG_FILE_CACHE_BYTES: the parsed
-// debug files that native resolutions keep in memory.
-const DefaultDebugFileCacheBytes = 256 << 20
+// DefaultDebugFileCacheBytes is the default of DEBUG_FILE_CACHE_BYTES: the
+// parsed debug files that native resolutions keep in memory, 64 MiB as
+// dif.Resolver.Size counts them, and what one native request may hold of
+// them (Bound), so that the cache, a parse and the runtime's collection
+// stay within 256 MB of growth.
+const DefaultDebugFileCacheBytes = 64 << 20
 
 // EntryOverhead is what an entry counts beside its resolver's bytes: all
 // that an entry remembering a file's failure counts.
@@ -68,6 +71,10 @@ type debugFileEntry struct {
 func NewDebugFileCache(maxBytes int64) *DebugFileCache {
 	return &DebugFileCache{max: maxBytes, parse: NewSlots(1, 2), entries: map[string]*list.Element{}, parsing: map[string]*debugFileEntry{}}
 }
+
+// Bound is the cache's bound, and what one native request may hold of
+// parsed files (its Budget): a resolver larger is neither kept nor held.
+func (c *DebugFileCache) Bound() int64 { return c.max }
 
 // Stats reports the bytes and the entries the cache holds.
 func (c *DebugFileCache) Stats() (bytes int64, entries int) {

@@ -18,11 +18,6 @@ const (
 	// MaxReadBytes bounds the bytes of stored files one request reads and
 	// parses; a file found in a cache costs nothing.
 	MaxReadBytes = 256 << 20
-	// MaxHeldBytes bounds what one request holds of the files it parsed
-	// (a Budget): source maps, original sources and ProGuard mappings,
-	// and the resolvers of native modules, each charged at what it holds
-	// in memory, not at its stored size.
-	MaxHeldBytes = 128 << 20
 )
 
 // ErrBudget is the error of a request that would read or parse more bytes
@@ -44,8 +39,8 @@ const (
 	// Files: the distinct files one JavaScript request resolves
 	// (MaxFiles).
 	Files
-	// HeldBytes: the bytes of parsed files one request holds (a
-	// Budget's, MaxHeldBytes).
+	// HeldBytes: the bytes of parsed files one request holds (its
+	// Budget's: the bound of the cache of its engine).
 	HeldBytes
 )
 

@@ -115,7 +115,7 @@ type Engine struct {
 // *symbolication.LimitError.
 func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Request) (*Response, error) {
 	rs := &resolver{e: e, ctx: ctx, sc: sc, req: req, files: map[string]*jsFile{},
-		budget: symbolication.NewBudget(ctx, symbolication.MaxHeldBytes)}
+		budget: symbolication.NewBudget(ctx, e.Cache.EntryBound())}
 	out, err := rs.resolve()
 	if err != nil {
 		return nil, err

@@ -97,7 +97,7 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	out := &Response{Exceptions: []Exception{}, Stacktraces: []StacktraceOut{}, Errors: []Error{}}
 	var mappings []*proguard.Mapping
 	var read int64
-	budget := symbolication.NewBudget(ctx, symbolication.MaxHeldBytes)
+	budget := symbolication.NewBudget(ctx, e.Cache.EntryBound())
 	for _, id := range uuids {
 		m, errType, err := e.loadProguard(ctx, sc, id, &read, budget)
 		if err != nil {
