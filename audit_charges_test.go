@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"errata/worker/dif/diftest"
 )
 
 // TestAuditCharges reproduces the audit's findings of bounds that counted
@@ -61,17 +63,11 @@ func TestAuditCharges(t *testing.T) {
 		var modules []any
 		var frames []any
 		for i := range 5 {
-			id := fmt.Sprintf("B644071B511E55DBAC271EE28D84D99%d0", i)
-			var sym bytes.Buffer
-			fmt.Fprintf(&sym, "MODULE Linux x86_64 %s m%d\n", id, i)
-			for k := range 2_600_000 {
-				fmt.Fprintf(&sym, "PUBLIC %x 0 f\n", k*16)
-			}
-			upload := zipOf(t, fmt.Sprintf("m%d.sym", i), sym.Bytes())
+			sym, debugID := diftest.BreakpadModule(i, 2_600_000)
+			upload := zipOf(t, fmt.Sprintf("m%d.sym", i), sym)
 			if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
 				t.Fatalf("upload of module %d (a zip of %d bytes): %v %d %s", i, len(upload), r.err, r.status, r.body)
 			}
-			debugID := strings.ToLower(fmt.Sprintf("%s-%s-%s-%s-%s", id[0:8], id[8:12], id[12:16], id[16:20], id[20:32]))
 			base := uint64(0x10000000 * (i + 1))
 			modules = append(modules, map[string]any{"type": "elf", "debug_id": debugID, "code_file": fmt.Sprintf("m%d", i),
 				"image_addr": fmt.Sprintf("0x%x", base), "image_size": 0x10000000})

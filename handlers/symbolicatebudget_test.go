@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"errata/handlers/symbolication"
+	"errata/worker/dif/diftest"
 )
 
 // TestSymbolicateJSMapLargerThanTheCache: a map of 300 KB that parses to
@@ -136,18 +137,13 @@ func TestSymbolicateNativeHeldBudget(t *testing.T) {
 	a.project("acme", "web")
 	var modules, frames []map[string]any
 	for i := range 2 {
-		id := fmt.Sprintf("B644071B511E55DBAC271EE28D84D99%d0", i)
-		var sym strings.Builder
-		fmt.Fprintf(&sym, "MODULE Linux x86_64 %s m%d\n", id, i)
-		for k := range 800_000 {
-			fmt.Fprintf(&sym, "PUBLIC %x 0 f\n", k*16)
-		}
-		body, ct := dsymsZip(t, map[string][]byte{fmt.Sprintf("m%d.sym", i): []byte(sym.String())})
+		sym, debugID := diftest.BreakpadModule(i, 800_000)
+		body, ct := dsymsZip(t, map[string][]byte{fmt.Sprintf("m%d.sym", i): sym})
 		if r := a.doMultipart("POST", "/api/0/projects/acme/web/files/dsyms/", a.token("owner@example.com"), body, ct); r.status != http.StatusCreated {
 			t.Fatalf("upload %d: %d %s", i, r.status, r.body)
 		}
 		base := 0x10000000 * (i + 1)
-		modules = append(modules, map[string]any{"type": "elf", "debug_id": strings.ToLower(id[:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32]),
+		modules = append(modules, map[string]any{"type": "elf", "debug_id": debugID,
 			"image_addr": fmt.Sprintf("0x%x", base), "image_size": 0x10000000})
 		frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x1000)})
 	}
