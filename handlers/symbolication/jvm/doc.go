@@ -15,6 +15,11 @@
 // symbolication.MaxReadBytes (256 MiB) of stored mappings read and parsed,
 // a mapping found in the cache costing nothing (*symbolication.LimitError
 // beyond); no mapping larger than proguard.MaxSize is read (it answers
-// "malformed"). What a parsed mapping holds is bounded by the proguard
-// reader's own budget, and the cache by its bytes.
+// "malformed"). A parsed mapping is charged to the cache and to the
+// request's symbolication.Budget (the cache's bound) at what it holds
+// (proguard.Mapping.Size, its text included) and parsed within what the
+// request has left (proguard.ParseWithin): one larger than the cache
+// takes is "malformed", kept so under its SHA-1, one larger than what the
+// request has left a *symbolication.LimitError of HeldBytes. The frame
+// loop stops once the request's context ends.
 package jvm

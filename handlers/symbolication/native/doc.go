@@ -25,5 +25,10 @@
 // sources read from source bundles for context. Held: what the resolvers
 // keep is bounded by the readers of worker/dif and counted by the cache
 // (DEBUG_FILE_CACHE_BYTES), units parsed during a resolution included;
-// context lines are cut to 140 bytes around the column.
+// the resolvers one request holds, found cached or parsed, are charged to
+// its symbolication.Budget (the cache's bound) at dif.Resolver.Size when
+// it takes them: a module whose resolver would take it past is malformed
+// (its candidate says why) and no file is parsed after it. The frame loop
+// stops once the request's context ends. Context lines are cut to 140
+// bytes around the column.
 package native
