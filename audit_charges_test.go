@@ -26,20 +26,63 @@ import (
 //     past the debug-file cache's bound: its budget of held bytes stops it;
 //   - twelve debuginfod source/ requests at once, each inflating a 64 MiB
 //     source: they inflate one at a time per organization.
+//
+// The files are uploaded first, and the server left until what the
+// uploads used is returned (its forced collection, every two minutes), so
+// that each finding measures its requests.
 func TestAuditCharges(t *testing.T) {
 	t.Parallel()
 	a := startAuditServer(t)
 
-	t.Run("a source map larger than the cache", func(t *testing.T) {
-		// 16 MB of line separators: 16 million lines of no segment,
-		// 390 MB once parsed, 16 KB deflated.
-		if status, body := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": "1.0", "projects": []string{"web"}}); status != http.StatusCreated {
-			t.Fatalf("release: %d %s", status, body)
+	// 16 MB of line separators: 16 million lines of no segment, 390 MB
+	// once parsed.
+	if status, body := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": "1.0", "projects": []string{"web"}}); status != http.StatusCreated {
+		t.Fatalf("release: %d %s", status, body)
+	}
+	auditReleaseFile(t, a, "1.0", "~/static/big.js", []byte("f()\n//# sourceMappingURL=big.js.map\n"))
+	auditReleaseFile(t, a, "1.0", "~/static/big.js.map", []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA`+strings.Repeat(";", 16_000_000)+`"}`))
+	jsBody := map[string]any{"release": "1.0", "stacktraces": []any{map[string]any{"frames": []any{
+		map[string]any{"abs_path": "https://app.example/static/big.js", "lineno": 1, "colno": 1, "function": "f"}}}}}
+
+	// Five Breakpad files of 2.6 million records, 43 MB each (a zip of
+	// 5 MB), each 52 MB once parsed (127 MB as the cache counts it).
+	var modules, frames []any
+	for i := range 5 {
+		sym, debugID := diftest.BreakpadModule(i, 2_600_000)
+		upload := zipOf(t, fmt.Sprintf("m%d.sym", i), sym)
+		if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
+			t.Fatalf("upload of module %d (a zip of %d bytes): %v %d %s", i, len(upload), r.err, r.status, r.body)
 		}
-		auditReleaseFile(t, a, "1.0", "~/static/big.js", []byte("f()\n//# sourceMappingURL=big.js.map\n"))
-		auditReleaseFile(t, a, "1.0", "~/static/big.js.map", []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA`+strings.Repeat(";", 16_000_000)+`"}`))
-		body := map[string]any{"release": "1.0", "stacktraces": []any{map[string]any{"frames": []any{
-			map[string]any{"abs_path": "https://app.example/static/big.js", "lineno": 1, "colno": 1, "function": "f"}}}}}
+		base := uint64(0x10000000 * (i + 1))
+		modules = append(modules, map[string]any{"type": "elf", "debug_id": debugID, "code_file": fmt.Sprintf("m%d", i),
+			"image_addr": fmt.Sprintf("0x%x", base), "image_size": 0x10000000})
+		frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x1000)})
+	}
+	nativeBody := map[string]any{"modules": modules, "stacktraces": []any{map[string]any{"frames": frames}}}
+
+	// A source bundle whose one source inflates to 64 MiB (a zip of
+	// 130 KB).
+	const buildID = "2b0744b61e51db55ac271ee28d84d991a2cfc6fa"
+	var zb bytes.Buffer
+	zb.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(&zb)
+	w, _ := zw.Create("files/_/src/main.c")
+	line := []byte("int main(void) { return 0; }\n")
+	sourceSize := int64(0)
+	for ; sourceSize+int64(len(line)) <= 64<<20; sourceSize += int64(len(line)) {
+		w.Write(line)
+	}
+	w, _ = zw.Create("manifest.json")
+	fmt.Fprintf(w, `{"debug_id": "b644072b-511e-55db-ac27-1ee28d84d991", "code_id": "%s",
+		"files": {"files/_/src/main.c": {"type": "source", "path": "/src/main.c"}}}`, buildID)
+	zw.Close()
+	upload := zipOf(t, "big.src.zip", zb.Bytes())
+	if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
+		t.Fatalf("upload of the source bundle (a zip of %d bytes): %v %d %s", len(upload), r.err, r.status, r.body)
+	}
+	a.settle(t)
+
+	t.Run("a source map larger than the cache", func(t *testing.T) {
 		a.finding(t, 10*time.Second, func(t *testing.T) {
 			check := func(r result) {
 				if r.err != nil || r.status != http.StatusOK || !strings.Contains(string(r.body), "malformed_sourcemap") {
@@ -47,36 +90,19 @@ func TestAuditCharges(t *testing.T) {
 				}
 			}
 			for _, r := range auditAtOnce(3, func() result {
-				return sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate-js/", body)
+				return sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate-js/", jsBody)
 			}) {
 				check(r)
 			}
 			for range 2 {
-				check(sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate-js/", body))
+				check(sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate-js/", jsBody))
 			}
 		})
 	})
 
 	t.Run("a request holding every module's parsed file", func(t *testing.T) {
-		// Five Breakpad files of 2.6 million records, 43 MB each (a zip
-		// of 90 KB), each parsed to 127 MB as the cache counts it.
-		var modules []any
-		var frames []any
-		for i := range 5 {
-			sym, debugID := diftest.BreakpadModule(i, 2_600_000)
-			upload := zipOf(t, fmt.Sprintf("m%d.sym", i), sym)
-			if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
-				t.Fatalf("upload of module %d (a zip of %d bytes): %v %d %s", i, len(upload), r.err, r.status, r.body)
-			}
-			base := uint64(0x10000000 * (i + 1))
-			modules = append(modules, map[string]any{"type": "elf", "debug_id": debugID, "code_file": fmt.Sprintf("m%d", i),
-				"image_addr": fmt.Sprintf("0x%x", base), "image_size": 0x10000000})
-			frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x1000)})
-		}
-		time.Sleep(5 * time.Second) // the uploads' garbage collected
-		body := map[string]any{"modules": modules, "stacktraces": []any{map[string]any{"frames": frames}}}
 		a.finding(t, 10*time.Second, func(t *testing.T) {
-			r := sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate/", body)
+			r := sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate/", nativeBody)
 			if r.err != nil || r.status >= 500 {
 				t.Fatalf("the resolution of five modules: %v %d %.300s, want no 5xx", r.err, r.status, r.body)
 			}
@@ -91,25 +117,6 @@ func TestAuditCharges(t *testing.T) {
 	})
 
 	t.Run("source/ inflating 64 MiB twelve times at once", func(t *testing.T) {
-		const buildID = "2b0744b61e51db55ac271ee28d84d991a2cfc6fa"
-		var zb bytes.Buffer
-		zb.WriteString("SYSB\x02\x00\x00\x00")
-		zw := zip.NewWriter(&zb)
-		w, _ := zw.Create("files/_/src/main.c")
-		line := []byte("int main(void) { return 0; }\n")
-		size := int64(0)
-		for ; size+int64(len(line)) <= 64<<20; size += int64(len(line)) {
-			w.Write(line)
-		}
-		w, _ = zw.Create("manifest.json")
-		fmt.Fprintf(w, `{"debug_id": "b644072b-511e-55db-ac27-1ee28d84d991", "code_id": "%s",
-			"files": {"files/_/src/main.c": {"type": "source", "path": "/src/main.c"}}}`, buildID)
-		zw.Close()
-		upload := zipOf(t, "big.src.zip", zb.Bytes())
-		if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
-			t.Fatalf("upload of the source bundle (a zip of %d bytes): %v %d %s", len(upload), r.err, r.status, r.body)
-		}
-		time.Sleep(5 * time.Second) // the upload's garbage collected
 		a.finding(t, 10*time.Second, func(t *testing.T) {
 			got := auditAtOnce(12, func() auditAnswer {
 				return auditGet(a, "/debuginfod/acme/buildid/"+buildID+"/source/src/main.c")
@@ -117,7 +124,7 @@ func TestAuditCharges(t *testing.T) {
 			served := 0
 			for _, r := range got {
 				switch {
-				case r.err == nil && r.status == http.StatusOK && r.size == size:
+				case r.err == nil && r.status == http.StatusOK && r.size == sourceSize:
 					served++
 				case r.err != nil || r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "":
 					t.Errorf("source/: %v %d, want 200 with the source or 503 with Retry-After", r.err, r.status)
@@ -127,6 +134,18 @@ func TestAuditCharges(t *testing.T) {
 		})
 	})
 	a.checkHeld(t)
+}
+
+// settle waits until the server's resident set is back within 32 MB of
+// what it was at its start, or its forced collection and the return of
+// the freed pages have had their time.
+func (a *auditServer) settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(auditHeldAfter)
+	for time.Now().Before(deadline) && a.usage(t).rss-a.base > 32<<20 {
+		time.Sleep(2 * time.Second)
+	}
+	t.Logf("before the reproductions the server holds %+d MB", (a.usage(t).rss-a.base)>>20)
 }
 
 // auditReleaseFile uploads data as the file name of release version of

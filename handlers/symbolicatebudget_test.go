@@ -1,14 +1,21 @@
 package handlers
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
+	"crypto/sha1"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -170,5 +177,50 @@ func TestSymbolicateNativeHeldBudget(t *testing.T) {
 	want := []string{"found  symbolicated", "malformed the request's budget of parsed files is spent malformed"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modules and frames (-want +got):\n%s", diff)
+	}
+}
+
+// discardResponse is a ResponseWriter that keeps nothing of the body.
+type discardResponse struct{ h http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.h }
+func (d discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardResponse) WriteHeader(int)             {}
+
+// TestInflatedSourceHoldsItsWindow: a 16 MiB deflated source is checked
+// and served whole allocating less than a MiB (it was inflated into one
+// buffer of its size, 12 requests at once held 1,967 MB), and its ranges,
+// a seek backwards included, read what the source holds there.
+func TestInflatedSourceHoldsItsWindow(t *testing.T) {
+	var text bytes.Buffer
+	for i := 0; text.Len() < 16<<20; i++ {
+		fmt.Fprintf(&text, "line %d of the source\n", i)
+	}
+	var deflated bytes.Buffer
+	zw, _ := flate.NewWriter(&deflated, flate.BestSpeed)
+	zw.Write(text.Bytes())
+	zw.Close()
+	src := &inflatedSource{deflated: io.NewSectionReader(bytes.NewReader(deflated.Bytes()), 0, int64(deflated.Len())), size: int64(text.Len())}
+	defer src.close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	sum, crc, n, err := src.check()
+	http.ServeContent(discardResponse{http.Header{}}, httptest.NewRequest("GET", "/", nil), "", time.Time{}, src)
+	runtime.ReadMemStats(&after)
+	want := sha1.Sum(text.Bytes())
+	if err != nil || n != int64(text.Len()) || crc != crc32.ChecksumIEEE(text.Bytes()) || !bytes.Equal(sum, want[:]) {
+		t.Fatalf("check: %v, %d bytes, CRC %x, SHA-1 %x", err, n, crc, sum)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("checking and serving a source of %d bytes allocated %d", text.Len(), alloc)
+	}
+	for _, r := range [][2]int64{{10 << 20, 100}, {5, 20}, {int64(text.Len()) - 7, 7}} {
+		if _, err := src.Seek(r[0], io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, r[1])
+		if _, err := io.ReadFull(src, got); err != nil || !bytes.Equal(got, text.Bytes()[r[0]:r[0]+r[1]]) {
+			t.Errorf("bytes %d+%d: %v %q", r[0], r[1], err, got)
+		}
 	}
 }
