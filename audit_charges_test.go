@@ -22,10 +22,14 @@ import (
 //   - a source map that parses to 24 times its size, larger than the map
 //     cache takes, which every request parsed again (three requests at
 //     once, two after): refused once, its refusal kept by SHA-1;
-//   - a native request of five modules whose parsed files it held all,
-//     past the debug-file cache's bound: its budget of held bytes stops it;
+//   - a native request of twelve modules whose parsed files it held all,
+//     past the debug-file cache's bound: its budget of held bytes stops it
+//     (the audit's five modules of DWARF held 739 MB; twelve Breakpad
+//     files of 21 MB each once parsed stand for them, each parse small
+//     enough that the server's collector keeps one within the bound);
 //   - twelve debuginfod source/ requests at once, each inflating a 64 MiB
-//     source: they inflate one at a time per organization.
+//     source whole: each is checked in a slot (one per organization) and
+//     sent as it is inflated, holding flate's window.
 //
 // The files are uploaded first, and the server left until what the
 // uploads used is returned (its forced collection, every two minutes), so
@@ -44,11 +48,11 @@ func TestAuditCharges(t *testing.T) {
 	jsBody := map[string]any{"release": "1.0", "stacktraces": []any{map[string]any{"frames": []any{
 		map[string]any{"abs_path": "https://app.example/static/big.js", "lineno": 1, "colno": 1, "function": "f"}}}}}
 
-	// Five Breakpad files of 2.6 million records, 43 MB each (a zip of
-	// 5 MB), each 52 MB once parsed (127 MB as the cache counts it).
+	// Twelve Breakpad files of a million records, 16 MB each (a zip of
+	// 2 MB), each 21 MB once parsed (49 MB as the cache counts it).
 	var modules, frames []any
-	for i := range 5 {
-		sym, debugID := diftest.BreakpadModule(i, 2_600_000)
+	for i := range 12 {
+		sym, debugID := diftest.BreakpadModule(i, 1_000_000)
 		upload := zipOf(t, fmt.Sprintf("m%d.sym", i), sym)
 		if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
 			t.Fatalf("upload of module %d (a zip of %d bytes): %v %d %s", i, len(upload), r.err, r.status, r.body)
@@ -104,7 +108,7 @@ func TestAuditCharges(t *testing.T) {
 		a.finding(t, 10*time.Second, func(t *testing.T) {
 			r := sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate/", nativeBody)
 			if r.err != nil || r.status >= 500 {
-				t.Fatalf("the resolution of five modules: %v %d %.300s, want no 5xx", r.err, r.status, r.body)
+				t.Fatalf("the resolution of twelve modules: %v %d %.300s, want no 5xx", r.err, r.status, r.body)
 			}
 			var out struct {
 				Modules []struct {
