@@ -199,6 +199,8 @@ func limitError(le *symbolication.LimitError) error {
 		return invalid(valueErr, fmt.Sprintf("The request reads more than %d bytes of stored files", le.Max), "body", "stacktraces")
 	case symbolication.AnswerBytes:
 		return invalid(valueErr, fmt.Sprintf("The answer would be larger than %d bytes", le.Max), "body", "stacktraces")
+	case symbolication.HeldBytes:
+		return invalid(valueErr, fmt.Sprintf("The request would hold more than %d bytes of parsed files", le.Max), "body", "stacktraces")
 	}
 	return invalid(valueErr, fmt.Sprintf("At most %d distinct files a request", le.Max), "body", "stacktraces")
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"errata/handlers/symbolication"
 	"errata/store"
 )
 
@@ -134,4 +135,78 @@ func maxBundleSize(d Deps) int64 {
 		return d.MaxBundleSize
 	}
 	return defaultMaxBundleSize
+}
+
+// workSlotWait is how long a request of a route that inflates or parses
+// waits for one of its organization's slots and one of all
+// (acquireWork).
+const workSlotWait = 10 * time.Second
+
+// workRetryAfter is the Retry-After, in seconds, of a request that found
+// no slot in time: one of the requests before it ends by then, usually.
+const workRetryAfter = 5
+
+// acquireWork takes one of slots' slots for the organization org, before
+// the request opens a file, so that a request waiting holds nothing: it
+// waits at most workSlotWait, then is answered 503 with Retry-After, as an
+// upload over its token's bound is; a request whose client left stops
+// waiting at once. what names the work in the answer. The release it
+// returns gives the slots back.
+func acquireWork(r *http.Request, slots *symbolication.Slots, org, what string) (release func(), err error) {
+	return waitForSlot(r, what, func(ctx context.Context) (func(), error) { return slots.Acquire(ctx, org, nil) })
+}
+
+// acquireResolution takes the slots of a resolution request in two steps:
+// one of its organization's before it reads the body (a slow client holds
+// a slot of its own organization only), then, with the body read and
+// checked, one of all (slots.AcquireAll through the continuation it
+// returns). Each step waits as acquireWork does. release gives back what
+// was taken.
+func acquireResolution(r *http.Request, slots *symbolication.Slots, org string) (all func() error, release func(), err error) {
+	releaseOrg, err := waitForSlot(r, "resolutions", func(ctx context.Context) (func(), error) { return slots.AcquireOrg(ctx, org, nil) })
+	if err != nil {
+		return nil, nil, err
+	}
+	var releaseAll func()
+	all = func() error {
+		releaseAll, err = waitForSlot(r, "resolutions", func(ctx context.Context) (func(), error) { return slots.AcquireAll(ctx, nil) })
+		return err
+	}
+	return all, func() {
+		if releaseAll != nil {
+			releaseAll()
+		}
+		releaseOrg()
+	}, nil
+}
+
+// waitForSlot waits for acquire at most workSlotWait: 503 with
+// Retry-After past it, the context's error when the client left.
+func waitForSlot(r *http.Request, what string, acquire func(ctx context.Context) (func(), error)) (release func(), err error) {
+	ctx, cancel := context.WithTimeout(r.Context(), workSlotWait)
+	defer cancel()
+	release, err = acquire(ctx)
+	switch {
+	case err == nil:
+		return release, nil
+	case r.Context().Err() != nil:
+		return nil, r.Context().Err()
+	}
+	return nil, &apiError{status: http.StatusServiceUnavailable, retryAfter: workRetryAfter,
+		detail: fmt.Sprintf("Too many %s at once for this organization or this server: retry later", what)}
+}
+
+// The resolution requests (symbolicate/, symbolicate-js/,
+// symbolicate-jvm/, all three together) that run at once: two per
+// organization and four in all, each within its request budget
+// (symbolication.Budget), so that what they hold together is bounded
+// whatever the number of requests.
+const (
+	resolveSlotsPerOrg = 2
+	resolveSlots       = 4
+)
+
+// newResolveSlots returns the slots of the resolution routes.
+func newResolveSlots() *symbolication.Slots {
+	return symbolication.NewSlots(resolveSlotsPerOrg, resolveSlots)
 }

@@ -57,6 +57,7 @@ var (
 // routes lists every route of errata. Each pattern is exact (it ends in
 // {$} or names a file, like /healthz), so no route serves paths below it.
 func routes(d Deps) []route {
+	d.resolving = newResolveSlots() // shared by the three resolution routes
 	// The user routes take any valid token (docs/api.md), unless the
 	// deployment asks for a member scope (USER_ROUTES_SCOPE=required), so
 	// that a leaked CI token cannot change an account.

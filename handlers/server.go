@@ -57,6 +57,10 @@ type Deps struct {
 	// nil is a cache of symbolication.DefaultDebugFileCacheBytes of New's
 	// own.
 	DebugFileCache *symbolication.DebugFileCache
+
+	// resolving bounds the resolution requests that run at once; routes
+	// makes it.
+	resolving *symbolication.Slots
 }
 
 // apiFunc is a handler that returns its error instead of writing it.

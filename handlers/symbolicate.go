@@ -21,11 +21,19 @@ func handleSymbolicate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
+		all, release, err := acquireResolution(r, d.resolving, sc.OrgSlug)
+		if err != nil {
+			return err
+		}
+		defer release()
 		var req native.Request
 		if err := decodeSnakeJSON(w, r, &req); err != nil {
 			return err
 		}
 		if err := req.Validate(); err != nil {
+			return err
+		}
+		if err := all(); err != nil {
 			return err
 		}
 		resp, err := engine.Symbolicate(r.Context(), sc, &req)

@@ -23,6 +23,11 @@ func handleSymbolicateJS(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
+		all, release, err := acquireResolution(r, d.resolving, sc.OrgSlug)
+		if err != nil {
+			return err
+		}
+		defer release()
 		bp := bodyBuffers.Get().(*[]byte)
 		defer putBodyBuffer(bp)
 		body, err := readBody(w, r, (*bp)[:0])
@@ -45,6 +50,9 @@ func handleSymbolicateJS(d Deps) apiFunc {
 			}
 		}
 		if err := checkJSRequest(&req, decoded); err != nil {
+			return err
+		}
+		if err := all(); err != nil {
 			return err
 		}
 		out, err := engine.Symbolicate(r.Context(), sc, &req)

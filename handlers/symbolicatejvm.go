@@ -20,12 +20,20 @@ func handleSymbolicateJVM(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
+		all, release, err := acquireResolution(r, d.resolving, sc.OrgSlug)
+		if err != nil {
+			return err
+		}
+		defer release()
 		var req jvm.Request
 		if err := decodeResolveBody(w, r, &req); err != nil {
 			return err
 		}
 		uuids, err := checkJVMRequest(&req)
 		if err != nil {
+			return err
+		}
+		if err := all(); err != nil {
 			return err
 		}
 		out, err := engine.Symbolicate(r.Context(), sc, &req, uuids)

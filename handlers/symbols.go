@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"compress/flate"
 	"crypto/sha1"
 	"encoding/hex"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"errata/handlers/symbolication"
 	"errata/handlers/symbolkey"
 	"errata/store"
 )
@@ -26,6 +26,7 @@ import (
 // executable, a source or a section of a build id. It names the request
 // by the route its path parses as (debuginfodRoutes).
 func handleDebuginfod(d Deps) apiFunc {
+	inflating := symbolication.NewSlots(inflateSlotsPerOrg, inflateSlots)
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q, err := symbolkey.ParseDebuginfod(r.URL.Path)
 		if err != nil {
@@ -49,7 +50,7 @@ func handleDebuginfod(d Deps) apiFunc {
 		case symbolkey.Section:
 			return serveSection(w, r, d.Store, org, q)
 		}
-		return serveSource(w, r, d.Store, org, q)
+		return serveSource(w, r, d.Store, inflating, org, q)
 	}
 }
 
@@ -132,12 +133,23 @@ func serveSection(w http.ResponseWriter, r *http.Request, st *store.Store, org s
 // serve ranges of it.
 const maxSourceFile = 64 << 20
 
+// The sources checked at once (inflated whole to check their size, CRC-32
+// and SHA-1): one per organization, two in all, so that the CPU they take
+// is bounded whatever the number of requests. A request over the bound
+// waits for a slot, holding nothing, as long as workSlotWait, then is
+// answered 503 with Retry-After.
+const (
+	inflateSlotsPerOrg = 1
+	inflateSlots       = 2
+)
+
 // serveSource serves the source q.Arg from the source bundle of q's build
 // id (by code id, else by the debug id derived from it) that holds it,
 // where the index read at assembly says it lies: a stored member is
-// served as a part of the bundle, a deflated one inflated (and checked
-// against its CRC-32).
-func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, org symbolOrg, q symbolkey.Debuginfod) error {
+// served as a part of the bundle, a deflated one inflated as it is sent
+// (inflatedSource), once checked against its size and CRC-32 in one of the
+// inflating slots: what it holds is flate's window, never the source.
+func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, inflating *symbolication.Slots, org symbolOrg, q symbolkey.Debuginfod) error {
 	f, err := st.FindSymbolFile(r.Context(), org.userID, org.slug,
 		store.SymbolQuery{Formats: []string{"sourcebundle"}, CodeID: q.BuildID, SourcePath: q.Arg})
 	if errors.Is(err, store.ErrNotFound) {
@@ -171,17 +183,103 @@ func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, org sy
 	if m.Offset < 0 || m.CSize < 0 || m.Offset > fr.Size() || m.CSize > fr.Size()-m.Offset {
 		return &apiError{status: http.StatusNotFound, detail: "The source is not where its bundle says"}
 	}
-	zr := flate.NewReader(io.NewSectionReader(fr, m.Offset, m.CSize))
-	defer zr.Close()
-	src, err := io.ReadAll(io.LimitReader(zr, m.Size+1))
+	release, err := acquireWork(r, inflating, org.slug, "sources inflated")
+	if err != nil {
+		return err
+	}
+	src := &inflatedSource{deflated: io.NewSectionReader(fr, m.Offset, m.CSize), size: m.Size}
+	defer src.close()
+	sum, crc, n, err := src.check()
+	release()
 	var corrupt flate.CorruptInputError
 	switch {
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.As(err, &corrupt):
 		return fmt.Errorf("reading file %d: %w: %w", f.FileID, store.ErrUnavailable, err)
-	case err != nil || int64(len(src)) != m.Size || crc32.ChecksumIEEE(src) != m.CRC:
+	case err != nil || n != m.Size || crc != m.CRC:
 		return &apiError{status: http.StatusNotFound, detail: "The source in the bundle is damaged"}
 	}
-	return serveBytes(w, r, q.Arg, f, src)
+	// Served as serveSymbolFile serves a file; its ETag is the source's
+	// SHA-1.
+	setSymbolHeaders(w, q.Arg, hex.EncodeToString(sum), m.Size)
+	http.ServeContent(w, r, "", f.DateCreated, src)
+	return nil
+}
+
+// inflatedSource is a deflated source of a bundle read as it is inflated,
+// from its start again after a seek backwards, so that what ServeContent
+// reads of it (the whole, or a range) holds flate's window, never the
+// source.
+type inflatedSource struct {
+	deflated *io.SectionReader
+	size     int64
+	pos      int64 // the offset Read reads next
+	at       int64 // the offset zr has reached
+	zr       io.ReadCloser
+}
+
+// check inflates the whole source and returns its SHA-1, CRC-32 and size
+// (reading at most one byte past the size it was given).
+func (s *inflatedSource) check() (sum []byte, crc uint32, n int64, err error) {
+	h, c := sha1.New(), crc32.NewIEEE()
+	s.restart()
+	n, err = io.Copy(io.MultiWriter(h, c), io.LimitReader(s.zr, s.size+1))
+	s.at = n
+	return h.Sum(nil), c.Sum32(), n, err
+}
+
+// restart begins inflating from the source's start.
+func (s *inflatedSource) restart() {
+	s.deflated.Seek(0, io.SeekStart) //nolint:errcheck // a SectionReader's seek to 0 never fails
+	if s.zr == nil {
+		s.zr = flate.NewReader(s.deflated)
+	} else {
+		s.zr.(flate.Resetter).Reset(s.deflated, nil) //nolint:errcheck // flate's Reset never fails
+	}
+	s.at = 0
+}
+
+func (s *inflatedSource) Read(p []byte) (int, error) {
+	if s.pos >= s.size {
+		return 0, io.EOF
+	}
+	if s.zr == nil || s.at > s.pos {
+		s.restart()
+	}
+	if s.at < s.pos {
+		n, err := io.CopyN(io.Discard, s.zr, s.pos-s.at)
+		s.at += n
+		if err != nil {
+			return 0, err
+		}
+	}
+	n, err := s.zr.Read(p[:min(int64(len(p)), s.size-s.pos)])
+	s.at += int64(n)
+	s.pos += int64(n)
+	if err == io.EOF && s.pos < s.size {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (s *inflatedSource) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += s.pos
+	case io.SeekEnd:
+		offset += s.size
+	}
+	if offset < 0 {
+		return 0, errors.New("inflatedSource: a seek before the start")
+	}
+	s.pos = offset
+	return offset, nil
+}
+
+// close lets the inflating go.
+func (s *inflatedSource) close() {
+	if s.zr != nil {
+		s.zr.Close()
+	}
 }
 
 // maxSizeExceeded reports whether r's X-DEBUGINFOD-MAXSIZE is less than
@@ -284,20 +382,4 @@ func plainGet(r *http.Request) bool {
 		}
 	}
 	return true
-}
-
-// serveBytes serves src, a source read from the bundle f, as
-// serveSymbolFile
-// does; its ETag is the source's SHA-1.
-func serveBytes(w http.ResponseWriter, r *http.Request, name string, f store.SymbolFile, src []byte) error {
-	if len(src) == 0 {
-		return errNotFound
-	}
-	if maxSizeExceeded(r, int64(len(src))) {
-		return errTooLargeForClient
-	}
-	sum := sha1.Sum(src)
-	setSymbolHeaders(w, name, hex.EncodeToString(sum[:]), int64(len(src)))
-	http.ServeContent(w, r, "", f.DateCreated, bytes.NewReader(src))
-	return nil
 }

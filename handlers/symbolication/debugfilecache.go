@@ -4,15 +4,19 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 
 	"errata/store"
 	"errata/worker/dif"
 )
 
-// DefaultDebugFileCacheBytes is the default of DEBUG_FILE_CACHE_BYTES: the parsed
-// debug files that native resolutions keep in memory.
-const DefaultDebugFileCacheBytes = 256 << 20
+// DefaultDebugFileCacheBytes is the default of DEBUG_FILE_CACHE_BYTES: the
+// parsed debug files that native resolutions keep in memory, 64 MiB as
+// dif.Resolver.Size counts them, and what one native request may hold of
+// them (Bound), so that the cache, a parse and the runtime's collection
+// stay within 256 MB of growth.
+const DefaultDebugFileCacheBytes = 64 << 20
 
 // EntryOverhead is what an entry counts beside its resolver's bytes: all
 // that an entry remembering a file's failure counts.
@@ -29,11 +33,12 @@ const EntryOverhead = 256
 // slot that another organization's miss needs.
 type DebugFileCache struct {
 	max int64
-	// parse bounds the files read at once, so that what reading holds
-	// (the DWARF sections of each) stays within a few budgets. A DWARF
-	// resolver parses a unit later, when an address first falls in it:
-	// one unit at a time per file, what it keeps counted by Recount.
-	parse chan struct{}
+	// parse bounds the files read at once, one per organization and two
+	// in all, so that what reading holds (the DWARF sections of each)
+	// stays within a few budgets. A DWARF resolver parses a unit later,
+	// when an address first falls in it: one unit at a time per file,
+	// what it keeps counted by Recount.
+	parse *Slots
 
 	mu      sync.Mutex
 	bytes   int64
@@ -43,15 +48,6 @@ type DebugFileCache struct {
 	// no list: never evicted (another parse of one would hold it twice),
 	// counted once parsed.
 	parsing map[string]*debugFileEntry
-	// orgs holds the slot of each organization with a parse running or
-	// waiting: the one parse of its own it may run at a time.
-	orgs map[int64]*orgSlot
-}
-
-// orgSlot lets one parse of an organization run at a time.
-type orgSlot struct {
-	slot  chan struct{} // of one
-	users int           // parses holding or waiting for slot; c.mu guards it
 }
 
 type debugFileEntry struct {
@@ -73,62 +69,19 @@ type debugFileEntry struct {
 // NewDebugFileCache returns a cache of at most maxBytes of parsed files; a
 // file larger than maxBytes is parsed for each request and not kept.
 func NewDebugFileCache(maxBytes int64) *DebugFileCache {
-	return &DebugFileCache{max: maxBytes, parse: make(chan struct{}, 2), entries: map[string]*list.Element{}, parsing: map[string]*debugFileEntry{}, orgs: map[int64]*orgSlot{}}
+	return &DebugFileCache{max: maxBytes, parse: NewSlots(1, 2), entries: map[string]*list.Element{}, parsing: map[string]*debugFileEntry{}}
 }
 
-// acquire waits for the slot of the organization org, then for one of
-// the two slots of all: a parse holds both while it runs, so that one
-// organization holds one of the two at most. release gives them back.
-// It stops, holding nothing, with errStarted once started is closed.
-func (c *DebugFileCache) acquire(ctx context.Context, org int64, started <-chan struct{}) (release func(), err error) {
-	c.mu.Lock()
-	o := c.orgs[org]
-	if o == nil {
-		o = &orgSlot{slot: make(chan struct{}, 1)}
-		c.orgs[org] = o
-	}
-	o.users++
-	c.mu.Unlock()
-	leave := func() {
-		c.mu.Lock()
-		if o.users--; o.users == 0 {
-			delete(c.orgs, org)
-		}
-		c.mu.Unlock()
-	}
-	select {
-	case o.slot <- struct{}{}:
-	case <-started:
-		leave()
-		return nil, errStarted
-	case <-ctx.Done():
-		leave()
-		return nil, ctx.Err()
-	}
-	select {
-	case c.parse <- struct{}{}:
-	case <-started:
-		<-o.slot
-		leave()
-		return nil, errStarted
-	case <-ctx.Done():
-		<-o.slot
-		leave()
-		return nil, ctx.Err()
-	}
-	return func() {
-		<-c.parse
-		<-o.slot
-		leave()
-	}, nil
-}
+// Bound is the cache's bound, and what one native request may hold of
+// parsed files (its Budget): a resolver larger is neither kept nor held.
+func (c *DebugFileCache) Bound() int64 { return c.max }
 
-// Slots waits for the parse slots of the organization org, as a parse of
-// a whole file does: a DWARF unit parsed on first use (dif.NewWork) runs
-// in them, so that one organization's lazy parses take one of the
-// process's slots at most. release gives them back.
-func (c *DebugFileCache) Slots(ctx context.Context, org int64) (release func(), err error) {
-	return c.acquire(ctx, org, nil)
+// AcquireParse waits for the parse slots of the organization org, as a
+// parse of a whole file does: a DWARF unit parsed on first use
+// (dif.NewWork) runs in them, so that one organization's lazy parses take
+// one of the process's parse slots at most. release gives them back.
+func (c *DebugFileCache) AcquireParse(ctx context.Context, org int64) (release func(), err error) {
+	return c.parse.Acquire(ctx, strconv.FormatInt(org, 10), nil)
 }
 
 // Stats reports the bytes and the entries the cache holds.
@@ -138,8 +91,9 @@ func (c *DebugFileCache) Stats() (bytes int64, entries int) {
 	return c.bytes, len(c.entries)
 }
 
-// errStarted is acquire's answer once another request began the parse.
-var errStarted = errors.New("another request parses the file")
+// errStarted is the answer of the parse slots once another request began
+// the parse.
+var errStarted = errStopped
 
 // Get returns the resolver of the file whose SHA-1 is key, parsing it with
 // load, as a parse of the organization org, when the cache does not hold
@@ -170,7 +124,7 @@ func (c *DebugFileCache) Get(ctx context.Context, org int64, key string, load fu
 		select {
 		case <-e.started:
 		default:
-			release, err = c.acquire(ctx, org, e.started)
+			release, err = c.parse.Acquire(ctx, strconv.FormatInt(org, 10), e.started)
 		}
 		c.mu.Lock()
 		e.wanted--

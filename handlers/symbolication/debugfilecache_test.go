@@ -147,8 +147,8 @@ func TestDebugFileCacheParsesFairly(t *testing.T) {
 		<-b.done
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if len(c.orgs) != 0 || len(c.parse) != 0 {
-			t.Errorf("after the parses, %d organizations and %d slots are held", len(c.orgs), len(c.parse))
+		if len(c.parse.orgs) != 0 || len(c.parse.total) != 0 {
+			t.Errorf("after the parses, %d organizations and %d slots are held", len(c.parse.orgs), len(c.parse.total))
 		}
 	})
 }

@@ -17,6 +17,17 @@
 // Answer counts the bytes of an answer as it is made, up to
 // MaxAnswerBytes.
 //
+// Each cache counts an entry at what its parser says it holds
+// (sourcemap.Map.Size, proguard.Mapping.Size, dif.Resolver.Size), sizes
+// that tests hold between what the heap holds and twice that, so that its
+// bound is the memory it holds. A request's Budget is its cache's bound:
+// what it holds of the files it parsed or found cached, charged at the
+// same sizes, a parse given what is left as its own bound; a file larger
+// than the cache takes is refused, and the refusal kept by SHA-1. Slots
+// bound the work that runs at once, per organization and in all: the
+// DebugFileCache's parses, and the routes' resolutions and inflated
+// sources.
+//
 // The package and the engines read stored files through errata/store and
 // parse them with the readers of errata/worker/dif; they know nothing of
 // HTTP. An engine's errors are store's, *LimitError (a budget spent, too

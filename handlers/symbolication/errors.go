@@ -22,7 +22,8 @@ const (
 
 // ErrBudget is the error of a request that would read or parse more bytes
 // of stored files than its budget: errors.Is finds it in a *LimitError of
-// ReadBytes or ParseBytes. The DebugFileCache keeps no failure of it.
+// ReadBytes, ParseBytes or HeldBytes. The DebugFileCache keeps no failure
+// of it.
 var ErrBudget = errors.New("the request's budget of bytes is spent")
 
 // Limit names one of a request's limits that a resolution enforces as it
@@ -40,6 +41,9 @@ const (
 	Files
 	// AnswerBytes: the bytes of one answer's JSON (MaxAnswerBytes).
 	AnswerBytes
+	// HeldBytes: the bytes of parsed files one request holds (its
+	// Budget's: the bound of the cache of its engine).
+	HeldBytes
 )
 
 // LimitError stops a request that goes beyond Limit, whose bound is Max.
@@ -56,13 +60,15 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("the request reads more than %d bytes of stored files", e.Max)
 	case AnswerBytes:
 		return fmt.Sprintf("the answer would be larger than %d bytes", e.Max)
+	case HeldBytes:
+		return fmt.Sprintf("the request would hold more than %d bytes of parsed files", e.Max)
 	}
 	return fmt.Sprintf("the request resolves more than %d distinct files", e.Max)
 }
 
 // Is reports whether target is ErrBudget and e a budget of bytes.
 func (e *LimitError) Is(target error) bool {
-	return target == ErrBudget && (e.Limit == ParseBytes || e.Limit == ReadBytes)
+	return target == ErrBudget && e.Limit != Files
 }
 
 // InvalidError is a request whose value at Loc (a path from "body") is

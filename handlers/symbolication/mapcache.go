@@ -10,8 +10,11 @@ import (
 )
 
 // DefaultMapCacheBytes is the budget of the MapCache when
-// SYMBOLICATE_CACHE_BYTES is not set.
-const DefaultMapCacheBytes = 256 << 20
+// SYMBOLICATE_CACHE_BYTES is not set: 64 MiB of parsed maps and mappings,
+// as their parsers measure them, and so 64 MiB that one JavaScript or JVM
+// request may hold (EntryBound), so that the cache, a request of each
+// organization and the runtime's collection stay within 256 MB of growth.
+const DefaultMapCacheBytes = 64 << 20
 
 // MapCache keeps the parsed files of the JavaScript and JVM engines
 // (source maps, the sourceMappingURL of minified files, original sources,
@@ -41,6 +44,19 @@ type mapCacheEntry struct {
 // nothing.
 func NewMapCache(budget int64) *MapCache {
 	return &MapCache{budget: budget, order: list.New(), entries: map[string]*list.Element{}}
+}
+
+// EntryBound is the most bytes one entry may take, the cache's budget,
+// and what one request of the JavaScript or JVM engine may hold (its
+// Budget). The engines parse a file within it; one that would take more
+// is refused (its frames answer as a malformed file's) and the refusal is
+// kept as a small entry under the file's SHA-1, so that no request parses
+// it again. A nil cache's is DefaultMapCacheBytes.
+func (c *MapCache) EntryBound() int64 {
+	if c == nil {
+		return DefaultMapCacheBytes
+	}
+	return c.budget
 }
 
 // Get returns the value cached under key.

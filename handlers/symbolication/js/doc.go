@@ -28,14 +28,21 @@
 // (missing_sourcemap), no map larger than sourcemap.MaxSize (64 MiB)
 // (malformed_sourcemap) and no original source larger than 8 MiB (no
 // context: missing_source_content). Held: a parsed map is charged to the
-// cache at its size and the budget of the source names it keeps for two
-// URLs (a quarter of the map's size each, and 64 KiB); context lines are
-// cut to 140 bytes around the column (symbolication.Context). Answered:
-// each name a frame takes from a map (function, abs_path, filename, the
-// map's URL in data.sourcemap) cut to symbolication.MaxNameBytes (1 KiB,
-// ending with "...": a source is still looked up by its whole URL), and
-// at most symbolication.MaxAnswerBytes (32 MiB) of JSON, raw_stacktraces
-// and errors included, counted as the frames are made
-// (*symbolication.LimitError of AnswerBytes beyond, before the answer is
-// written).
+// cache and to the request's symbolication.Budget (the cache's bound:
+// MapCache.EntryBound) at its size and the budget of the source names it
+// keeps for two URLs (a quarter of the map's size each, and 64 KiB), an
+// original source at its length; a map is parsed within two thirds of
+// what the request has left (sourcemap.ParseWithin): one larger than the
+// cache takes is malformed_sourcemap, kept so under its SHA-1, one larger
+// than what the request has left a *symbolication.LimitError of
+// HeldBytes. The frame loop stops once the request's context ends.
+// Context lines are cut to 140 bytes around the column
+// (symbolication.Context).
+// Answered: each name a frame takes from a map (function, abs_path,
+// filename, the map's URL in data.sourcemap) cut to
+// symbolication.MaxNameBytes (1 KiB, ending with "...": a source is still
+// looked up by its whole URL), and at most symbolication.MaxAnswerBytes (32
+// MiB) of JSON, raw_stacktraces and errors included, counted as the frames
+// are made (*symbolication.LimitError of AnswerBytes beyond, before the
+// answer is written).
 package js

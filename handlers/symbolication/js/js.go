@@ -114,7 +114,8 @@ type Engine struct {
 // (store.ErrNotFound); a request beyond its budget of bytes or files is a
 // *symbolication.LimitError.
 func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Request) (*Response, error) {
-	rs := &resolver{e: e, ctx: ctx, sc: sc, req: req, files: map[string]*jsFile{}}
+	rs := &resolver{e: e, ctx: ctx, sc: sc, req: req, files: map[string]*jsFile{},
+		budget: symbolication.NewBudget(ctx, e.Cache.EntryBound())}
 	out, err := rs.resolve()
 	if err != nil {
 		return nil, err
@@ -177,6 +178,9 @@ type resolver struct {
 	req   *Request
 	files map[string]*jsFile
 	read  int64 // bytes of stored files read
+	// budget counts what the request holds of the files it parsed
+	// (those the cache did not hold).
+	budget *symbolication.Budget
 	// filenames memoizes filenameOf for the request's abs_path values.
 	filenames map[string]*string
 	// last is the abs_path of the last frame, its filename and file,
@@ -213,6 +217,9 @@ func (rs *resolver) resolve() (*Response, error) {
 		nameOf := make([]string, n)
 		lines := make([]int64, 2*n)
 		for i, f := range st.Frames {
+			if err := rs.budget.Err(); err != nil {
+				return nil, err // the client left
+			}
 			o := FrameOut{Function: f.Function, AbsPath: f.AbsPath, Lineno: f.Lineno, Colno: f.Colno,
 				OriginalIndex: i, PreContext: []string{}, PostContext: []string{}}
 			if f.AbsPath != nil {
@@ -427,6 +434,9 @@ func (rs *resolver) findSource(file *jsFile, abs string) (*string, error) {
 		return nil, err
 	}
 	text := string(data)
+	if err := rs.budget.Charge(int64(len(text))); err != nil {
+		return nil, err
+	}
 	rs.e.Cache.Put(key, text, int64(len(text)+len(key)+64))
 	return &text, nil
 }

@@ -248,7 +248,11 @@ func (rs *resolver) loadMap(f store.SourceFile, how string) (*jsFile, error) {
 
 // cachedMap returns the map the cache keeps under key, found in stored
 // file f (whose URL it resolves sources against), or parses the map read
-// returns (nil: a file too large) and keeps it there.
+// returns (nil: a file too large) and keeps it there. The parse is bounded
+// by what the cache takes of one entry and what the request may still
+// hold, and charged to the request: a map larger than the cache takes is
+// malformed, and kept so (its key holds false), so that no request parses
+// it again; one larger than what the request has left spends its budget.
 func (rs *resolver) cachedMap(key string, f store.SourceFile, how, bundle string, read func() ([]byte, error)) (*jsFile, error) {
 	rs.visible = true
 	if v, ok := rs.e.Cache.Get(key); ok {
@@ -265,13 +269,30 @@ func (rs *resolver) cachedMap(key string, f store.SourceFile, how, bundle string
 	if data == nil {
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
-	m, err := sourcemap.Parse(data)
+	bound := rs.e.Cache.EntryBound()
+	limit := min(bound, rs.budget.Left())
+	// The map's views take up to half its size beside it (cacheSize).
+	m, err := sourcemap.ParseWithin(data, int(limit*2/3))
+	var jm *mapEntry
+	size := int64(0)
+	if err == nil {
+		jm = newMapEntry(m)
+		size = jm.cacheSize() + int64(len(key))
+	}
+	if errors.Is(err, sourcemap.ErrTooLarge) || size > limit {
+		if limit < bound {
+			return nil, rs.budget.Spent()
+		}
+		err = sourcemap.ErrTooLarge
+	}
 	if err != nil {
 		rs.e.Cache.Put(key, false, int64(len(key)+64))
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
-	jm := newMapEntry(m)
-	rs.e.Cache.Put(key, jm, jm.cacheSize()+int64(len(key)))
+	if err := rs.budget.Charge(size); err != nil {
+		return nil, err
+	}
+	rs.e.Cache.Put(key, jm, size)
 	return newJSFile(m, jm.sources(f.URL), f.URL, how, bundle), nil
 }
 

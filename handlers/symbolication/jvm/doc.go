@@ -15,16 +15,21 @@
 // symbolication.MaxReadBytes (256 MiB) of stored mappings read and parsed,
 // a mapping found in the cache costing nothing (*symbolication.LimitError
 // beyond); no mapping larger than proguard.MaxSize is read (it answers
-// "malformed"). What a parsed mapping holds is bounded by the proguard
-// reader's own budget, and the cache by its bytes. Answered: each name a
-// frame or an exception takes from a mapping (function, module, filename,
-// abs_path, the exception's type and module) cut to
-// symbolication.MaxNameBytes (1 KiB, ending with "..."); at most
-// symbolication.MaxFrameExpansion (64) frames for one obfuscated frame
-// (its inlined methods, or the methods a line is shared by: the first the
+// "malformed"). A parsed mapping is charged to the cache and to the
+// request's symbolication.Budget (the cache's bound) at what it holds
+// (proguard.Mapping.Size, its text included) and parsed within what the
+// request has left (proguard.ParseWithin): one larger than the cache
+// takes is "malformed", kept so under its SHA-1, one larger than what the
+// request has left a *symbolication.LimitError of HeldBytes. The frame
+// loop stops once the request's context ends.
+// Answered: each name a frame or an exception takes from a mapping
+// (function, module, filename, abs_path, the exception's type and module)
+// cut to symbolication.MaxNameBytes (1 KiB, ending with "..."); at most
+// symbolication.MaxFrameExpansion (64) frames for one obfuscated frame (its
+// inlined methods, or the methods a line is shared by: the first the
 // mapping gives, the outermost kept saying how many more it gives in
 // frames_omitted, the others never built); and at most
-// symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the frames
-// are made (*symbolication.LimitError of AnswerBytes beyond, before the
-// answer is written).
+// symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the frames are
+// made (*symbolication.LimitError of AnswerBytes beyond, before the answer
+// is written).
 package jvm

@@ -105,8 +105,9 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	out := &Response{Exceptions: []Exception{}, Stacktraces: []StacktraceOut{}, Errors: []Error{}}
 	var mappings []*proguard.Mapping
 	var read int64
+	budget := symbolication.NewBudget(ctx, e.Cache.EntryBound())
 	for _, id := range uuids {
-		m, errType, err := e.loadProguard(ctx, sc, id, &read)
+		m, errType, err := e.loadProguard(ctx, sc, id, &read, budget)
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +129,9 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	for _, st := range req.Stacktraces {
 		frames := []FrameOut{}
 		for i, f := range st.Frames {
+			if err := ctx.Err(); err != nil {
+				return nil, err // the client left
+			}
 			fs := remapFrame(mappings, f, i, callerFirst)
 			for _, o := range fs {
 				if err := ans.Charge(frameJSON, deref(o.Function), deref(o.Module), deref(o.Filename), deref(o.AbsPath)); err != nil {
@@ -151,8 +155,12 @@ func deref(s *string) string {
 
 // loadProguard returns the parsed mapping uuid of the project, from the
 // cache when it was parsed before; errType is "missing" when the project
-// has none and "malformed" when it cannot be read.
-func (e *Engine) loadProguard(ctx context.Context, sc store.ProjectScope, uuid string, read *int64) (*proguard.Mapping, string, error) {
+// has none and "malformed" when it cannot be read. A parse is bounded by
+// what the cache takes of one entry and what the request may still hold,
+// and charged to budget: a mapping larger than the cache takes is
+// malformed, and kept so, so that no request parses it again; one larger
+// than what the request has left spends its budget.
+func (e *Engine) loadProguard(ctx context.Context, sc store.ProjectScope, uuid string, read *int64, budget *symbolication.Budget) (*proguard.Mapping, string, error) {
 	f, err := e.Store.ProguardMapping(ctx, sc, uuid)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "missing", nil
@@ -168,7 +176,9 @@ func (e *Engine) loadProguard(ctx context.Context, sc store.ProjectScope, uuid s
 		}
 		return nil, "malformed", nil
 	}
-	if f.Size > maxProguardBytes {
+	bound := e.Cache.EntryBound()
+	if f.Size > maxProguardBytes || f.Size+int64(len(key)) > bound {
+		e.Cache.Put(key, false, int64(len(key)+64))
 		return nil, "malformed", nil
 	}
 	if *read+f.Size > symbolication.MaxReadBytes {
@@ -179,12 +189,20 @@ func (e *Engine) loadProguard(ctx context.Context, sc store.ProjectScope, uuid s
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := proguard.Parse(data)
+	limit := min(bound, budget.Left()) - int64(len(key))
+	m, err := proguard.ParseWithin(data, int(limit))
+	if errors.Is(err, proguard.ErrTooLarge) && limit+int64(len(key)) < bound {
+		return nil, "", budget.Spent()
+	}
 	if err != nil {
 		e.Cache.Put(key, false, int64(len(key)+64))
 		return nil, "malformed", nil
 	}
-	e.Cache.Put(key, m, int64(m.Size()+len(key)))
+	size := int64(m.Size() + len(key))
+	if err := budget.Charge(size); err != nil {
+		return nil, "", err
+	}
+	e.Cache.Put(key, m, size)
 	return m, "", nil
 }
 

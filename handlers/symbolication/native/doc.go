@@ -25,13 +25,19 @@
 // sources read from source bundles for context. Held: what the resolvers
 // keep is bounded by the readers of worker/dif and counted by the cache
 // (DEBUG_FILE_CACHE_BYTES), units parsed during a resolution included;
-// context lines are cut to 140 bytes around the column. Answered: each
-// name a frame repeats from a file or a module (function, symbol,
-// abs_path, filename, package) cut to symbolication.MaxNameBytes (1 KiB,
-// ending with "..."); at most symbolication.MaxFrameExpansion (64) frames
-// for an input frame's inlined calls, the innermost, the outermost kept
-// saying how many were left out (frames_omitted); and at most
+// the resolvers one request holds, found cached or parsed, are charged to
+// its symbolication.Budget (the cache's bound) at dif.Resolver.Size when
+// it takes them: a module whose resolver would take it past is malformed
+// (its candidate says why) and no file is parsed after it. The frame loop
+// stops once the request's context ends. Context lines are cut to 140
+// bytes around the column.
+// Answered: each name a frame repeats from a file or a module (function,
+// symbol, abs_path, filename, package) cut to symbolication.MaxNameBytes (1
+// KiB, ending with "..."); at most symbolication.MaxFrameExpansion (64)
+// frames for an input frame's inlined calls, the innermost, the outermost
+// kept saying how many were left out (frames_omitted); and at most
 // symbolication.MaxAnswerBytes (32 MiB) of JSON, counted as the modules
-// (their candidates included), the frames and their context are made (*symbolication.LimitError of AnswerBytes
-// beyond, before the answer is written).
+// (their candidates included), the frames and their context are made
+// (*symbolication.LimitError of AnswerBytes beyond, before the answer is
+// written).
 package native

@@ -13,8 +13,8 @@ import (
 )
 
 // resolveModule finds the module's debug files among files and reads the
-// first that has debug information.
-func (e *Engine) resolveModule(ctx context.Context, m *module, files []store.ResolutionFile, parsed *int64) error {
+// first that has debug information, its resolver charged to budget.
+func (e *Engine) resolveModule(ctx context.Context, m *module, files []store.ResolutionFile, parsed *int64, budget *symbolication.Budget) error {
 	cands := candidates(m, files)
 	out := m.out
 	out.DebugStatus, m.frameStatus = "missing", "missing"
@@ -38,6 +38,12 @@ func (e *Engine) resolveModule(ctx context.Context, m *module, files []store.Res
 		case m.res != nil:
 		case f.Size > maxNativeFileSize:
 			c.Status, c.Reason = "malformed", "the file is larger than the resolver reads"
+		case budget.Left() <= 0:
+			c.Status, c.Reason = "malformed", beyondBudget
+			if out.DebugStatus == "missing" {
+				out.DebugStatus, out.DebugReason = "malformed", beyondBudget
+				m.frameStatus = "malformed"
+			}
 		default:
 			// A fat Mach-O is one file for several debug ids: each
 			// architecture is parsed and kept on its own.
@@ -66,6 +72,12 @@ func (e *Engine) resolveModule(ctx context.Context, m *module, files []store.Res
 				}
 				return dif.ReadELFDWARF(fr, fr.Size())
 			})
+			if err == nil && budget.Charge(res.Size()+symbolication.EntryOverhead) != nil {
+				// The request holds no more: neither this resolver nor
+				// any parsed after it.
+				budget.SpendAll()
+				res, err = nil, errors.New(beyondBudget)
+			}
 			var ue *dif.UnsupportedError
 			switch {
 			case err == nil:
@@ -129,6 +141,10 @@ func candidates(m *module, files []store.ResolutionFile) []store.ResolutionFile 
 	slices.SortStableFunc(cands, func(a, b store.ResolutionFile) int { return rank(a) - rank(b) })
 	return cands
 }
+
+// beyondBudget is the reason of a module's file whose resolver would
+// take the request past its budget of held bytes.
+const beyondBudget = "the request's budget of parsed files is spent"
 
 // errParseBudget stops a request that would parse more than
 // maxNativeParse bytes.

@@ -202,7 +202,12 @@ type Engine struct {
 // module's source bundle unless the request turns it off. The files read
 // count as used for retention. A request whose parses would pass
 // maxNativeParse bytes, or whose answer symbolication.MaxAnswerBytes, is a
-// *symbolication.LimitError.
+// *symbolication.LimitError. The resolvers the
+// request holds, found in the cache or parsed, are charged to its
+// symbolication.Budget at what they hold (dif.Resolver.Size, decompressed
+// sections included): a module whose resolver would take the request past
+// it, and every module after it, is answered as beyond the budget
+// (frames and candidate malformed), and no file is parsed after it.
 func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Request) (*Response, error) {
 	mods, err := modules(req)
 	if err != nil {
@@ -223,9 +228,10 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		return nil, err
 	}
 	parsed := int64(0)
+	budget := symbolication.NewBudget(ctx, e.Cache.Bound())
 	var used []int64
 	for _, m := range mods {
-		if err := e.resolveModule(ctx, m, files, &parsed); err != nil {
+		if err := e.resolveModule(ctx, m, files, &parsed, budget); err != nil {
 			return nil, err
 		}
 		used = append(used, m.resolvedFiles...)
@@ -246,7 +252,7 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	if len(files) > 0 {
 		org = files[0].OrgID
 	}
-	work := dif.NewWork(ctx, func() (func(), error) { return e.Cache.Slots(ctx, org) })
+	work := dif.NewWork(ctx, func() (func(), error) { return e.Cache.AcquireParse(ctx, org) })
 	resp.Stacktraces = make([]StacktraceOut, len(req.Stacktraces))
 	var ans symbolication.Answer
 	if err := chargeModules(&ans, resp.Modules); err != nil {
@@ -255,6 +261,9 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 	for si, st := range req.Stacktraces {
 		out := []FrameOut{}
 		for i, f := range st.Frames {
+			if err := ctx.Err(); err != nil {
+				return nil, err // the client left
+			}
 			crashing := i == 0
 			if callerFirst {
 				crashing = i == len(st.Frames)-1

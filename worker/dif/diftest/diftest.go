@@ -276,6 +276,21 @@ func Breakpad(n int) []byte {
 	return []byte(b.String())
 }
 
+// BreakpadModule builds the Breakpad symbol file of module i (its debug
+// id, in the MODULE record's form, and the debug id a request names it
+// by) with n PUBLIC records 16 bytes apart: a file of 16 bytes a record
+// that parses to about 49, for the tests of what a request holds.
+func BreakpadModule(i, n int) (file []byte, debugID string) {
+	id := fmt.Sprintf("B644071B511E55DBAC271EE28D84D9%02X0", i)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "MODULE Linux x86_64 %s m%d\n", id, i)
+	for k := range n {
+		fmt.Fprintf(&b, "PUBLIC %x 0 f\n", k*16)
+	}
+	debugID = strings.ToLower(id[:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32])
+	return b.Bytes(), debugID
+}
+
 // CProgram writes the C sources of a program of nfiles units of nfuncs
 // functions each (and a struct of nfields members per function, for the
 // size of the debug information) into dir, and returns their paths. Each

@@ -11,7 +11,11 @@
 // the caller and keeps it: every name is a substring of it. Per class it
 // takes one map entry, per method line one 40-byte record; a record needs
 // a line of at least 8 bytes, so the parsed mapping takes at most about 10
-// times the size of its input whatever the numbers in it say. Line numbers
+// times the size of its input whatever the numbers in it say. Size counts
+// what it holds, the text included, as a test measures it with the heap;
+// ParseWithin refuses (ErrTooLarge) a mapping that would hold more than a
+// caller's bound, before copying its text when the text alone is over.
+// Line numbers
 // beyond 2^31 make a line unreadable; lines it cannot read are skipped
 // (a damaged line costs only its own frames), as symbolicator does.
 // A line that many methods share remaps to them all: RemapAtMost builds

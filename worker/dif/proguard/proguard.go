@@ -19,14 +19,21 @@ const MaxSize = 256 << 20
 const maxIndex = 512 << 20
 
 // The memory a class and a method of a parsed mapping take besides their
-// names: the struct, its entries in the maps, the maps' buckets.
+// names (substrings of the text, which is counted whole): the struct, its
+// entries in the maps, the maps' buckets; a class's first method makes its
+// map of methods. TestSizeIsWhatAMappingHolds measures them with the heap.
 const (
-	classCost  = 320
-	methodCost = 96
+	classCost     = 192
+	methodCost    = 96
+	methodMapCost = 432
 )
 
 // ErrMalformed is the error of a mapping beyond the budget.
 var ErrMalformed = errors.New("malformed ProGuard mapping")
+
+// ErrTooLarge is the error of a mapping that would hold more than the
+// bound ParseWithin was given; it is ErrMalformed too.
+var ErrTooLarge = fmt.Errorf("%w: it would hold more than its bound", ErrMalformed)
 
 // Mapping is a parsed mapping file.
 type Mapping struct {
@@ -61,9 +68,19 @@ type Frame struct {
 }
 
 // Parse reads the mapping data. Lines it cannot read are skipped.
-func Parse(data []byte) (*Mapping, error) {
+func Parse(data []byte) (*Mapping, error) { return ParseWithin(data, maxIndex) }
+
+// ParseWithin is Parse of a mapping that may hold at most limit bytes
+// (Mapping.Size, its text included; never more than maxIndex): one that
+// would hold more is ErrTooLarge, refused before its text is copied when
+// the text alone is over, else as soon as its index passes the bound.
+func ParseWithin(data []byte, limit int) (*Mapping, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrMalformed, len(data), MaxSize)
+	}
+	limit = min(limit, maxIndex)
+	if len(data)+64 > limit {
+		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, len(data)+64, limit)
 	}
 	text := string(data)
 	m := &Mapping{classes: map[string]*class{}, byOrig: map[string]*class{}, size: len(text) + 64}
@@ -88,18 +105,19 @@ func Parse(data []byte) (*Mapping, error) {
 			cur = &class{original: orig, obfuscated: obf}
 			m.classes[obf] = cur
 			m.byOrig[orig] = cur
-			m.size += classCost + len(obf) + len(orig)
+			m.size += classCost
 		case cur != nil:
 			if name, mt, ok := parseMethod(trimmed); ok {
 				if cur.methods == nil {
 					cur.methods = map[string][]method{}
+					m.size += methodMapCost
 				}
 				cur.methods[name] = append(cur.methods[name], mt)
 				m.size += methodCost
 			}
 		}
-		if m.size > maxIndex {
-			return nil, fmt.Errorf("%w: its index is over %d bytes", ErrMalformed, maxIndex)
+		if m.size > limit {
+			return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, m.size, limit)
 		}
 	}
 	return m, nil

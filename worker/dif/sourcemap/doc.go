@@ -22,5 +22,8 @@
 // are refused as ErrMalformed. Sources,
 // names and source contents are the JSON strings of the map, so their size
 // is bounded by its size. Beside the input, a parsed map takes at most
-// about 10 times the size of its mappings plus that of its strings.
+// about 10 times the size of its mappings plus that of its strings: Size
+// counts it, as a test measures it with the heap, and ParseWithin refuses
+// (ErrTooLarge) a map that would hold more than a caller's bound, known
+// from the separators before the mappings are decoded.
 package sourcemap

@@ -28,6 +28,18 @@ const (
 // read within its budget.
 var ErrMalformed = errors.New("malformed source map")
 
+// ErrTooLarge is the error of a map that would hold more than the bound
+// ParseWithin was given; it is ErrMalformed too.
+var ErrTooLarge = fmt.Errorf("%w: it would hold more than its bound", ErrMalformed)
+
+// parseState is what a parse has spent of its budget, sections included:
+// the segments reserved and the bytes its maps hold (Map.Size), within
+// limit.
+type parseState struct {
+	segments    int
+	held, limit int
+}
+
 // none marks an absent source or name index in a segment.
 const none = ^uint32(0)
 
@@ -115,7 +127,13 @@ type rawSection struct {
 
 // Parse decodes the source map data, within the budget of the package
 // doc. A map it cannot read is ErrMalformed (wrapped).
-func Parse(data []byte) (*Map, error) {
+func Parse(data []byte) (*Map, error) { return ParseWithin(data, math.MaxInt) }
+
+// ParseWithin is Parse of a map that may hold at most limit bytes
+// (Map.Size): a map that would hold more is ErrTooLarge, refused before
+// its mappings are decoded, so that the parse allocates nothing past the
+// bound beyond the JSON's own strings (at most the size of data).
+func ParseWithin(data []byte, limit int) (*Map, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrMalformed, len(data), MaxSize)
 	}
@@ -131,16 +149,15 @@ func Parse(data []byte) (*Map, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	segments := 0
-	return build(&raw, 0, &segments)
+	return build(&raw, 0, &parseState{limit: limit})
 }
 
-func build(raw *rawMap, depth int, segments *int) (*Map, error) {
+func build(raw *rawMap, depth int, st *parseState) (*Map, error) {
 	if raw.Version != nil && *raw.Version != 3 {
 		return nil, fmt.Errorf("%w: version %d", ErrMalformed, *raw.Version)
 	}
 	if raw.Sections != nil {
-		return buildIndex(raw, depth, segments)
+		return buildIndex(raw, depth, st)
 	}
 	if raw.Mappings == nil {
 		return nil, fmt.Errorf("%w: no mappings", ErrMalformed)
@@ -163,8 +180,8 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 		// A sourceRoot is copied into every source: the joined names are
 		// charged to the segments' budget (a segment is 20 bytes), so a
 		// long root over many sources cannot multiply the map's size.
-		*segments += len(src)/20 + 1
-		if *segments > MaxSegments {
+		st.segments += len(src)/20 + 1
+		if st.segments > MaxSegments {
 			return nil, fmt.Errorf("%w: sources over the budget of %d segments", ErrMalformed, MaxSegments)
 		}
 	}
@@ -183,7 +200,7 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 			m.size += len(*c)
 		}
 	}
-	if err := m.decode(*raw.Mappings, segments); err != nil {
+	if err := m.decode(*raw.Mappings, st); err != nil {
 		return nil, err
 	}
 	m.blocks = make([]uint32, 0, (len(m.cols)+blockSize-1)/blockSize)
@@ -191,10 +208,11 @@ func build(raw *rawMap, depth int, segments *int) (*Map, error) {
 		m.blocks = append(m.blocks, m.cols[k])
 	}
 	m.size += cap(m.segs)*16 + cap(m.cols)*4 + cap(m.blocks)*4 + cap(m.lines)*4 + len(m.sources)*16 + 64
+	st.held += m.size
 	return m, nil
 }
 
-func buildIndex(raw *rawMap, depth int, segments *int) (*Map, error) {
+func buildIndex(raw *rawMap, depth int, st *parseState) (*Map, error) {
 	if depth >= MaxDepth {
 		return nil, fmt.Errorf("%w: sections nest deeper than %d", ErrMalformed, MaxDepth)
 	}
@@ -213,7 +231,7 @@ func buildIndex(raw *rawMap, depth int, segments *int) (*Map, error) {
 				return nil, fmt.Errorf("%w: section %d is out of order", ErrMalformed, i)
 			}
 		}
-		sub, err := build(rs.Map, depth+1, segments)
+		sub, err := build(rs.Map, depth+1, st)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +239,9 @@ func buildIndex(raw *rawMap, depth int, segments *int) (*Map, error) {
 		m.nsources += sub.nsources
 		m.nnames += sub.nnames
 		m.size += sub.size + 40
+		st.held += 40
 	}
+	st.held += 64
 	return m, nil
 }
 
@@ -254,19 +274,24 @@ var base64Value = func() (t [256]int8) {
 
 // decode decodes the mappings string s into m.lines and m.segs, sized by
 // counting its separators first.
-func (m *Map) decode(s string, segments *int) error {
+func (m *Map) decode(s string, st *parseState) error {
 	nlines := strings.Count(s, ";") + 1
 	nsegs := strings.Count(s, ",") + nlines
 	// A segment takes at least one character: never more than len(s).
 	if nsegs > len(s) {
 		nsegs = len(s)
 	}
-	if *segments+nsegs > MaxSegments {
+	if st.segments+nsegs > MaxSegments {
 		return fmt.Errorf("%w: over %d segments", ErrMalformed, MaxSegments)
 	}
 	// What is reserved is charged, not what is used: a string of commas
-	// reserves segments it never fills.
-	*segments += nsegs
+	// reserves segments it never fills. What the map will hold is known
+	// before anything is allocated for it.
+	st.segments += nsegs
+	reserved := nsegs*16 + nsegs*4 + (nsegs+blockSize-1)/blockSize*4 + (nlines+1)*4 + len(m.sources)*16 + 64
+	if st.held+m.size+reserved > st.limit {
+		return fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, st.held+m.size+reserved, st.limit)
+	}
 	m.lines = make([]uint32, 0, nlines+1)
 	m.cols = make([]uint32, 0, nsegs)
 	m.segs = make([]segment, 0, nsegs)

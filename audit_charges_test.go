@@ -1,0 +1,201 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"errata/worker/dif/diftest"
+)
+
+// TestAuditCharges reproduces the audit's findings of bounds that counted
+// the wrong thing (docs/resolution.md, docs/symbol-server.md) on the
+// server as shipped, with its default settings:
+//   - a source map that parses to 24 times its size, larger than the map
+//     cache takes, which every request parsed again (three requests at
+//     once, two after): refused once, its refusal kept by SHA-1;
+//   - a native request of twelve modules whose parsed files it held all,
+//     past the debug-file cache's bound: its budget of held bytes stops it
+//     (the audit's five modules of DWARF held 739 MB; twelve Breakpad
+//     files of 21 MB each once parsed stand for them, each parse small
+//     enough that the server's collector keeps one within the bound);
+//   - twelve debuginfod source/ requests at once, each inflating a 64 MiB
+//     source whole: each is checked in a slot (one per organization) and
+//     sent as it is inflated, holding flate's window.
+//
+// The files are uploaded first, and the server left until what the
+// uploads used is returned (its forced collection, every two minutes), so
+// that each finding measures its requests.
+func TestAuditCharges(t *testing.T) {
+	t.Parallel()
+	a := startAuditServer(t)
+
+	// 16 MB of line separators: 16 million lines of no segment, 390 MB
+	// once parsed.
+	if status, body := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": "1.0", "projects": []string{"web"}}); status != http.StatusCreated {
+		t.Fatalf("release: %d %s", status, body)
+	}
+	auditReleaseFile(t, a, "1.0", "~/static/big.js", []byte("f()\n//# sourceMappingURL=big.js.map\n"))
+	auditReleaseFile(t, a, "1.0", "~/static/big.js.map", []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA`+strings.Repeat(";", 16_000_000)+`"}`))
+	jsBody := map[string]any{"release": "1.0", "stacktraces": []any{map[string]any{"frames": []any{
+		map[string]any{"abs_path": "https://app.example/static/big.js", "lineno": 1, "colno": 1, "function": "f"}}}}}
+
+	// Twelve Breakpad files of a million records, 16 MB each (a zip of
+	// 2 MB), each 21 MB once parsed (49 MB as the cache counts it).
+	var modules, frames []any
+	for i := range 12 {
+		sym, debugID := diftest.BreakpadModule(i, 1_000_000)
+		upload := zipOf(t, fmt.Sprintf("m%d.sym", i), sym)
+		if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
+			t.Fatalf("upload of module %d (a zip of %d bytes): %v %d %s", i, len(upload), r.err, r.status, r.body)
+		}
+		base := uint64(0x10000000 * (i + 1))
+		modules = append(modules, map[string]any{"type": "elf", "debug_id": debugID, "code_file": fmt.Sprintf("m%d", i),
+			"image_addr": fmt.Sprintf("0x%x", base), "image_size": 0x10000000})
+		frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x1000)})
+	}
+	nativeBody := map[string]any{"modules": modules, "stacktraces": []any{map[string]any{"frames": frames}}}
+
+	// A source bundle whose one source inflates to 64 MiB (a zip of
+	// 130 KB).
+	const buildID = "2b0744b61e51db55ac271ee28d84d991a2cfc6fa"
+	var zb bytes.Buffer
+	zb.WriteString("SYSB\x02\x00\x00\x00")
+	zw := zip.NewWriter(&zb)
+	w, _ := zw.Create("files/_/src/main.c")
+	line := []byte("int main(void) { return 0; }\n")
+	sourceSize := int64(0)
+	for ; sourceSize+int64(len(line)) <= 64<<20; sourceSize += int64(len(line)) {
+		w.Write(line)
+	}
+	w, _ = zw.Create("manifest.json")
+	fmt.Fprintf(w, `{"debug_id": "b644072b-511e-55db-ac27-1ee28d84d991", "code_id": "%s",
+		"files": {"files/_/src/main.c": {"type": "source", "path": "/src/main.c"}}}`, buildID)
+	zw.Close()
+	upload := zipOf(t, "big.src.zip", zb.Bytes())
+	if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
+		t.Fatalf("upload of the source bundle (a zip of %d bytes): %v %d %s", len(upload), r.err, r.status, r.body)
+	}
+	a.settle(t)
+
+	t.Run("a source map larger than the cache", func(t *testing.T) {
+		a.finding(t, 10*time.Second, func(t *testing.T) {
+			check := func(r result) {
+				if r.err != nil || r.status != http.StatusOK || !strings.Contains(string(r.body), "malformed_sourcemap") {
+					t.Errorf("a resolution over the map: %v %d %.300s, want 200 with the map malformed", r.err, r.status, r.body)
+				}
+			}
+			for _, r := range auditAtOnce(3, func() result {
+				return sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate-js/", jsBody)
+			}) {
+				check(r)
+			}
+			for range 2 {
+				check(sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate-js/", jsBody))
+			}
+		})
+	})
+
+	t.Run("a request holding every module's parsed file", func(t *testing.T) {
+		a.finding(t, 10*time.Second, func(t *testing.T) {
+			r := sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate/", nativeBody)
+			if r.err != nil || r.status >= 500 {
+				t.Fatalf("the resolution of twelve modules: %v %d %.300s, want no 5xx", r.err, r.status, r.body)
+			}
+			var out struct {
+				Modules []struct {
+					DebugStatus string `json:"debug_status"`
+				} `json:"modules"`
+			}
+			json.Unmarshal(r.body, &out)
+			t.Logf("%d, modules %+v", r.status, out.Modules)
+		})
+	})
+
+	t.Run("source/ inflating 64 MiB twelve times at once", func(t *testing.T) {
+		a.finding(t, 10*time.Second, func(t *testing.T) {
+			got := auditAtOnce(12, func() auditGetResult {
+				return auditGet(a, "/debuginfod/acme/buildid/"+buildID+"/source/src/main.c")
+			})
+			served := 0
+			for _, r := range got {
+				switch {
+				case r.err == nil && r.status == http.StatusOK && r.size == sourceSize:
+					served++
+				case r.err != nil || r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "":
+					t.Errorf("source/: %v %d, want 200 with the source or 503 with Retry-After", r.err, r.status)
+				}
+			}
+			t.Logf("%d of 12 served", served)
+		})
+	})
+	a.checkHeld(t)
+}
+
+// settle waits until the server's resident set is back within 32 MB of
+// what it was at its start, or its forced collection and the return of
+// the freed pages have had their time.
+func (a *auditServer) settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(auditHeldAfter)
+	for time.Now().Before(deadline) && a.usage(t).rss-a.base > 32<<20 {
+		time.Sleep(2 * time.Second)
+	}
+	t.Logf("before the reproductions the server holds %+d MB", (a.usage(t).rss-a.base)>>20)
+}
+
+// auditReleaseFile uploads data as the file name of release version of
+// acme/web.
+func auditReleaseFile(t *testing.T, a *auditServer, version, name string, data []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("name", name)
+	w, _ := mw.CreateFormFile("file", name[strings.LastIndexByte(name, '/')+1:])
+	w.Write(data)
+	mw.Close()
+	r := send(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/releases/"+version+"/files/", mw.FormDataContentType(), &buf)
+	if r.err != nil || r.status != http.StatusCreated {
+		t.Fatalf("upload %s: %v %d %s", name, r.err, r.status, r.body)
+	}
+}
+
+// auditAtOnce runs n requests at once and returns their results.
+func auditAtOnce[R any](n int, req func() R) []R {
+	out := make([]R, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { out[i] = req() })
+	}
+	wg.Wait()
+	return out
+}
+
+// auditGetResult is a GET's answer, its body counted and dropped.
+type auditGetResult struct {
+	status int
+	header http.Header
+	size   int64
+	err    error
+}
+
+// auditGet sends a GET with a's token and counts the answer's bytes.
+func auditGet(a *auditServer, path string) auditGetResult {
+	req, _ := http.NewRequest("GET", a.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return auditGetResult{err: err}
+	}
+	defer res.Body.Close()
+	n, err := io.Copy(io.Discard, res.Body)
+	return auditGetResult{status: res.StatusCode, header: res.Header, size: n, err: err}
+}

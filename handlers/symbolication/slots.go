@@ -1,0 +1,107 @@
+package symbolication
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Slots bound the work of one kind running at once: perOrg per
+// organization and total in all, so that one organization holds at most
+// perOrg of the total and another's work finds a slot. A caller waits
+// for its organization's slot first, then for one of all, and holds
+// nothing while it waits (no body read, no file open): waiting ends with
+// its context. The DebugFileCache's parses, the debuginfod sources that
+// are inflated and the resolution requests each have their own.
+type Slots struct {
+	total  chan struct{}
+	perOrg int
+
+	mu   sync.Mutex
+	orgs map[string]*orgSlots
+}
+
+// orgSlots are the slots of one organization and how many callers hold
+// or wait for them.
+type orgSlots struct {
+	slots chan struct{}
+	users int // guarded by Slots.mu
+}
+
+// NewSlots returns slots of perOrg per organization and total in all
+// (each at least 1).
+func NewSlots(perOrg, total int) *Slots {
+	return &Slots{total: make(chan struct{}, max(total, 1)), perOrg: max(perOrg, 1), orgs: map[string]*orgSlots{}}
+}
+
+// errStopped is Acquire's answer when stop was closed first.
+var errStopped = errors.New("symbolication: stopped while waiting for a slot")
+
+// Acquire waits for one of org's slots, then for one of all, and returns
+// the function that gives both back. It stops, holding nothing, with
+// ctx's error when ctx ends first, and with errStopped when stop (which
+// may be nil) is closed first.
+func (s *Slots) Acquire(ctx context.Context, org string, stop <-chan struct{}) (release func(), err error) {
+	releaseOrg, err := s.AcquireOrg(ctx, org, stop)
+	if err != nil {
+		return nil, err
+	}
+	releaseAll, err := s.AcquireAll(ctx, stop)
+	if err != nil {
+		releaseOrg()
+		return nil, err
+	}
+	return func() {
+		releaseAll()
+		releaseOrg()
+	}, nil
+}
+
+// AcquireOrg waits for one of org's slots alone, for a caller that must
+// read something (a request's body) before it takes one of all: its slow
+// client then holds only a slot of its own organization. It stops as
+// Acquire does.
+func (s *Slots) AcquireOrg(ctx context.Context, org string, stop <-chan struct{}) (release func(), err error) {
+	s.mu.Lock()
+	o := s.orgs[org]
+	if o == nil {
+		o = &orgSlots{slots: make(chan struct{}, s.perOrg)}
+		s.orgs[org] = o
+	}
+	o.users++
+	s.mu.Unlock()
+	leave := func() {
+		s.mu.Lock()
+		if o.users--; o.users == 0 {
+			delete(s.orgs, org)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case o.slots <- struct{}{}:
+	case <-stop:
+		leave()
+		return nil, errStopped
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
+	return func() {
+		<-o.slots
+		leave()
+	}, nil
+}
+
+// AcquireAll waits for one of the slots of all, which a caller takes
+// holding one of its organization's (AcquireOrg). It stops as Acquire
+// does.
+func (s *Slots) AcquireAll(ctx context.Context, stop <-chan struct{}) (release func(), err error) {
+	select {
+	case s.total <- struct{}{}:
+	case <-stop:
+		return nil, errStopped
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return func() { <-s.total }, nil
+}

@@ -1,0 +1,100 @@
+package sourcemap
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// heapOf returns the bytes the heap holds after a collection.
+func heapOf() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestSizeIsWhatAMapHolds builds several maps of each shape (many
+// segments, long names, sources with their contents, sections) and checks
+// that the size each reports is at least what the heap holds for it and
+// at most twice that: a cache charged with Size holds what its bound says.
+func TestSizeIsWhatAMapHolds(t *testing.T) {
+	segments := `{"version":3,"sources":["a.js"],"names":["n"],"mappings":"` +
+		strings.Repeat("AAAAA,", 200_000) + `A"}`
+	names := `{"version":3,"sources":["a.js"],"names":[` +
+		strings.Repeat(`"`+strings.Repeat("x", 300)+`",`, 2000) + `"y"],"mappings":"AAAA"}`
+	contents := `{"version":3,"sources":[` + strings.Repeat(`"src/file.js",`, 500) + `"z.js"],"sourcesContent":[` +
+		strings.Repeat(`"`+strings.Repeat("line\\n", 400)+`",`, 500) + `null],"mappings":"AAAA;AACA"}`
+	sections := `{"version":3,"sections":[` + strings.Repeat(`{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["s.js"],"names":[],"mappings":"`+
+		strings.Repeat("AAAA,", 2000)+`A"}},`, 200) + `{"offset":{"line":1,"column":0},"map":{"version":3,"sources":[],"names":[],"mappings":""}}]}`
+	lines := `{"version":3,"sources":["a.js"],"names":[],"mappings":"` + strings.Repeat(";", 1_000_000) + `"}`
+	for _, c := range []struct{ name, data string }{
+		{"segments", segments}, {"names", names}, {"contents", contents}, {"sections", sections}, {"lines", lines},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := []byte(c.data)
+			const n = 8
+			maps := make([]*Map, n)
+			before := heapOf()
+			charged := 0
+			for i := range maps {
+				m, err := Parse(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				maps[i] = m
+				charged += m.Size()
+			}
+			held := heapOf() - before
+			runtime.KeepAlive(maps)
+			t.Logf("%d maps of %d bytes: charged %d, held %d", n, len(data), charged, held)
+			if uint64(charged) < held || uint64(charged) > 2*held {
+				t.Errorf("charged %d bytes for %d held, want between the held and twice that", charged, held)
+			}
+		})
+	}
+}
+
+// TestParseWithinRefusesBeforeAllocating: a map of 4 MB of line
+// separators would hold 100 MB; bounded to a megabyte, its parse is
+// ErrTooLarge having allocated little beyond the JSON's own strings, and
+// a map is taken at exactly its size.
+func TestParseWithinRefusesBeforeAllocating(t *testing.T) {
+	data := []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"` + strings.Repeat(";", 4<<20) + `"}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ParseWithin(data, 1<<20)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) || !errors.Is(err, ErrMalformed) {
+		t.Fatalf("ParseWithin: %v, want ErrTooLarge", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*uint64(len(data)) {
+		t.Errorf("a refused parse allocated %d bytes for a map of %d", alloc, len(data))
+	}
+	small := []byte(`{"version":3,"sources":["a.js"],"names":["n"],"mappings":"AAAAA,CAAC;AACA"}`)
+	m, err := Parse(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseWithin(small, m.Size()); err != nil {
+		t.Errorf("ParseWithin its own size %d: %v", m.Size(), err)
+	}
+	if _, err := ParseWithin(small, m.Size()-1); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ParseWithin a byte below its size: %v, want ErrTooLarge", err)
+	}
+}
+
+// FuzzParseWithin: whatever the map and the bound, a map ParseWithin
+// returns holds at most the bound.
+func FuzzParseWithin(f *testing.F) {
+	f.Add([]byte(`{"version":3,"sources":["a.js"],"names":["n"],"mappings":"AAAAA,CAAC;AACA"}`), 200)
+	f.Add([]byte(`{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["s.js"],"names":[],"mappings":"AAAA;;"}}]}`), 1000)
+	f.Fuzz(func(t *testing.T, data []byte, limit int) {
+		m, err := ParseWithin(data, limit)
+		if err == nil && m.Size() > limit {
+			t.Fatalf("a map of %d bytes within %d", m.Size(), limit)
+		}
+	})
+}
