@@ -199,6 +199,11 @@ func TestDWARFStructureSizes(t *testing.T) {
 // measureUnits reads copies resolvers of file, then parses all their
 // units, and returns the bytes their units hold (measured by the heap,
 // per copy) and what they are charged (per copy).
+//
+// The heap's figure has a few bytes of noise, the runtime's own
+// allocations between the two readings (22 bytes a copy of 6.4 MB seen on
+// a busy machine): a charge of exactly what a structure holds may read
+// below it by up to measureNoise.
 func measureUnits(t *testing.T, file []byte, copies int) (held, charged int64) {
 	t.Helper()
 	rs := make([]*Resolver, copies)
@@ -233,6 +238,10 @@ func measureUnits(t *testing.T, file []byte, copies int) (held, charged int64) {
 	return (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(copies), charged / int64(copies)
 }
 
+// measureNoise is the most measureUnits' figure of what a copy holds may
+// be off by: the runtime's own allocations between its two readings.
+const measureNoise = 1 << 10
+
 // TestDWARFUnitsChargedAtWhatTheyHold: a parsed unit (its line table's
 // paths, sequences and rows, its functions and names) is charged at least
 // what the heap says it holds and at most twice that, for the files of
@@ -261,7 +270,7 @@ func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			held, charged := measureUnits(t, tc.file.elf(), tc.copies)
-			if charged < held || charged > 2*held {
+			if charged < held-measureNoise || charged > 2*held {
 				t.Errorf("charged %d bytes a copy, holds %d: want between 1 and 2 times", charged, held)
 			}
 			t.Logf("charged %d bytes a copy, holds %d (%.2f)", charged, held, float64(charged)/float64(held))
@@ -276,7 +285,7 @@ func TestDWARFEmptySequencesHoldNothing(t *testing.T) {
 	prog := append(setAddress(0x1000), bytes.Repeat(endSequence, 400_000)...)
 	file := hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, prog)}.elf()
 	held, charged := measureUnits(t, file, 4)
-	if charged < held {
+	if charged < held-measureNoise {
 		t.Errorf("charged %d bytes a copy, holds %d", charged, held)
 	}
 	if held > 64<<10 {
