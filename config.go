@@ -62,6 +62,9 @@ type config struct {
 	acquireTimeout time.Duration
 	idleInTx       time.Duration
 	bodiesPerToken int
+	// memoryLimit is the runtime's soft memory limit (-1: none), from
+	// MEMORY_LIMIT (memlimit.go).
+	memoryLimit int64
 	// debugFileCacheBytes bounds the parsed debug files that native
 	// resolutions keep in memory (DEBUG_FILE_CACHE_BYTES).
 	debugFileCacheBytes int64
@@ -208,6 +211,10 @@ func settings(c *config, cmd string, getenv func(string) string) []setting {
 		{"MAX_BUNDLE_MEMBERS", "max-bundle-members", strconv.FormatInt(worker.DefaultMaxMembers, 10), "most members of an artifact bundle", positive(&c.assembleLimits.MaxMembers)},
 		{"MAX_BUNDLE_UNCOMPRESSED_SIZE", "max-bundle-uncompressed-size", strconv.FormatInt(worker.DefaultMaxUncompressedSize, 10), "most bytes an artifact bundle uncompresses to", positive(&c.assembleLimits.MaxUncompressedSize)},
 		{"SYMBOLICATE_CACHE_BYTES", "symbolicate-cache-bytes", strconv.FormatInt(symbolication.DefaultMapCacheBytes, 10), "most bytes of parsed source maps and mappings the resolution routes keep in memory", positive(&c.mapCacheBytes)},
+		{"MEMORY_LIMIT", "memory-limit", "auto", "the Go runtime's soft memory limit: auto (80% of the container's memory limit, else 1 GiB), off, or bytes; GOMEMLIMIT, when set, wins", func(v string) (err error) {
+			c.memoryLimit, err = memoryLimit(v, "/sys/fs/cgroup")
+			return err
+		}},
 		{"DEBUG_FILE_CACHE_BYTES", "debug-file-cache-bytes", strconv.FormatInt(symbolication.DefaultDebugFileCacheBytes, 10), "most bytes of parsed debug files that native resolutions keep in memory", positive(&c.debugFileCacheBytes)},
 	}
 }

@@ -172,6 +172,12 @@ func (s *errataServer) getenv(key string) string { return s.env[key] }
 // and waits until it is ready.
 func (s *errataServer) serve(t *testing.T) {
 	t.Helper()
+	// The runtime's memory limit is the process's: a server in the test's
+	// process would set it for every test (MEMORY_LIMIT=auto). A spawned
+	// server keeps the default.
+	if _, ok := s.env["MEMORY_LIMIT"]; !ok {
+		s.env["MEMORY_LIMIT"] = "off"
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel, s.done = cancel, make(chan error, 1)
 	go func() { s.done <- run(ctx, []string{"serve"}, s.getenv, s.logs, s.logs) }()

@@ -165,7 +165,10 @@ func runServe(ctx context.Context, cmd string, args []string, getenv func(string
 	go collector.Schedule(scheduleCtx, cfg.collectInterval, jobs.Notify)
 
 	// Engines: what the resolution routes keep across requests, the
-	// parsed source maps and mappings, and the parsed debug files.
+	// parsed source maps and mappings, and the parsed debug files; the
+	// runtime collects before the process passes its memory limit
+	// (MEMORY_LIMIT, memlimit.go).
+	log.Info("memory limit", "limit", applyMemoryLimit(cfg.memoryLimit, getenv))
 	mapCache := symbolication.NewMapCache(cfg.mapCacheBytes)
 	debugFileCache := symbolication.NewDebugFileCache(cfg.debugFileCacheBytes)
 

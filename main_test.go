@@ -144,6 +144,7 @@ func startDev(t *testing.T, env map[string]string) (base string, stdout *lockedB
 	addr := ln.Addr().String()
 	ln.Close()
 	env["ADDR"] = addr
+	env["MEMORY_LIMIT"] = "off" // the test process's own, as serve() leaves it
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout = &lockedBuffer{}
 	done := make(chan error, 1)
