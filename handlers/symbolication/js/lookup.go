@@ -254,7 +254,7 @@ func (rs *resolver) cachedMap(key string, f store.SourceFile, how, bundle string
 	if v, ok := rs.e.Cache.Get(key); ok {
 		rs.e.Cache.Touch(rs.ctx, rs.e.Store, f)
 		if jm, ok := v.(*mapEntry); ok {
-			return newJSFile(jm.m, jm.sources(f.URL), f.URL, how, bundle), nil
+			return jm.file(f.URL, how, bundle), nil
 		}
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
@@ -272,7 +272,7 @@ func (rs *resolver) cachedMap(key string, f store.SourceFile, how, bundle string
 	}
 	jm := newMapEntry(m)
 	rs.e.Cache.Put(key, jm, jm.cacheSize()+int64(len(key)))
-	return newJSFile(m, jm.sources(f.URL), f.URL, how, bundle), nil
+	return jm.file(f.URL, how, bundle), nil
 }
 
 // readFile reads f within the request's budget of bytes.
