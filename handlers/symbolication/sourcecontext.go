@@ -150,12 +150,31 @@ func (s *Source) start(line int, scanned *int) int {
 	}
 }
 
+// lineEnd returns where line i, which starts at start and is not the
+// last, ends (its newline): found in the lineChunk bytes after start, as
+// most lines are shorter, else through the index, so that a long line is
+// not read whole.
+func (s *Source) lineEnd(start, i int, scanned *int) int {
+	window := s.text[start:min(start+lineChunk, len(s.text))]
+	j := strings.IndexByte(window, '\n')
+	if scanned != nil {
+		*scanned += len(window)
+		if j >= 0 {
+			*scanned -= len(window) - j - 1
+		}
+	}
+	if j >= 0 {
+		return start + j
+	}
+	return s.start(i+1, scanned) - 1
+}
+
 // Context returns up to ContextLines lines of s before line (0-based),
 // the line and up to ContextLines after it, each cut around column
 // (0-based) when long (trimContextLine). ctx is nil when s has no such
 // line. It is the source context of native and JavaScript frames alike
 // (docs/resolution.md): it reads the lines it returns, found through the
-// index of s, and at most lineChunk bytes more for each.
+// index of s, and at most two times lineChunk bytes more for each.
 func (s *Source) Context(line, column int) (pre []string, ctx *string, post []string) {
 	return s.context(line, column, nil)
 }
@@ -174,7 +193,7 @@ func (s *Source) context(line, column int, scanned *int) (pre []string, ctx *str
 		}
 		end, newline := len(s.text), i < n-1
 		if newline {
-			end = s.start(i+1, scanned) - 1
+			end = s.lineEnd(start, i, scanned)
 		}
 		l := s.text[start:end]
 		if newline || s.end == EndsLastLine {

@@ -92,18 +92,21 @@ func FuzzSourceContext(f *testing.F) {
 }
 
 // TestSourceContextReadsItsOwnLines: the context of a line near the end of
-// a text of a million lines reads its lines and at most lineChunk bytes
-// more for each, where walking the text from its start read all of it.
+// a text of a million lines, or of long lines, reads its lines (not the
+// long ones whole) and at most two times lineChunk bytes more for each, where walking the text from its start read all of it.
 func TestSourceContextReadsItsOwnLines(t *testing.T) {
-	text := strings.Repeat("let a = 1;\n", 1<<20)
-	s := NewSource(text, EndsLastLine)
-	for _, line := range []int{0, 1 << 19, 1<<20 - 1} {
-		scanned := 0
-		if _, ctx, _ := s.context(line, 0, &scanned); ctx == nil || *ctx != "let a = 1;" {
-			t.Fatalf("line %d: %v", line, ctx)
-		}
-		if most := (2*ContextLines + 2) * lineChunk; scanned > most {
-			t.Errorf("line %d: %d bytes read, want at most %d", line, scanned, most)
+	for _, text := range []string{strings.Repeat("let a = 1;\n", 1<<20), strings.Repeat(strings.Repeat("x", 1<<20)+"\n", 16)} {
+		s := NewSource(text, EndsLastLine)
+		n := strings.Count(text, "\n")
+		for _, line := range []int{0, n / 2, n - 1} {
+			scanned := 0
+			_, ctx, _ := s.context(line, 0, &scanned)
+			if _, want, _ := splitContext(text, line, 0, EndsLastLine); ctx == nil || *ctx != *want {
+				t.Fatalf("line %d: %v, want %q", line, ctx, *want)
+			}
+			if most := (2*(2*ContextLines+1) + 1) * lineChunk; scanned > most {
+				t.Errorf("line %d of %d: %d bytes read, want at most %d", line, n, scanned, most)
+			}
 		}
 	}
 }
