@@ -15,7 +15,9 @@ const maxSourceFile = 8 << 20
 // SourceBundleFiles reads from the source bundle r (of the given size) the
 // files whose manifest path is one of paths: at most maxSourceFile bytes
 // each (a larger one is left out), at most budget bytes together (the
-// rest are left out), the manifest at most maxBundleManifest bytes.
+// rest are left out), the manifest at most maxBundleManifest bytes. Each
+// call walks the directory and decodes the manifest: a caller asks once
+// for all the paths it wants of a bundle.
 func SourceBundleFiles(r io.ReaderAt, size int64, paths []string, budget int64) (map[string][]byte, error) {
 	var start int64
 	head := make([]byte, 8)
@@ -63,7 +65,6 @@ func SourceBundleFiles(r io.ReaderAt, size int64, paths []string, budget int64) 
 	}
 	var manifest struct {
 		Files map[string]struct {
-			Type string `json:"type"`
 			Path string `json:"path"`
 		} `json:"files"`
 	}

@@ -29,6 +29,11 @@
 // (malformed_sourcemap) and no original source larger than 8 MiB (no
 // context: missing_source_content). Held: a parsed map is charged to the
 // cache at its size and the budget of the source names it keeps for two
-// URLs (a quarter of the map's size each, and 64 KiB); context lines are
-// cut to 140 bytes around the column (symbolication.Context).
+// URLs (a quarter of the map's size each, and 64 KiB) and the index of
+// the lines of every source it carries (symbolication.IndexSize), made on
+// first use; an original source is cached with the index of its lines,
+// charged at both. Per frame: a lookup halves the segments of its line
+// (sourcemap.Map.Lookup) and its context reads its own lines through the
+// index (symbolication.Source.Context), so neither grows with the map or
+// the source. Context lines are cut to 140 bytes around the column.
 package js

@@ -329,8 +329,8 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 // maxSourceBytes is the largest original source read for context.
 const maxSourceBytes = 8 << 20
 
-// storedSource returns the text of the original source abs, for a map
-// without sourcesContent: the file of that URL in the map's artifact
+// storedSource returns the original source abs with the index of its
+// lines, for a map without sourcesContent: the file of that URL in the map's artifact
 // bundle, or among the release's files; nil when none is stored.
 func (rs *resolver) storedSource(file *jsFile, abs string) (*symbolication.Source, error) {
 	if text, ok := file.texts[abs]; ok {
