@@ -157,14 +157,14 @@ func (s *Source) start(line int, scanned *int) int {
 func (s *Source) lineEnd(start, i int, scanned *int) int {
 	window := s.text[start:min(start+lineChunk, len(s.text))]
 	j := strings.IndexByte(window, '\n')
+	if j >= 0 {
+		if scanned != nil {
+			*scanned += j + 1
+		}
+		return start + j
+	}
 	if scanned != nil {
 		*scanned += len(window)
-		if j >= 0 {
-			*scanned -= len(window) - j - 1
-		}
-	}
-	if j >= 0 {
-		return start + j
 	}
 	return s.start(i+1, scanned) - 1
 }
