@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -326,28 +325,14 @@ func TestRecoverySeedStoreSetting(t *testing.T) {
 // files, a map from url to content.
 func artifactBundle(t *testing.T, org, release string, files map[string]string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	buf.WriteString("SYSB\x02\x00\x00\x00")
-	zw := zip.NewWriter(&buf)
 	entries := map[string]any{}
+	members := map[string]string{}
 	for url, content := range files {
 		member := "files/_/_/" + strings.TrimPrefix(url, "~/")
 		entries[member] = map[string]any{"url": url, "type": "source", "headers": map[string]string{}}
-		w, err := zw.Create(member)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(w, content)
+		members[member] = content
 	}
-	w, err := zw.Create("manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	json.NewEncoder(w).Encode(map[string]any{"org": org, "release": release, "files": entries})
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return sysbZip(t, map[string]any{"org": org, "release": release, "files": entries}, members)
 }
 
 // uploadChunk uploads data as one chunk to org through s and returns its

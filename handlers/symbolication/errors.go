@@ -68,7 +68,7 @@ func (e *LimitError) Error() string {
 
 // Is reports whether target is ErrBudget and e a budget of bytes.
 func (e *LimitError) Is(target error) bool {
-	return target == ErrBudget && e.Limit != Files
+	return target == ErrBudget && e.Limit != Files && e.Limit != AnswerBytes
 }
 
 // InvalidError is a request whose value at Loc (a path from "body") is

@@ -1,6 +1,7 @@
 package symbolication
 
 import (
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -59,7 +60,7 @@ func runeStart(s string, i int) int {
 // frame's line.
 const ContextLines = 5
 
-// TextEnd says how Context reads a newline that ends a text.
+// TextEnd says how a Source reads a newline that ends its text.
 type TextEnd int
 
 const (
@@ -72,29 +73,130 @@ const (
 	StartsEmptyLine
 )
 
-// Context returns up to ContextLines lines of text before line (0-based),
-// the line and up to ContextLines after it, each cut around column
-// (0-based) when long (trimContextLine). ctx is nil when text has no such
-// line. It is the source context of native and JavaScript frames alike
-// (docs/resolution.md); it walks to the lines wanted without splitting the
-// whole text.
-func Context(text string, line, column int, end TextEnd) (pre []string, ctx *string, post []string) {
-	pre, post = []string{}, []string{}
-	first := max(line-ContextLines, 0)
-	rest := text
-	for i := 0; i < first; i++ {
-		j := strings.IndexByte(rest, '\n')
-		if j < 0 {
-			return pre, nil, post
-		}
-		rest = rest[j+1:]
+// lineChunk is how many bytes of a Source each entry of its line index
+// stands for: finding where a line starts reads at most that many bytes
+// of the text, after a binary search of the index.
+const lineChunk = 256
+
+// sourceOverhead is what a *Source takes beside its text and its index:
+// the struct and its allocation's rounding.
+const sourceOverhead = 64
+
+// Source is a text whose lines frames show as source context, with an
+// index of its lines built once (NewSource), so that the context of each
+// frame reads its own lines and a few hundred bytes around them, never
+// the text from its start: the work of a frame does not grow with the
+// file, nor what the index holds with its number of lines (4 bytes for
+// every lineChunk bytes of text).
+type Source struct {
+	text string
+	end  TextEnd
+	// newlines[c] counts the newlines of text[:c*lineChunk]; the last
+	// entry counts those of the whole text.
+	newlines []uint32
+}
+
+// NewSource indexes the lines of text, a newline at its end read as end
+// says. A text is at most 4 GiB.
+func NewSource(text string, end TextEnd) *Source {
+	chunks := (len(text) + lineChunk - 1) / lineChunk
+	newlines := make([]uint32, chunks+1)
+	var n uint32
+	for c := range chunks {
+		n += uint32(strings.Count(text[c*lineChunk:min((c+1)*lineChunk, len(text))], "\n"))
+		newlines[c+1] = n
 	}
-	for i := first; i <= line+ContextLines; i++ {
-		if rest == "" && i > line && end == EndsLastLine {
-			break
+	return &Source{text: text, end: end, newlines: newlines}
+}
+
+// IndexSize is what NewSource holds beside a text of textLen bytes: its
+// index, as the runtime rounds its allocation up (to a size class of at
+// most an eighth more, or to whole 8 KiB pages past 32 KiB), and the
+// Source itself.
+func IndexSize(textLen int) int64 {
+	n := 4 * int64((textLen+lineChunk-1)/lineChunk+1)
+	if n > 32<<10 {
+		n = (n + 8<<10 - 1) &^ (8<<10 - 1)
+	} else {
+		n += n / 8
+	}
+	return n + sourceOverhead
+}
+
+// Size is what s holds: its text and IndexSize.
+func (s *Source) Size() int64 { return int64(len(s.text)) + IndexSize(len(s.text)) }
+
+// lines is how many lines s has: one more than its newlines.
+func (s *Source) lines() int { return int(s.newlines[len(s.newlines)-1]) + 1 }
+
+// start returns where line (0-based, below s.lines()) begins: after the
+// line-th newline, found in the last chunk that has fewer before it. It
+// adds the bytes it reads to *scanned when scanned is not nil.
+func (s *Source) start(line int, scanned *int) int {
+	if line == 0 {
+		return 0
+	}
+	c := sort.Search(len(s.newlines), func(c int) bool { return int(s.newlines[c]) >= line }) - 1
+	i, seen := c*lineChunk, int(s.newlines[c])
+	for {
+		j := strings.IndexByte(s.text[i:], '\n')
+		if scanned != nil {
+			*scanned += j + 1
 		}
-		l, next, found := strings.Cut(rest, "\n")
-		if found || end == EndsLastLine {
+		i += j + 1
+		if seen++; seen == line {
+			return i
+		}
+	}
+}
+
+// lineEnd returns where line i, which starts at start and is not the
+// last, ends (its newline): found in the lineChunk bytes after start, as
+// most lines are shorter, else through the index, so that a long line is
+// not read whole.
+func (s *Source) lineEnd(start, i int, scanned *int) int {
+	window := s.text[start:min(start+lineChunk, len(s.text))]
+	j := strings.IndexByte(window, '\n')
+	if j >= 0 {
+		if scanned != nil {
+			*scanned += j + 1
+		}
+		return start + j
+	}
+	if scanned != nil {
+		*scanned += len(window)
+	}
+	return s.start(i+1, scanned) - 1
+}
+
+// Context returns up to ContextLines lines of s before line (0-based),
+// the line and up to ContextLines after it, each cut around column
+// (0-based) when long (trimContextLine). ctx is nil when s has no such
+// line. It is the source context of native and JavaScript frames alike
+// (docs/resolution.md): it reads the lines it returns, found through the
+// index of s, and at most two times lineChunk bytes more for each.
+func (s *Source) Context(line, column int) (pre []string, ctx *string, post []string) {
+	return s.context(line, column, nil)
+}
+
+func (s *Source) context(line, column int, scanned *int) (pre []string, ctx *string, post []string) {
+	pre, post = []string{}, []string{}
+	n := s.lines()
+	if line < 0 || line >= n {
+		return pre, nil, post
+	}
+	first, last := max(line-ContextLines, 0), min(line+ContextLines, n-1)
+	start := s.start(first, scanned)
+	for i := first; i <= last; i++ {
+		if i > line && s.end == EndsLastLine && start == len(s.text) {
+			break // the newline that ends the text starts no line
+		}
+		end, newline := len(s.text), i < n-1
+		if newline {
+			end = s.lineEnd(start, i, scanned)
+		}
+		l := s.text[start:end]
+		if newline || s.end == EndsLastLine {
 			l = strings.TrimSuffix(l, "\r")
 		}
 		l = trimContextLine(l, column)
@@ -106,13 +208,7 @@ func Context(text string, line, column int, end TextEnd) (pre []string, ctx *str
 		default:
 			post = append(post, l)
 		}
-		if !found {
-			if i < line {
-				return []string{}, nil, []string{}
-			}
-			break
-		}
-		rest = next
+		start = end + 1
 	}
 	return pre, ctx, post
 }

@@ -51,7 +51,7 @@ func TestContextReadsTheEndOfATextEitherWay(t *testing.T) {
 	for _, text := range texts {
 		lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 		for k := range len(lines) + 2 {
-			pre, ctx, post := Context(text, k, 0, StartsEmptyLine)
+			pre, ctx, post := NewSource(text, StartsEmptyLine).Context(k, 0)
 			if k >= len(lines) {
 				if ctx != nil || len(pre) != 0 || len(post) != 0 {
 					t.Errorf("%q line %d of %d: %q %v %q", text, k, len(lines), pre, ctx, post)
@@ -65,10 +65,10 @@ func TestContextReadsTheEndOfATextEitherWay(t *testing.T) {
 		}
 	}
 	// A JavaScript source's last newline ends its last line.
-	if pre, ctx, post := Context("a\nb\n", 0, 0, EndsLastLine); len(pre) != 0 || ctx == nil || *ctx != "a" || strings.Join(post, "|") != "b" {
+	if pre, ctx, post := NewSource("a\nb\n", EndsLastLine).Context(0, 0); len(pre) != 0 || ctx == nil || *ctx != "a" || strings.Join(post, "|") != "b" {
 		t.Errorf("%q %v %q, want [] a [b]", pre, ctx, post)
 	}
-	if _, ctx, _ := Context("a\r", 0, 0, EndsLastLine); ctx == nil || *ctx != "a" {
+	if _, ctx, _ := NewSource("a\r", EndsLastLine).Context(0, 0); ctx == nil || *ctx != "a" {
 		t.Errorf("%v, want a", ctx)
 	}
 }

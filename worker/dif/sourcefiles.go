@@ -1,11 +1,13 @@
 package dif
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // maxSourceFile bounds one source file read from a source bundle for
@@ -15,7 +17,11 @@ const maxSourceFile = 8 << 20
 // SourceBundleFiles reads from the source bundle r (of the given size) the
 // files whose manifest path is one of paths: at most maxSourceFile bytes
 // each (a larger one is left out), at most budget bytes together (the
-// rest are left out), the manifest at most maxBundleManifest bytes.
+// rest are left out), the manifest at most maxBundleManifest bytes,
+// decoded one entry at a time (manifestFiles): it keeps the entries of
+// paths, not every file the manifest lists. Each call walks the directory
+// and decodes the manifest: a caller asks once for all the paths it wants
+// of a bundle.
 func SourceBundleFiles(r io.ReaderAt, size int64, paths []string, budget int64) (map[string][]byte, error) {
 	var start int64
 	head := make([]byte, 8)
@@ -61,27 +67,20 @@ func SourceBundleFiles(r io.ReaderAt, size int64, paths []string, budget int64) 
 	if err != nil {
 		return nil, fmt.Errorf("dif: source bundle manifest: %w", err)
 	}
-	var manifest struct {
-		Files map[string]struct {
-			Type string `json:"type"`
-			Path string `json:"path"`
-		} `json:"files"`
-	}
-	if err := json.Unmarshal(body, &manifest); err != nil {
-		return nil, fmt.Errorf("dif: source bundle manifest: %w", err)
-	}
 	want := map[string]bool{}
 	for _, p := range paths {
 		want[p] = true
 	}
-	member := map[string]string{} // member name -> path
+	member, err := manifestFiles(body, func(name, path string) bool { return want[path] && len(name) <= 0xffff })
+	if err != nil {
+		return nil, fmt.Errorf("dif: source bundle manifest: %w", err)
+	}
+	body = nil
 	names := map[string]bool{}
 	longest := 0
-	for name, f := range manifest.Files {
-		if want[f.Path] && len(name) <= 0xffff {
-			member[name], names[name] = f.Path, true
-			longest = max(longest, len(name))
-		}
+	for name := range member {
+		names[name] = true
+		longest = max(longest, len(name))
 	}
 	out := map[string][]byte{}
 	if len(names) == 0 {
@@ -103,4 +102,94 @@ func SourceBundleFiles(r io.ReaderAt, size int64, paths []string, budget int64) 
 		out[member[name]] = b
 	}
 	return out, nil
+}
+
+// manifestFiles decodes the files of a source bundle's manifest (its
+// "files" object: member name to an entry naming its path) and returns
+// those that keep takes, by member name. It decodes one entry at a time:
+// what it holds is what keep takes, not every entry of the manifest. It
+// reads the manifest as json.Unmarshal would into a struct of a files map
+// (keys matched without regard to case, the last of repeated ones kept,
+// null as no files), and refuses what that refuses.
+func manifestFiles(body []byte, keep func(name, path string) bool) (map[string]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	delim := func(want json.Delim) error {
+		t, err := dec.Token()
+		if err == nil && t != want {
+			err = fmt.Errorf("%v where %v was expected", t, want)
+		}
+		return err
+	}
+	out := map[string]string{}
+	if ok, err := openObject(dec); err != nil || !ok { // a manifest of null names no files
+		if err == nil {
+			err = end(dec)
+		}
+		return out, err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if k, _ := key.(string); !strings.EqualFold(k, "files") {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if ok, err := openObject(dec); err != nil {
+			return nil, err
+		} else if !ok { // "files": null empties the map, as json.Unmarshal does
+			clear(out)
+			continue
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			name, _ := t.(string)
+			var f struct {
+				Path string `json:"path"`
+			}
+			if err := dec.Decode(&f); err != nil {
+				return nil, err
+			}
+			if keep(name, f.Path) {
+				out[name] = f.Path
+			} else {
+				delete(out, name)
+			}
+		}
+		if err := delim('}'); err != nil {
+			return nil, err
+		}
+	}
+	if err := delim('}'); err != nil {
+		return nil, err
+	}
+	return out, end(dec)
+}
+
+// openObject reads the start of an object: true, or false for null.
+func openObject(dec *json.Decoder) (bool, error) {
+	switch t, err := dec.Token(); {
+	case err != nil:
+		return false, err
+	case t == nil:
+		return false, nil
+	case t != json.Delim('{'):
+		return false, fmt.Errorf("%v where an object was expected", t)
+	}
+	return true, nil
+}
+
+// end checks that dec has nothing more to read.
+func end(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the manifest")
+	}
+	return nil
 }

@@ -291,21 +291,17 @@ func SourceBundleIndex(r io.ReaderAt, size int64) (map[string]ZipMember, error) 
 		return nil, fmt.Errorf("dif: source bundle manifest: %w", err)
 	}
 	body = nil
-	want := make(map[string]string, len(m.Files))
-	for member, f := range m.Files {
-		if f.Path != "" && !strings.ContainsRune(f.Path, 0) {
-			want[member] = CanonicalSourcePath(f.Path)
-		}
-	}
-	out := make(map[string]ZipMember, len(want))
+	// Only the members the zip holds are kept: a manifest may name many
+	// more than it holds.
+	out := make(map[string]ZipMember, min(len(m.Files), int(d.records)))
 	err = eachName(func(n []byte, at int64) {
-		p, ok := want[string(n)]
-		if !ok {
+		f, ok := m.Files[string(n)]
+		if !ok || f.Path == "" || strings.ContainsRune(f.Path, 0) {
 			return
 		}
 		if zm, err := d.member(at); err == nil && (zm.Method == 0 || zm.Method == 8) {
 			zm.Offset += start
-			out[p] = zm
+			out[CanonicalSourcePath(f.Path)] = zm
 		}
 	})
 	if err != nil {

@@ -25,7 +25,8 @@ func longNamesResolver(t *testing.T, abs, mapURL, long string, frames int) *reso
 	noContext := false
 	req := &Request{Traces: []StacktraceIn{st}, Stacktraces: []byte("[]")}
 	req.Options.ApplySourceContext = &noContext
-	return &resolver{e: &Engine{}, req: req, files: map[string]*jsFile{abs: newJSFile(m, nil, mapURL, "release", "")}}
+	return &resolver{e: &Engine{}, req: req, files: map[string]*jsFile{abs: newJSFile(m, nil, mapURL, "release", "")},
+		budget: symbolication.NewBudget(t.Context(), symbolication.DefaultMapCacheBytes)}
 }
 
 // TestAnswerNamesCut: a map whose name and source are 256 KiB answers each

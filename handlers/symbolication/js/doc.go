@@ -36,8 +36,13 @@
 // cache takes is malformed_sourcemap, kept so under its SHA-1, one larger
 // than what the request has left a *symbolication.LimitError of
 // HeldBytes. The frame loop stops once the request's context ends.
-// Context lines are cut to 140 bytes around the column
-// (symbolication.Context).
+// The index of the lines of every source a map carries counts in its
+// cache entry (symbolication.IndexSize), made on first use; an original
+// source is cached with the index of its lines, charged at both. Per
+// frame: a lookup halves the segments of its line (sourcemap.Map.Lookup)
+// and its context reads its own lines through the index
+// (symbolication.Source.Context), so neither grows with the map or the
+// source. Context lines are cut to 140 bytes around the column.
 // Answered: each name a frame takes from a map (function, abs_path,
 // filename, the map's URL in data.sourcemap) cut to
 // symbolication.MaxNameBytes (1 KiB, ending with "...": a source is still

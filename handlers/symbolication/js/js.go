@@ -149,9 +149,12 @@ type jsFile struct {
 	// original sources are looked for; "" for a release's map.
 	bundle string
 	// texts memoizes the stored original sources by abs_path.
-	texts map[string]*string
+	texts map[string]*symbolication.Source
 	// own memoizes the sources its cached view has no room for.
 	own map[int]*frameSource
+	// entry is the cache's entry of m, which keeps the sources m carries
+	// with the index of their lines; nil for a file of a test.
+	entry *mapEntry
 }
 
 // newJSFile is the file of frames resolved through m, found under mapURL
@@ -364,18 +367,22 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 		*name = symbolication.CutName(p.Name)
 	}
 	if withContext {
-		content := p.Content
-		if !p.HasContent {
-			text, err := rs.storedSource(file, src.url)
+		var text *symbolication.Source
+		switch {
+		case p.HasContent && file.entry != nil:
+			text = file.entry.context(p.SourceID, p.Content)
+		case p.HasContent:
+			text = symbolication.NewSource(p.Content, symbolication.EndsLastLine)
+		default:
+			text, err = rs.storedSource(file, src.url)
 			if err != nil {
 				return false, "", err
 			}
 			if text == nil {
 				return p.HasName, "missing_source_content", nil
 			}
-			content = *text
 		}
-		o.PreContext, o.ContextLine, o.PostContext = symbolication.Context(content, p.Line, p.Column, symbolication.EndsLastLine)
+		o.PreContext, o.ContextLine, o.PostContext = text.Context(p.Line, p.Column)
 	}
 	return p.HasName, "", nil
 }
@@ -383,10 +390,10 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 // maxSourceBytes is the largest original source read for context.
 const maxSourceBytes = 8 << 20
 
-// storedSource returns the text of the original source abs, for a map
-// without sourcesContent: the file of that URL in the map's artifact
+// storedSource returns the original source abs with the index of its
+// lines, for a map without sourcesContent: the file of that URL in the map's artifact
 // bundle, or among the release's files; nil when none is stored.
-func (rs *resolver) storedSource(file *jsFile, abs string) (*string, error) {
+func (rs *resolver) storedSource(file *jsFile, abs string) (*symbolication.Source, error) {
 	if text, ok := file.texts[abs]; ok {
 		return text, nil
 	}
@@ -395,13 +402,13 @@ func (rs *resolver) storedSource(file *jsFile, abs string) (*string, error) {
 		return nil, err
 	}
 	if file.texts == nil {
-		file.texts = map[string]*string{}
+		file.texts = map[string]*symbolication.Source{}
 	}
 	file.texts[abs] = text
 	return text, nil
 }
 
-func (rs *resolver) findSource(file *jsFile, abs string) (*string, error) {
+func (rs *resolver) findSource(file *jsFile, abs string) (*symbolication.Source, error) {
 	ctx := rs.ctx
 	urls := candidateURLs(stripQuery(abs))
 	var f store.SourceFile
@@ -423,8 +430,7 @@ func (rs *resolver) findSource(file *jsFile, abs string) (*string, error) {
 	key := "source:" + f.SHA1
 	if v, ok := rs.e.Cache.Get(key); ok {
 		rs.e.Cache.Touch(ctx, rs.e.Store, f)
-		text := v.(string)
-		return &text, nil
+		return v.(*symbolication.Source), nil
 	}
 	if f.Size > maxSourceBytes {
 		return nil, nil
@@ -433,12 +439,12 @@ func (rs *resolver) findSource(file *jsFile, abs string) (*string, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := string(data)
-	if err := rs.budget.Charge(int64(len(text))); err != nil {
+	text := symbolication.NewSource(string(data), symbolication.EndsLastLine)
+	if err := rs.budget.Charge(text.Size()); err != nil {
 		return nil, err
 	}
-	rs.e.Cache.Put(key, text, int64(len(text)+len(key)+64))
-	return &text, nil
+	rs.e.Cache.Put(key, text, text.Size()+int64(len(key)+64))
+	return text, nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -258,7 +258,7 @@ func (rs *resolver) cachedMap(key string, f store.SourceFile, how, bundle string
 	if v, ok := rs.e.Cache.Get(key); ok {
 		rs.e.Cache.Touch(rs.ctx, rs.e.Store, f)
 		if jm, ok := v.(*mapEntry); ok {
-			return newJSFile(jm.m, jm.sources(f.URL), f.URL, how, bundle), nil
+			return jm.file(f.URL, how, bundle), nil
 		}
 		return &jsFile{errType: "malformed_sourcemap"}, nil
 	}
@@ -293,7 +293,7 @@ func (rs *resolver) cachedMap(key string, f store.SourceFile, how, bundle string
 		return nil, err
 	}
 	rs.e.Cache.Put(key, jm, size)
-	return newJSFile(m, jm.sources(f.URL), f.URL, how, bundle), nil
+	return jm.file(f.URL, how, bundle), nil
 }
 
 // readFile reads f within the request's budget of bytes.

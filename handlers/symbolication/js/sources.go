@@ -17,6 +17,11 @@ type mapEntry struct {
 	m     *sourcemap.Map
 	mu    sync.Mutex
 	views []*frameSources // at most maxMapViews
+	// contexts are the sources the map carries with the index of their
+	// lines, made on first use (by Position.SourceID); contextBytes is
+	// what they all take once made, charged from the start.
+	contexts     []atomic.Pointer[symbolication.Source]
+	contextBytes int64
 }
 
 // maxMapViews is how many URLs of one map keep their sources in the cache
@@ -24,7 +29,31 @@ type mapEntry struct {
 const maxMapViews = 2
 
 // newMapEntry wraps m for the cache.
-func newMapEntry(m *sourcemap.Map) *mapEntry { return &mapEntry{m: m} }
+func newMapEntry(m *sourcemap.Map) *mapEntry {
+	jm := &mapEntry{m: m, contexts: make([]atomic.Pointer[symbolication.Source], m.NumSources())}
+	jm.contextBytes = int64(len(jm.contexts)) * 8
+	m.EachContent(func(_ int, text string) { jm.contextBytes += symbolication.IndexSize(len(text)) })
+	return jm
+}
+
+// file is the file of frames resolved through jm, found under mapURL, by
+// debug id or release (how).
+func (jm *mapEntry) file(mapURL, how, bundle string) *jsFile {
+	f := newJSFile(jm.m, jm.sources(mapURL), mapURL, how, bundle)
+	f.entry = jm
+	return f
+}
+
+// context returns source id of the map, whose text the map carries, with
+// the index of its lines: made once, by the first request that shows it.
+func (jm *mapEntry) context(id int, text string) *symbolication.Source {
+	if s := jm.contexts[id].Load(); s != nil {
+		return s
+	}
+	s := symbolication.NewSource(text, symbolication.EndsLastLine)
+	jm.contexts[id].Store(s)
+	return s
+}
 
 // viewBudget is the most bytes one view of m's sources holds: its slots and
 // the sources it keeps, a quarter of the map's own size (and 64 KiB for
@@ -33,10 +62,10 @@ func viewBudget(m *sourcemap.Map) int64 {
 	return int64(m.NumSources())*8 + int64(m.Size())/4 + 64<<10
 }
 
-// cacheSize is what the cache is charged for jm: the map and the budget of
-// its views.
+// cacheSize is what the cache is charged for jm: the map, the budget of
+// its views and the indexes of the sources it carries.
 func (jm *mapEntry) cacheSize() int64 {
-	return int64(jm.m.Size()) + maxMapViews*viewBudget(jm.m)
+	return int64(jm.m.Size()) + maxMapViews*viewBudget(jm.m) + jm.contextBytes
 }
 
 // sources returns the view of jm's sources for mapURL: kept with the map

@@ -22,7 +22,11 @@
 // than 4 GiB is parsed (its candidate is malformed); at most 8 GiB of
 // debug files parsed, files found in the cache costing nothing
 // (*symbolication.LimitError of ParseBytes beyond); at most 32 MiB of
-// sources read from source bundles for context. Held: what the resolvers
+// sources read from source bundles for context, the index of their lines
+// counted (symbolication.Source: 4 bytes for 256 bytes of text). Each
+// source bundle is read once a request, its manifest decoded once,
+// however many modules share it; each frame's context reads its own lines
+// through the index, never its file from the start. Held: what the resolvers
 // keep is bounded by the readers of worker/dif and counted by the cache
 // (DEBUG_FILE_CACHE_BYTES), units parsed during a resolution included;
 // the resolvers one request holds, found cached or parsed, are charged to

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path"
-	"slices"
 
 	"errata/handlers/symbolication"
 	"errata/store"
@@ -12,91 +11,110 @@ import (
 )
 
 // maxSourceContext bounds the bytes of sources one request reads from
-// source bundles for context.
+// source bundles for context, with the index of their lines.
 const maxSourceContext = 32 << 20
 
 // applySourceContext fills the source context of the symbolicated frames
 // whose module has a source bundle holding their file, and returns the
 // bundles it read.
 func (e *Engine) applySourceContext(ctx context.Context, sts []StacktraceOut) ([]int64, error) {
-	paths := map[*module][]string{}
+	return sourceContext(ctx, sts, func(b *store.ResolutionFile, paths []string, budget int64) (map[string][]byte, error) {
+		fr, err := e.Store.OpenFile(ctx, b.OrgID, b.FileID)
+		if err != nil {
+			return nil, err
+		}
+		return dif.SourceBundleFiles(fr, fr.Size(), paths, budget)
+	})
+}
+
+// readBundle reads from the source bundle b the files of paths, at most
+// budget bytes of them.
+type readBundle func(b *store.ResolutionFile, paths []string, budget int64) (map[string][]byte, error)
+
+// bundleKey names a stored source bundle: the modules of one debug id
+// share it.
+type bundleKey struct{ org, file int64 }
+
+// contextBundle is a source bundle as one request reads it: once, for the
+// paths of the frames of every module it serves, its files indexed once.
+type contextBundle struct {
+	file    *store.ResolutionFile
+	ids     []int64 // its debug files' ids, for retention
+	paths   []string
+	wanted  map[string]bool
+	sources map[string]*symbolication.Source
+}
+
+// sourceContext is applySourceContext reading bundles through read: each
+// bundle once, its manifest decoded once, whatever the number of modules
+// or frames that name it; each source's lines indexed once
+// (symbolication.Source), each frame's context read from its own lines.
+func sourceContext(ctx context.Context, sts []StacktraceOut, read readBundle) ([]int64, error) {
+	bundles := map[bundleKey]*contextBundle{}
+	var order []*contextBundle // as the frames name them
 	for _, s := range sts {
 		for _, f := range s.Frames {
 			if f.mod == nil || f.mod.bundle == nil || f.AbsPath == "" || f.Lineno < 1 {
 				continue
 			}
+			k := bundleKey{f.mod.bundle.OrgID, f.mod.bundle.FileID}
+			b := bundles[k]
+			if b == nil {
+				b = &contextBundle{file: f.mod.bundle, wanted: map[string]bool{}}
+				bundles[k] = b
+				order = append(order, b)
+			}
+			if id := f.mod.bundle.ID; len(b.ids) == 0 || b.ids[len(b.ids)-1] != id {
+				b.ids = append(b.ids, id)
+			}
 			// sentry-cli names the file by its clean path (no "./").
 			for _, p := range []string{f.AbsPath, path.Clean(f.AbsPath)} {
-				if !slices.Contains(paths[f.mod], p) {
-					paths[f.mod] = append(paths[f.mod], p)
+				if !b.wanted[p] {
+					b.wanted[p] = true
+					b.paths = append(b.paths, p)
 				}
 			}
 		}
 	}
 	budget := int64(maxSourceContext)
 	var used []int64
-	sources := map[*module]map[string]sourceText{}
-	for m, ps := range paths {
-		fr, err := e.Store.OpenFile(ctx, m.bundle.OrgID, m.bundle.FileID)
-		if err != nil {
-			return nil, err
-		}
-		files, err := dif.SourceBundleFiles(fr, fr.Size(), ps, budget)
+	for _, b := range order {
+		files, err := read(b.file, b.paths, budget)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, store.ErrUnavailable) {
 				return nil, err
 			}
 			continue // a damaged bundle gives no context
 		}
-		used = append(used, m.bundle.ID)
-		texts := map[string]sourceText{}
-		for p, b := range files {
-			budget -= int64(len(b))
-			texts[p] = newSourceText(string(b))
+		used = append(used, b.ids...)
+		b.sources = make(map[string]*symbolication.Source, len(files))
+		for p, data := range files {
+			src := symbolication.NewSource(string(data), symbolication.StartsEmptyLine)
+			budget -= src.Size()
+			b.sources[p] = src
 		}
-		sources[m] = texts
 	}
 	for _, s := range sts {
 		for i := range s.Frames {
 			f := &s.Frames[i]
-			text, ok := sources[f.mod][f.AbsPath]
-			if !ok {
-				text = sources[f.mod][path.Clean(f.AbsPath)]
-			}
-			if f.mod == nil || f.Lineno < 1 {
+			if f.mod == nil || f.mod.bundle == nil || f.Lineno < 1 {
 				continue
 			}
-			if pre, line, post := text.context(f.Lineno-1, max(f.Colno-1, 0)); line != nil {
+			b := bundles[bundleKey{f.mod.bundle.OrgID, f.mod.bundle.FileID}]
+			if b == nil {
+				continue
+			}
+			src, ok := b.sources[f.AbsPath]
+			if !ok {
+				src, ok = b.sources[path.Clean(f.AbsPath)]
+			}
+			if !ok {
+				continue
+			}
+			if pre, line, post := src.Context(f.Lineno-1, max(f.Colno-1, 0)); line != nil {
 				f.PreContext, f.ContextLine, f.PostContext = pre, line, post
 			}
 		}
 	}
 	return used, nil
-}
-
-// sourceText is a source bundle's file with where each of its lines
-// starts, so that the context of each frame is read from its own lines.
-type sourceText struct {
-	text   string
-	starts []int
-}
-
-func newSourceText(text string) sourceText {
-	starts := []int{0}
-	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	return sourceText{text: text, starts: starts}
-}
-
-// context is symbolication.Context of line (0-based) of the file, read
-// from the first line it shows.
-func (s sourceText) context(line, column int) (pre []string, ctx *string, post []string) {
-	first := max(line-symbolication.ContextLines, 0)
-	if first >= len(s.starts) {
-		return nil, nil, nil
-	}
-	return symbolication.Context(s.text[s.starts[first]:], line-first, column, symbolication.StartsEmptyLine)
 }

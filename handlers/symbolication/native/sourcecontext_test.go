@@ -1,38 +1,68 @@
 package native
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"errata/handlers/symbolication"
+	"errata/store"
 )
 
-// TestSourceTextContext: the context of a line, read from the first line
-// it shows, is symbolication.Context of the whole file, for lines before,
-// at and past the end of files with and without a last newline.
-func TestSourceTextContext(t *testing.T) {
-	var long strings.Builder
-	for i := range 40 {
-		long.WriteString(strings.Repeat("x", i*7) + "\r\n")
+// TestSourceContextReadsEachBundleOnce: forty modules of one debug id
+// share one source bundle; a request over a frame of each reads the
+// bundle (and decodes its manifest) once, for the paths of every frame,
+// and each frame gets the context of its own line.
+func TestSourceContextReadsEachBundleOnce(t *testing.T) {
+	var text strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&text, "line %d\n", i+1)
 	}
-	for _, text := range []string{"", "a", "a\n", "a\nb\n\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12", long.String()} {
-		s := newSourceText(text)
-		for line := range strings.Count(text, "\n") + 3 {
-			for _, column := range []int{0, 200} {
-				pre, ctx, post := s.context(line, column)
-				wantPre, wantCtx, wantPost := symbolication.Context(text, line, column, symbolication.StartsEmptyLine)
-				if wantCtx == nil {
-					if ctx != nil {
-						t.Errorf("%q line %d: %q, want none", text, line, *ctx)
-					}
-					continue
-				}
-				if ctx == nil || *ctx != *wantCtx || !cmp.Equal(pre, wantPre) || !cmp.Equal(post, wantPost) {
-					t.Errorf("%q line %d column %d: %q %v %q, want %q %q %q", text, line, column, pre, ctx, post, wantPre, *wantCtx, wantPost)
-				}
-			}
+	bundles := []store.ResolutionFile{{OrgID: 1, FileID: 9}, {OrgID: 1, FileID: 10}}
+	bundles[0].ID, bundles[1].ID = 70, 71
+	var frames []FrameOut
+	for i := range 40 {
+		b := bundles[0]
+		if i == 39 {
+			b = bundles[1]
+		}
+		m := &module{bundle: &b}
+		frames = append(frames,
+			FrameOut{AbsPath: "./src/main.c", Lineno: 10*i + 1, mod: m},
+			FrameOut{AbsPath: fmt.Sprintf("src/file%d.c", i), Lineno: 3, mod: m})
+	}
+	reads := map[int64][]string{}
+	sts := []StacktraceOut{{Frames: frames}}
+	used, err := sourceContext(context.Background(), sts, func(b *store.ResolutionFile, paths []string, budget int64) (map[string][]byte, error) {
+		if _, ok := reads[b.FileID]; ok {
+			t.Errorf("bundle %d read again", b.FileID)
+		}
+		reads[b.FileID] = paths
+		if budget != maxSourceContext-int64(len(reads)-1)*symbolication.NewSource(text.String(), symbolication.StartsEmptyLine).Size() {
+			t.Errorf("bundle %d read with a budget of %d", b.FileID, budget)
+		}
+		return map[string][]byte{"src/main.c": []byte(text.String())}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int64{70, 71}, used); diff != "" {
+		t.Errorf("bundles used (-want +got):\n%s", diff)
+	}
+	if len(reads) != 2 || len(reads[9]) != 2+39 || len(reads[10]) != 3 {
+		t.Errorf("reads: %v", reads)
+	}
+	want := symbolication.NewSource(text.String(), symbolication.StartsEmptyLine)
+	for i, f := range sts[0].Frames {
+		wantPre, wantLine, wantPost := want.Context(f.Lineno-1, 0)
+		if f.AbsPath != "./src/main.c" {
+			wantPre, wantLine, wantPost = nil, nil, nil
+		}
+		if !cmp.Equal(wantPre, f.PreContext) || !cmp.Equal(wantLine, f.ContextLine) || !cmp.Equal(wantPost, f.PostContext) {
+			t.Errorf("frame %d: %q %v %q, want %q %v %q", i, f.PreContext, f.ContextLine, f.PostContext, wantPre, wantLine, wantPost)
 		}
 	}
 }

@@ -256,6 +256,20 @@ func (m *Map) Sources() []string { return m.sources }
 // one more than the greatest Position.SourceID.
 func (m *Map) NumSources() int { return m.nsources }
 
+// EachContent calls fn with the text of each source the map carries, by
+// its number among all the map's sources (as Position.SourceID numbers
+// it), its sections' included.
+func (m *Map) EachContent(fn func(id int, text string)) {
+	for _, s := range m.sections {
+		s.m.EachContent(func(id int, text string) { fn(s.srcBase+id, text) })
+	}
+	for id, text := range m.contents {
+		if m.hasContent[id] {
+			fn(id, text)
+		}
+	}
+}
+
 // NumNames is how many names the map has, its sections' included: one
 // more than the greatest Position.NameID.
 func (m *Map) NumNames() int { return m.nnames }
@@ -423,6 +437,12 @@ func vlq(s string, i int) (int64, int, error) {
 // originalPositionFor with its default bias. False when no segment is
 // there or the segment has no source.
 func (m *Map) Lookup(line, column int) (Position, bool) {
+	return m.lookup(line, column, nil)
+}
+
+// lookup is Lookup, adding to *probes (when not nil) how many columns it
+// read to find the first of equal ones.
+func (m *Map) lookup(line, column int, probes *int) (Position, bool) {
 	if line < 0 || column < 0 {
 		return Position{}, false
 	}
@@ -438,7 +458,7 @@ func (m *Map) Lookup(line, column int) (Position, bool) {
 		if line == s.line {
 			column -= s.col
 		}
-		p, ok := s.m.Lookup(line-s.line, column)
+		p, ok := s.m.lookup(line-s.line, column, probes)
 		p.SourceID += s.srcBase
 		p.NameID += s.nameBase
 		return p, ok
@@ -485,8 +505,22 @@ func (m *Map) Lookup(line, column int) (Position, bool) {
 	if j < start {
 		return Position{}, false
 	}
-	for j > start && m.cols[j-1] == m.cols[j] {
-		j--
+	// The first of the segments at that column, by halves too: a line
+	// of segments all at one column is not stepped back one by one.
+	if j > start && m.cols[j-1] == m.cols[j] {
+		lo, hi := start, j
+		for lo < hi {
+			h := int(uint(lo+hi) >> 1)
+			if probes != nil {
+				*probes++
+			}
+			if m.cols[h] < m.cols[j] {
+				lo = h + 1
+			} else {
+				hi = h
+			}
+		}
+		j = lo
 	}
 	seg := m.segs[j]
 	if seg.src == none {

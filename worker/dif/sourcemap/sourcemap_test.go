@@ -302,3 +302,31 @@ func TestLookupInLongLines(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupHalvesEqualColumns: in a line of a million segments all at one
+// column, the lookup finds the first of them by halves, reading about
+// twenty columns, where stepping back one segment at a time read them all
+// for each frame.
+func TestLookupHalvesEqualColumns(t *testing.T) {
+	const n = 1 << 20
+	mappings := "AAAA" + strings.Repeat(",AACA", n-1) // each one more original column
+	for _, data := range []string{
+		`{"version":3,"sources":["a"],"names":[],"mappings":"` + mappings + `"}`,
+		`{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a"],"names":[],"mappings":"` + mappings + `"}}]}`,
+	} {
+		m, err := Parse([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, column := range []int{0, 7, 1 << 30} {
+			probes := 0
+			p, ok := m.lookup(0, column, &probes)
+			if !ok || p.Column != 0 || p.Source != "a" {
+				t.Errorf("column %d: %+v %v, want the first segment", column, p, ok)
+			}
+			if probes > 21 {
+				t.Errorf("column %d: %d columns read to find the first of equal ones, want at most 21", column, probes)
+			}
+		}
+	}
+}
