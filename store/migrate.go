@@ -115,8 +115,7 @@ func (s *Store) migrate(ctx context.Context, schema string, timeout time.Duratio
 // them too: fewer of those stand in its way. It waits for them at most
 // timeout, or half of deadlock_timeout when that is shorter, and then
 // fails with errTablesBusy; for the rest of tx, a lock is waited for as
-// long at most (lock_timeout). It leaves statement_timeout set to that
-// time: the caller sets it back.
+// long at most (lock_timeout).
 func lockSchemaTables(ctx context.Context, tx pgx.Tx, schema string, timeout time.Duration) error {
 	var ms int64
 	if err := tx.QueryRow(ctx, `
@@ -148,9 +147,11 @@ func lockSchemaTables(ctx context.Context, tx pgx.Tx, schema string, timeout tim
 	for i, t := range tables {
 		ident[i] = pgx.Identifier{t}.Sanitize()
 	}
-	if _, err := tx.Exec(ctx, `
-		SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)`,
-		strconv.FormatInt(ms, 10)); err != nil {
+	// lock_timeout bounds the wait for the locks alone: a statement
+	// timeout that short would also cancel the statements around the
+	// lock, which a busy machine may take longer than it to run
+	// (SQLSTATE 57014 on a set_config, not a lock, failed a migrate).
+	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, strconv.FormatInt(ms, 10)); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `LOCK TABLE `+strings.Join(ident, ", ")+` IN ACCESS EXCLUSIVE MODE`)
