@@ -22,7 +22,7 @@ import (
 //   - a file whose one unit's program is 27.5 million ends of sequence:
 //     40 uncounted bytes each;
 //   - a file of 100,000 units without ranges of one function each, its
-//     units parsed by a first request, then two requests of 5,000 frames
+//     units parsed by a first request, then a request of 5,000 frames
 //     (the most a request carried): each frame looked in every unit;
 //   - a file of 4,000 units without ranges sharing a program of 1 MiB of
 //     opcodes that make no row, one frame sent by a client that gives up
@@ -137,25 +137,23 @@ func auditDWARFSharedProgram(t *testing.T, a *auditServer) {
 	t.Logf("%v %d %.200s", r.err, r.status, r.body)
 }
 
-// auditDWARFRangeless: two requests of 5,000 frames over the functions of
-// the units without ranges of debugID, whose units are parsed.
+// auditDWARFRangeless: 5,000 frames over the functions of the units
+// without ranges of debugID, whose units are parsed.
 func auditDWARFRangeless(t *testing.T, a *auditServer, debugID string) {
-	for req := range 2 {
-		addrs := make([]uint64, 5_000)
-		for i := range addrs {
-			addrs[i] = 0x100000 + 32*uint64((req*len(addrs)+i)*7%auditRangeless) + 8
-		}
-		r := auditDWARFResolve(t, a, http.DefaultClient, debugID, addrs)
-		var out symbolicated
-		if r.err != nil || r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil || len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != len(addrs) {
-			t.Errorf("the resolution of %d frames: %v %d %.300s, want 200 with them", len(addrs), r.err, r.status, r.body)
-			continue
-		}
-		for i, f := range out.Stacktraces[0].Frames {
-			if want := fmt.Sprintf("f%d", (req*len(addrs)+i)*7%auditRangeless); f.Function != want {
-				t.Errorf("frame %d: %+v, want %s", i, f, want)
-				break
-			}
+	addrs := make([]uint64, 5_000)
+	for i := range addrs {
+		addrs[i] = 0x100000 + 32*uint64(i*7%auditRangeless) + 8
+	}
+	r := auditDWARFResolve(t, a, http.DefaultClient, debugID, addrs)
+	var out symbolicated
+	if r.err != nil || r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil || len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != len(addrs) {
+		t.Errorf("the resolution of %d frames: %v %d %.300s, want 200 with them", len(addrs), r.err, r.status, r.body)
+		return
+	}
+	for i, f := range out.Stacktraces[0].Frames {
+		if want := fmt.Sprintf("f%d", i*7%auditRangeless); f.Function != want {
+			t.Errorf("frame %d: %+v, want %s", i, f, want)
+			break
 		}
 	}
 }
