@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"errata/worker/dif/diftest"
 )
 
 // The testdata programs are testdata/native/crash.c and util.h of the
@@ -110,59 +112,6 @@ func readResolve(data []byte, addr uint64) error {
 	return err
 }
 
-// testSection is a section of elfWith.
-type testSection struct {
-	name  string
-	flags elf.SectionFlag
-	data  []byte
-}
-
-// elfWith builds a little-endian ELF64 object holding secs.
-func elfWith(secs ...testSection) []byte {
-	le := binary.LittleEndian
-	var body bytes.Buffer
-	body.Write(make([]byte, 64))
-	shstr := []byte{0}
-	type hdr struct {
-		name   uint32
-		typ    elf.SectionType
-		flags  elf.SectionFlag
-		off    uint64
-		size   uint64
-		offset int
-	}
-	hdrs := []hdr{{}}
-	for _, s := range secs {
-		hdrs = append(hdrs, hdr{name: uint32(len(shstr)), typ: elf.SHT_PROGBITS, flags: s.flags, off: uint64(body.Len()), size: uint64(len(s.data))})
-		shstr = append(append(shstr, s.name...), 0)
-		body.Write(s.data)
-	}
-	hdrs = append(hdrs, hdr{name: uint32(len(shstr)), typ: elf.SHT_STRTAB, off: uint64(body.Len())})
-	shstr = append(append(shstr, ".shstrtab"...), 0)
-	hdrs[len(hdrs)-1].size = uint64(len(shstr))
-	body.Write(shstr)
-	shoff := body.Len()
-	for _, h := range hdrs {
-		var e [64]byte
-		le.PutUint32(e[0:], h.name)
-		le.PutUint32(e[4:], uint32(h.typ))
-		le.PutUint64(e[8:], uint64(h.flags))
-		le.PutUint64(e[24:], h.off)
-		le.PutUint64(e[32:], h.size)
-		body.Write(e[:])
-	}
-	b := body.Bytes()
-	copy(b, elf.ELFMAG)
-	b[elf.EI_CLASS], b[elf.EI_DATA], b[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
-	le.PutUint16(b[16:], uint16(elf.ET_DYN))
-	le.PutUint16(b[18:], uint16(elf.EM_X86_64))
-	le.PutUint64(b[40:], uint64(shoff))
-	le.PutUint16(b[58:], 64)
-	le.PutUint16(b[60:], uint16(len(hdrs)))
-	le.PutUint16(b[62:], uint16(len(hdrs)-1))
-	return b
-}
-
 // cuAbbrev is an abbreviation table of one entry: code 1, a compile unit
 // without children with a DW_AT_stmt_list (sec_offset).
 var cuAbbrev = []byte{1, 0x11, 0, 0x10, 0x17, 0, 0, 0}
@@ -257,16 +206,16 @@ func TestDWARFWithinBudget(t *testing.T) {
 		name string
 		file []byte
 	}{
-		{"SHF_COMPRESSED .debug_info of 1 PiB", elfWith(testSection{".debug_info", elf.SHF_COMPRESSED, append(chdr, z.Bytes()...)})},
-		{".zdebug_info of 1 TiB", elfWith(testSection{".zdebug_info", 0, append(zdebug, z.Bytes()...)})},
-		{"line table of 2^40 directories of no fields", elfWith(testSection{".debug_info", 0, cuInfo(0)},
-			testSection{".debug_abbrev", 0, cuAbbrev}, testSection{".debug_line", 0, lineTable(5, noForms)})},
-		{"line table of 2^40 directories", elfWith(testSection{".debug_info", 0, cuInfo(0)},
-			testSection{".debug_abbrev", 0, cuAbbrev}, testSection{".debug_line", 0, lineTable(5, oneForm)})},
-		{"line table of 60,000 files in a 60 KiB directory", elfWith(testSection{".debug_info", 0, cuInfo(0)},
-			testSection{".debug_abbrev", 0, cuAbbrev}, testSection{".debug_line", 0, lineTable(4, v4)})},
-		{"20,000 units of overlapping abbreviation tables", elfWith(testSection{".debug_info", 0, units},
-			testSection{".debug_abbrev", 0, abbrev})},
+		{"SHF_COMPRESSED .debug_info of 1 PiB", diftest.ELFWith(diftest.Section{Name: ".debug_info", Flags: elf.SHF_COMPRESSED, Data: append(chdr, z.Bytes()...)})},
+		{".zdebug_info of 1 TiB", diftest.ELFWith(diftest.Section{Name: ".zdebug_info", Data: append(zdebug, z.Bytes()...)})},
+		{"line table of 2^40 directories of no fields", diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: cuInfo(0)},
+			diftest.Section{Name: ".debug_abbrev", Data: cuAbbrev}, diftest.Section{Name: ".debug_line", Data: lineTable(5, noForms)})},
+		{"line table of 2^40 directories", diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: cuInfo(0)},
+			diftest.Section{Name: ".debug_abbrev", Data: cuAbbrev}, diftest.Section{Name: ".debug_line", Data: lineTable(5, oneForm)})},
+		{"line table of 60,000 files in a 60 KiB directory", diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: cuInfo(0)},
+			diftest.Section{Name: ".debug_abbrev", Data: cuAbbrev}, diftest.Section{Name: ".debug_line", Data: lineTable(4, v4)})},
+		{"20,000 units of overlapping abbreviation tables", diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: units},
+			diftest.Section{Name: ".debug_abbrev", Data: abbrev})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -290,8 +239,8 @@ func FuzzDWARFResolver(f *testing.F) {
 		}
 		f.Add(data, uint64(0x11a0))
 	}
-	f.Add(elfWith(testSection{".debug_info", 0, cuInfo(0)}, testSection{".debug_abbrev", 0, cuAbbrev},
-		testSection{".debug_line", 0, lineTable(4, []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 'a', 0, 0, 0, 0, 0})}), uint64(0))
+	f.Add(diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: cuInfo(0)}, diftest.Section{Name: ".debug_abbrev", Data: cuAbbrev},
+		diftest.Section{Name: ".debug_line", Data: lineTable(4, []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 'a', 0, 0, 0, 0, 0})}), uint64(0))
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		// The units an address falls in are parsed by its lookup: the
 		// lookups count in the budget.
@@ -404,7 +353,7 @@ func inlineDWARF(n int, deep bool) []byte {
 	info = le.AppendUint32(info, 0)
 	info = append(info, 8)
 	info = append(info, dies...)
-	return elfWith(testSection{".debug_info", 0, info}, testSection{".debug_abbrev", 0, abbrev})
+	return diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: info}, diftest.Section{Name: ".debug_abbrev", Data: abbrev})
 }
 
 // TestDWARFInlineBounds: an address in 10,000 nested inlined calls expands
@@ -471,11 +420,11 @@ func TestBuildResolverShortUnitHeader(t *testing.T) {
 // the largest int (debug/dwarf's line reader indexes its files with it,
 // negative, and panics) leaves the unit without lines, and resolves.
 func TestDWARFSetFileBeyondInt(t *testing.T) {
-	prog := append(setAddress(0x100000), 0x04)
+	prog := append(diftest.SetAddress(0x100000), 0x04)
 	prog = append(append(prog, uleb(1<<63)...), 0x20)
-	prog = append(prog, endSequence...)
-	h := hostileUnits{units: 1, funcBase: 0x100000, ranged: true, line: lineSection(nil, []string{"a.c"}, prog)}
-	file := h.elf()
+	prog = append(prog, diftest.EndSequence...)
+	h := diftest.HostileUnits{Units: 1, FuncBase: 0x100000, Ranged: true, Line: diftest.LineSection(nil, []string{"a.c"}, prog)}
+	file := h.ELF()
 	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		t.Fatal(err)

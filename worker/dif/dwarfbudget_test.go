@@ -3,126 +3,15 @@ package dif
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"errata/worker/dif/diftest"
 )
-
-// hostileUnits describes a DWARF file of units that all point at one line
-// program (as the audit's files did): each unit names its compilation
-// directory, and holds one function of 16 bytes at funcBase+32*i when
-// funcBase is not 0. Its units give no range (rangeless) unless ranged.
-type hostileUnits struct {
-	units    int
-	compDir  func(i int) string
-	funcBase uint64
-	ranged   bool
-	line     []byte          // the .debug_line section: the program at offset 0
-	stmtList func(i int) int // the offset of unit i's line program, when not 0
-}
-
-// elf builds the ELF object of h.
-func (h hostileUnits) elf() []byte {
-	le := binary.LittleEndian
-	abbrev := []byte{
-		1, 0x11, 1, 0x10, 0x17, 0x1b, 0x08, 0, 0, // compile unit, children: stmt_list, comp_dir string
-		2, 0x2e, 0, 0x11, 0x01, 0x12, 0x06, 0x03, 0x08, 0, 0, // subprogram: low_pc, high_pc data4, name
-		3, 0x11, 1, 0x10, 0x17, 0x1b, 0x08, 0x11, 0x01, 0x12, 0x06, 0, 0, // compile unit with low_pc, high_pc
-		0,
-	}
-	var info []byte
-	for i := range h.units {
-		dir := "/c"
-		if h.compDir != nil {
-			dir = h.compDir(i)
-		}
-		lo := h.funcBase + 32*uint64(i)
-		stmt := 0
-		if h.stmtList != nil {
-			stmt = h.stmtList(i)
-		}
-		var dies []byte
-		if h.ranged {
-			dies = le.AppendUint32([]byte{3}, uint32(stmt))
-			dies = append(append(dies, dir...), 0)
-			dies = le.AppendUint32(le.AppendUint64(dies, lo), 16)
-		} else {
-			dies = le.AppendUint32([]byte{1}, uint32(stmt))
-			dies = append(append(dies, dir...), 0)
-		}
-		if h.funcBase != 0 {
-			dies = le.AppendUint32(le.AppendUint64(append(dies, 2), lo), 16)
-			dies = append(dies, fmt.Sprintf("f%d\x00", i)...)
-		}
-		dies = append(dies, 0)
-		u := le.AppendUint32(nil, uint32(2+4+1+len(dies)))
-		u = le.AppendUint16(u, 4)
-		u = le.AppendUint32(u, 0)
-		info = append(info, append(append(u, 8), dies...)...)
-	}
-	return elfWith(testSection{".debug_info", 0, info}, testSection{".debug_abbrev", 0, abbrev},
-		testSection{".debug_line", 0, h.line})
-}
-
-// lineSection is a DWARF 4 line table: the directories and files given
-// (each file in directory 1 when there is one), then program.
-func lineSection(dirs, files []string, program []byte) []byte {
-	le := binary.LittleEndian
-	hdr := []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1}
-	for _, d := range dirs {
-		hdr = append(append(hdr, d...), 0)
-	}
-	hdr = append(hdr, 0)
-	for _, f := range files {
-		hdr = append(append(hdr, f...), 0, byte(min(len(dirs), 1)), 0, 0)
-	}
-	hdr = append(hdr, 0)
-	b := le.AppendUint32(nil, uint32(2+4+len(hdr)+len(program)))
-	b = le.AppendUint16(b, 4)
-	b = le.AppendUint32(b, uint32(len(hdr)))
-	return append(append(b, hdr...), program...)
-}
-
-// sharedPrograms is a .debug_line section of n line table headers, one
-// after the other (headerLen bytes each), that all lead to the one program
-// after them.
-func sharedPrograms(n int, program []byte) (section []byte, headerLen int) {
-	le := binary.LittleEndian
-	fields := []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 'a', '.', 'c', 0, 0, 0, 0, 0}
-	headerLen = 4 + 2 + 4 + len(fields)
-	total := n*headerLen + len(program)
-	for i := range n {
-		section = le.AppendUint32(section, uint32(total-i*headerLen-4))
-		section = le.AppendUint16(section, 4)
-		section = le.AppendUint32(section, uint32(total-i*headerLen-10-len(program)))
-		section = append(section, fields...)
-	}
-	return append(section, program...), headerLen
-}
-
-// setAddress is DW_LNE_set_address.
-func setAddress(addr uint64) []byte {
-	return binary.LittleEndian.AppendUint64([]byte{0, 9, 2}, addr)
-}
-
-// endSequence is DW_LNE_end_sequence: 3 bytes.
-var endSequence = []byte{0, 1, 1}
-
-// sequences is a program of n sequences of rows rows each from 0x1000
-// (special opcodes: an address and a line further each).
-func sequences(n, rows int) []byte {
-	var p []byte
-	for i := range n {
-		p = append(p, setAddress(0x1000+uint64(i)*uint64(rows+1)*16)...)
-		p = append(p, bytes.Repeat([]byte{0x20}, rows)...)
-		p = append(p, endSequence...)
-	}
-	return p
-}
 
 // heldBy is what unit u holds, counted from its slices' capacities and
 // its strings' lengths (the runtime rounds each up a little more): what
@@ -257,19 +146,19 @@ func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 	long := strings.Repeat("n", 5000)
 	for _, tc := range []struct {
 		name   string
-		file   hostileUnits
+		file   diftest.HostileUnits
 		copies int
 	}{
-		{"1,500 files in a 4 KiB directory", hostileUnits{units: 1, line: lineSection([]string{dir}, files, sequences(1, 4))}, 16},
-		{"100,000 sequences of one row", hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, sequences(100_000, 1))}, 4},
-		{"200,000 rows in 100 sequences", hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, sequences(100, 2000))}, 4},
-		{"500 units sharing a program of 1,500 paths", hostileUnits{units: 500, funcBase: 0x1000,
-			line: lineSection([]string{dir}, files, sequences(1000, 10))}, 8},
-		{"2,000 units of one function each", hostileUnits{units: 2000, funcBase: 0x1000, compDir: func(i int) string { return long[:i%64] },
-			line: lineSection(nil, []string{"a.c"}, sequences(1, 1))}, 8},
+		{"1,500 files in a 4 KiB directory", diftest.HostileUnits{Units: 1, Line: diftest.LineSection([]string{dir}, files, diftest.Sequences(1, 4))}, 16},
+		{"100,000 sequences of one row", diftest.HostileUnits{Units: 1, Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(100_000, 1))}, 4},
+		{"200,000 rows in 100 sequences", diftest.HostileUnits{Units: 1, Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(100, 2000))}, 4},
+		{"500 units sharing a program of 1,500 paths", diftest.HostileUnits{Units: 500, FuncBase: 0x1000,
+			Line: diftest.LineSection([]string{dir}, files, diftest.Sequences(1000, 10))}, 8},
+		{"2,000 units of one function each", diftest.HostileUnits{Units: 2000, FuncBase: 0x1000, CompDir: func(i int) string { return long[:i%64] },
+			Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(1, 1))}, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			held, charged := measureUnits(t, tc.file.elf(), tc.copies)
+			held, charged := measureUnits(t, tc.file.ELF(), tc.copies)
 			if charged < held-measureNoise || charged > 2*held {
 				t.Errorf("charged %d bytes a copy, holds %d: want between 1 and 2 times", charged, held)
 			}
@@ -282,8 +171,8 @@ func TestDWARFUnitsChargedAtWhatTheyHold(t *testing.T) {
 // sequence holds nothing it is not charged for (the first held 40
 // uncounted bytes each).
 func TestDWARFEmptySequencesHoldNothing(t *testing.T) {
-	prog := append(setAddress(0x1000), bytes.Repeat(endSequence, 400_000)...)
-	file := hostileUnits{units: 1, line: lineSection(nil, []string{"a.c"}, prog)}.elf()
+	prog := append(diftest.SetAddress(0x1000), bytes.Repeat(diftest.EndSequence, 400_000)...)
+	file := diftest.HostileUnits{Units: 1, Line: diftest.LineSection(nil, []string{"a.c"}, prog)}.ELF()
 	held, charged := measureUnits(t, file, 4)
 	if charged < held-measureNoise {
 		t.Errorf("charged %d bytes a copy, holds %d", charged, held)
@@ -300,8 +189,8 @@ func TestDWARFEmptySequencesHoldNothing(t *testing.T) {
 // and what the units hold counts the program once.
 func TestDWARFSharedLineProgramReadOnce(t *testing.T) {
 	const units, rows = 400, 20_000
-	h := hostileUnits{units: units, funcBase: 0x100000, line: lineSection(nil, []string{"a.c"}, sequences(rows/100, 100))}
-	file := h.elf()
+	h := diftest.HostileUnits{Units: units, FuncBase: 0x100000, Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(rows/100, 100))}
+	file := h.ELF()
 	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +204,7 @@ func TestDWARFSharedLineProgramReadOnce(t *testing.T) {
 	programs := res.dw.programs
 	res.dw.mu.Unlock()
 	// The work: the program's bytes twice, its rows, the entries.
-	most := int64(2*len(h.line) + rows + 8*units)
+	most := int64(2*len(h.Line) + rows + 8*units)
 	if programs != 1 || w.Spent() > most {
 		t.Errorf("%d units read the line program %d times, walking %d steps: want once, at most %d", units, programs, w.Spent(), most)
 	}
@@ -341,9 +230,9 @@ func TestDWARFSharedLineProgramReadOnce(t *testing.T) {
 // left are beyond the budget.
 func TestDWARFFileWorkBounded(t *testing.T) {
 	const units, rows = 600, 20_000
-	line, hdr := sharedPrograms(units, sequences(rows/100, 100))
-	h := hostileUnits{units: units, funcBase: 0x100000, ranged: true, line: line, stmtList: func(i int) int { return i * hdr }}
-	file := h.elf()
+	line, hdr := diftest.SharedPrograms(units, diftest.Sequences(rows/100, 100))
+	h := diftest.HostileUnits{Units: units, FuncBase: 0x100000, Ranged: true, Line: line, StmtList: func(i int) int { return i * hdr }}
+	file := h.ELF()
 	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		t.Fatal(err)
@@ -373,8 +262,8 @@ func TestDWARFFileWorkBounded(t *testing.T) {
 // leaves the unit for another request; a spent Work fails the lookups
 // that would parse, not those of units parsed.
 func TestDWARFParseStopsWithItsRequest(t *testing.T) {
-	h := hostileUnits{units: 4, funcBase: 0x100000, ranged: true, line: lineSection(nil, []string{"a.c"}, sequences(1000, 100))}
-	file := h.elf()
+	h := diftest.HostileUnits{Units: 4, FuncBase: 0x100000, Ranged: true, Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(1000, 100))}
+	file := h.ELF()
 	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		t.Fatal(err)
@@ -390,9 +279,9 @@ func TestDWARFParseStopsWithItsRequest(t *testing.T) {
 	if _, _, err := res.ResolveWork(w, 0x100004); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a lookup whose client left: %v, want context.Canceled", err)
 	}
-	if entered != 1 || res.dw.units[0].p.Load() != nil || w.Spent() > int64(2*len(h.line)+workCheck) {
+	if entered != 1 || res.dw.units[0].p.Load() != nil || w.Spent() > int64(2*len(h.Line)+workCheck) {
 		t.Errorf("%d slots taken, unit parsed: %v, %d steps: want one slot, the unit left, at most %d steps",
-			entered, res.dw.units[0].p.Load() != nil, w.Spent(), 2*len(h.line)+workCheck)
+			entered, res.dw.units[0].p.Load() != nil, w.Spent(), 2*len(h.Line)+workCheck)
 	}
 	if _, _, err := res.ResolveWork(w, 0x100004); !errors.Is(err, context.Canceled) || entered != 1 {
 		t.Errorf("a lookup after the client left: %v after %d slots, want context.Canceled without a slot", err, entered)
@@ -421,8 +310,8 @@ func TestDWARFParseStopsWithItsRequest(t *testing.T) {
 // cached units per frame).
 func TestDWARFRangelessUnitsIndexed(t *testing.T) {
 	const units = 3000
-	h := hostileUnits{units: units, funcBase: 0x100000, line: lineSection(nil, []string{"a.c"}, sequences(1, 1))}
-	file := h.elf()
+	h := diftest.HostileUnits{Units: units, FuncBase: 0x100000, Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(1, 1))}
+	file := h.ELF()
 	res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
 	if err != nil {
 		t.Fatal(err)
@@ -480,13 +369,13 @@ func TestDWARFRangelessUnitsIndexed(t *testing.T) {
 // their Work, the units are charged at least what they hold, and together
 // within the index budget.
 func FuzzDWARFUnitBudget(f *testing.F) {
-	f.Add(sequences(10, 3), uint8(4), false, uint64(0x1004))
-	f.Add(append(setAddress(0x1000), bytes.Repeat(endSequence, 1000)...), uint8(40), true, uint64(0x1000))
-	f.Add(sequences(3000, 1), uint8(200), false, uint64(0x2000))
+	f.Add(diftest.Sequences(10, 3), uint8(4), false, uint64(0x1004))
+	f.Add(append(diftest.SetAddress(0x1000), bytes.Repeat(diftest.EndSequence, 1000)...), uint8(40), true, uint64(0x1000))
+	f.Add(diftest.Sequences(3000, 1), uint8(200), false, uint64(0x2000))
 	f.Fuzz(func(t *testing.T, program []byte, units uint8, ranged bool, addr uint64) {
-		h := hostileUnits{units: int(units) + 1, funcBase: 0x1000, ranged: ranged,
-			line: lineSection([]string{"/d"}, []string{"a.c", "b.c"}, program)}
-		file := h.elf()
+		h := diftest.HostileUnits{Units: int(units) + 1, FuncBase: 0x1000, Ranged: ranged,
+			Line: diftest.LineSection([]string{"/d"}, []string{"a.c", "b.c"}, program)}
+		file := h.ELF()
 		res, err := ReadELFDWARF(bytes.NewReader(file), int64(len(file)))
 		if err != nil {
 			return
@@ -504,7 +393,7 @@ func FuzzDWARFUnitBudget(f *testing.F) {
 		programs, limit := res.dw.programs, res.dw.limit
 		res.dw.mu.Unlock()
 		if programs > 1+res.dw.reparses {
-			t.Errorf("the program read %d times for %d units", programs, h.units)
+			t.Errorf("the program read %d times for %d units", programs, h.Units)
 		}
 		if w.Spent() > maxWork {
 			t.Errorf("%d steps, more than the Work's %d", w.Spent(), maxWork)

@@ -166,7 +166,7 @@ func TestDWARFDamagedUnit(t *testing.T) {
 	good = append(good, "good\x00"...)
 	bad := []byte{9, 0, 0, 0, 0} // an abbreviation the table does not have
 	info := append(unit(0x1000, good), unit(0x2000, bad)...)
-	data := elfWith(testSection{".debug_info", 0, info}, testSection{".debug_abbrev", 0, abbrev})
+	data := diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: info}, diftest.Section{Name: ".debug_abbrev", Data: abbrev})
 	res, err := ReadELFDWARF(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
