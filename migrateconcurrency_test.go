@@ -38,6 +38,7 @@ const (
 // Every migrate must succeed (a deadlock is a failure, however it is
 // reported), and the schema ends as one migrate alone leaves it.
 func TestConcurrentMigrates(t *testing.T) {
+	t.Parallel()
 	want := schemaOf(t, storetest.NewDatabase(t))
 	elf, err := os.ReadFile("worker/dif/testdata/tiny.elf")
 	if err != nil {
