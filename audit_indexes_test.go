@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"errata/worker/dif/diftest"
 )
 
 // TestAuditIndexes reproduces the audit's work that grew with frames times
@@ -38,26 +40,6 @@ func TestAuditIndexes(t *testing.T) {
 		a.finding(t, 10*time.Second, func(t *testing.T) { auditEqualColumns(t, a) })
 	})
 	a.checkHeld(t)
-}
-
-// auditVLQ appends v in base64 VLQ, as source maps write their mappings.
-func auditVLQ(b []byte, v int) []byte {
-	const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	u := uint(v) << 1
-	if v < 0 {
-		u = uint(-v)<<1 | 1
-	}
-	for {
-		d := u & 31
-		u >>= 5
-		if u > 0 {
-			d |= 32
-		}
-		b = append(b, digits[d])
-		if u == 0 {
-			return b
-		}
-	}
 }
 
 // auditRelease creates release version of acme/web and uploads files
@@ -105,7 +87,7 @@ func auditJSSourceContext(t *testing.T, a *auditServer) {
 	const blank = 8 << 20
 	content := strings.Repeat("\n", blank) + "function hit() {\n  throw new Error('x');\n}\n"
 	src, _ := json.Marshal([]string{content})
-	mappings := auditVLQ([]byte("AA"), blank+1)
+	mappings := diftest.AppendVLQ([]byte("AA"), blank+1)
 	mappings = append(mappings, 'A')
 	auditRelease(t, a, "audit-indexes-js", map[string]string{
 		"~/ctx.min.js":     "function a(){throw new Error}a();\n//# sourceMappingURL=ctx.min.js.map\n",

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"errata/worker/dif/diftest"
 )
 
 // TestLookupMatchesTheNpmLibraries looks up every position of maps made by
@@ -219,26 +221,6 @@ func TestSourceRootIsChargedToTheBudget(t *testing.T) {
 	}
 }
 
-// vlqAppend appends the base64 VLQ of v to b.
-func vlqAppend(b []byte, v int) []byte {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	u := v << 1
-	if v < 0 {
-		u = -v<<1 | 1
-	}
-	for {
-		d := u & 31
-		u >>= 5
-		if u != 0 {
-			d |= 32
-		}
-		b = append(b, alphabet[d])
-		if u == 0 {
-			return b
-		}
-	}
-}
-
 // TestLookupInLongLines looks up every column of lines of up to 2,000
 // segments, with repeated columns and lines out of order, and compares
 // with a scan of the line: the segment with the greatest column not after
@@ -271,10 +253,10 @@ func TestLookupInLongLines(t *testing.T) {
 			if i > 0 {
 				mappings = append(mappings, ',')
 			}
-			mappings = vlqAppend(mappings, s.col-col)
-			mappings = vlqAppend(mappings, s.src-src)
-			mappings = vlqAppend(mappings, s.line-oline)
-			mappings = vlqAppend(mappings, s.ocol-ocol)
+			mappings = diftest.AppendVLQ(mappings, s.col-col)
+			mappings = diftest.AppendVLQ(mappings, s.src-src)
+			mappings = diftest.AppendVLQ(mappings, s.line-oline)
+			mappings = diftest.AppendVLQ(mappings, s.ocol-ocol)
 			col, src, oline, ocol = s.col, s.src, s.line, s.ocol
 		}
 	}
