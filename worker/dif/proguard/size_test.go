@@ -6,16 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-)
 
-// heapOf returns the bytes the heap holds after a collection.
-func heapOf() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
+	"errata/worker/dif/diftest"
+)
 
 // TestSizeIsWhatAMappingHolds builds several mappings of each shape (many
 // one-line classes, many methods, long names) and checks that the size
@@ -39,7 +32,7 @@ func TestSizeIsWhatAMappingHolds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			const n = 8
 			mappings := make([]*Mapping, n)
-			before := heapOf()
+			before := diftest.HeapAlloc()
 			charged := 0
 			for i := range mappings {
 				m, err := Parse([]byte(c.data)) // the input is the caller's, dropped: only the mapping is held
@@ -49,7 +42,7 @@ func TestSizeIsWhatAMappingHolds(t *testing.T) {
 				mappings[i] = m
 				charged += m.Size()
 			}
-			held := heapOf() - before
+			held := diftest.HeapAlloc() - before
 			runtime.KeepAlive(mappings)
 			t.Logf("%d mappings of %d bytes: charged %d, held %d", n, len(c.data), charged, held)
 			if uint64(charged) < held || uint64(charged) > 2*held {

@@ -5,16 +5,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-)
 
-// heapOf returns the bytes the heap holds after a collection.
-func heapOf() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
+	"errata/worker/dif/diftest"
+)
 
 // TestSizeIsWhatAMapHolds builds several maps of each shape (many
 // segments, long names, sources with their contents, sections) and checks
@@ -37,7 +30,7 @@ func TestSizeIsWhatAMapHolds(t *testing.T) {
 			data := []byte(c.data)
 			const n = 8
 			maps := make([]*Map, n)
-			before := heapOf()
+			before := diftest.HeapAlloc()
 			charged := 0
 			for i := range maps {
 				m, err := Parse(data)
@@ -47,7 +40,7 @@ func TestSizeIsWhatAMapHolds(t *testing.T) {
 				maps[i] = m
 				charged += m.Size()
 			}
-			held := heapOf() - before
+			held := diftest.HeapAlloc() - before
 			runtime.KeepAlive(maps)
 			t.Logf("%d maps of %d bytes: charged %d, held %d", n, len(data), charged, held)
 			if uint64(charged) < held || uint64(charged) > 2*held {
