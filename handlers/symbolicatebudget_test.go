@@ -257,3 +257,41 @@ func TestSlowBodiesHoldOnlyTheirOrganizationsSlots(t *testing.T) {
 		}
 	})
 }
+
+// TestInflatedSourceServesOneRange: a request of many ranges of a
+// deflated source, each going backwards, is answered the whole source in
+// one inflation (serveInflated), not one inflation per range; one range
+// is still served as a range.
+func TestInflatedSourceServesOneRange(t *testing.T) {
+	text := bytes.Repeat([]byte("a line of the source\n"), 50_000)
+	var deflated bytes.Buffer
+	zw, _ := flate.NewWriter(&deflated, flate.BestSpeed)
+	zw.Write(text)
+	zw.Close()
+	serve := func(rng string) (*httptest.ResponseRecorder, int) {
+		src := &inflatedSource{deflated: io.NewSectionReader(bytes.NewReader(deflated.Bytes()), 0, int64(deflated.Len())), size: int64(len(text))}
+		defer src.close()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Range", rng)
+		w := httptest.NewRecorder()
+		w.Header().Set("Content-Type", "text/plain") // as setSymbolHeaders sets it: no sniffing
+		serveInflated(w, r, time.Time{}, src)
+		return w, src.restarts
+	}
+	var many strings.Builder
+	many.WriteString("bytes=")
+	for i := range 200 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		fmt.Fprintf(&many, "%d-%d", len(text)-1-i, len(text)-1-i) // each before the last
+	}
+	w, restarts := serve(many.String())
+	if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), text) || restarts != 1 {
+		t.Errorf("200 ranges going backwards: %d, %d bytes, %d inflations; want 200, the source, 1", w.Code, w.Body.Len(), restarts)
+	}
+	w, restarts = serve("bytes=7-12")
+	if w.Code != http.StatusPartialContent || !bytes.Equal(w.Body.Bytes(), text[7:13]) || restarts != 1 {
+		t.Errorf("one range: %d %q, %d inflations; want 206, 1", w.Code, w.Body.Bytes(), restarts)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"errata/handlers/symbolication"
 	"errata/handlers/symbolkey"
@@ -201,8 +202,21 @@ func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, inflat
 	// Served as serveSymbolFile serves a file; its ETag is the source's
 	// SHA-1.
 	setSymbolHeaders(w, q.Arg, hex.EncodeToString(sum), m.Size)
-	http.ServeContent(w, r, "", f.DateCreated, src)
+	serveInflated(w, r, f.DateCreated, src)
 	return nil
+}
+
+// serveInflated serves src as http.ServeContent does, with one range at
+// most: src inflates its source from the start again for every range that
+// goes backwards, outside the inflation slots, so that a request of many
+// ranges (a header holds thousands) would inflate the source once per
+// range. A request of several ranges is answered the whole source, as
+// HTTP lets a server that ignores Range do.
+func serveInflated(w http.ResponseWriter, r *http.Request, modtime time.Time, src *inflatedSource) {
+	if strings.Contains(r.Header.Get("Range"), ",") {
+		r.Header.Del("Range")
+	}
+	http.ServeContent(w, r, "", modtime, src)
 }
 
 // inflatedSource is a deflated source of a bundle read as it is inflated,
@@ -215,6 +229,7 @@ type inflatedSource struct {
 	pos      int64 // the offset Read reads next
 	at       int64 // the offset zr has reached
 	zr       io.ReadCloser
+	restarts int // inflations begun from the start, the check's included
 }
 
 // check inflates the whole source and returns its SHA-1, CRC-32 and size
@@ -229,6 +244,7 @@ func (s *inflatedSource) check() (sum []byte, crc uint32, n int64, err error) {
 
 // restart begins inflating from the source's start.
 func (s *inflatedSource) restart() {
+	s.restarts++
 	s.deflated.Seek(0, io.SeekStart) //nolint:errcheck // a SectionReader's seek to 0 never fails
 	if s.zr == nil {
 		s.zr = flate.NewReader(s.deflated)
