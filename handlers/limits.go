@@ -169,7 +169,8 @@ func acquireResolution(r *http.Request, slots *symbolication.Slots, org string) 
 	}
 	var releaseAll func()
 	all = func() error {
-		releaseAll, err = waitForSlot(r, "resolutions", func(ctx context.Context) (func(), error) { return slots.AcquireAll(ctx, nil) })
+		release, err := waitForSlot(r, "resolutions", func(ctx context.Context) (func(), error) { return slots.AcquireAll(ctx, nil) })
+		releaseAll = release
 		return err
 	}
 	return all, func() {
