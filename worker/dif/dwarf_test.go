@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -504,4 +505,34 @@ func TestDWARFZstdLeavesNoGoroutine(t *testing.T) {
 	if after := runtime.NumGoroutine(); after > before {
 		t.Errorf("%d goroutines after 50 reads, %d before", after, before)
 	}
+}
+
+// FuzzZstdSection decodes the body of a zstd-compressed section that says
+// it holds n bytes: it gives exactly n bytes or an error, and allocates
+// within n plus the decoder's fixed buffers, whatever the frames declare.
+func FuzzZstdSection(f *testing.F) {
+	data, err := os.ReadFile("testdata/dwarf4zstd.elf")
+	if err != nil {
+		f.Fatal(err)
+	}
+	secs, err := ReadELFSections(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range secs {
+		if s.Flags&elf.SHF_COMPRESSED != 0 {
+			n := binary.LittleEndian.Uint64(data[s.Offset+8:])
+			f.Add(data[s.Offset+24:s.Offset+s.Size], n)
+		}
+	}
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x70, 1<<3 | 1<<1 | 1, 0, 0, 0}, uint64(8))
+	f.Fuzz(func(t *testing.T, body []byte, n uint64) {
+		n %= 1 << 20
+		checkBudget(t, "unzstd", 2*n+4<<20, func() {
+			out, err := unzstd(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))), n, dwarfBudget(int64(len(body))))
+			if err == nil && uint64(len(out)) != n {
+				t.Errorf("%d bytes decoded, want %d", len(out), n)
+			}
+		})
+	})
 }
