@@ -258,7 +258,7 @@ func auditBundleManifest(t *testing.T, a *auditServer) {
 		t.Fatalf("%d stack traces, want 1 of %d frames", len(out.Stacktraces), len(frames))
 	}
 	for i, f := range out.Stacktraces[0].Frames {
-		if f.Lineno != 7 || f.ContextLine == nil || *f.ContextLine != "    *p;" || len(f.PreContext) != 5 || len(f.PostContext) != 2 {
+		if f.Lineno != 7 || f.ContextLine == nil || *f.ContextLine != "    *p;" || len(f.PreContext) != 5 || len(f.PostContext) != 1 {
 			t.Fatalf("frame %d: %+v", i, f)
 		}
 	}

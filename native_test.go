@@ -377,13 +377,14 @@ func TestNativeSymbolication(t *testing.T) {
 					t.Errorf("frame %+v", fr)
 				}
 				// Source context from the bundle sentry-cli uploaded:
-				// the file's own lines.
+				// the file's own lines, none past its last (its
+				// final newline ends that line and starts none).
 				if fr.Lineno > 0 {
 					b, err := os.ReadFile(fr.AbsPath)
 					if err != nil {
 						t.Fatal(err)
 					}
-					lines := strings.Split(string(b), "\n")
+					lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 					k := fr.Lineno - 1
 					if fr.ContextLine == nil || *fr.ContextLine != lines[k] ||
 						!cmp.Equal(fr.PreContext, lines[max(0, k-5):k], cmpopts.EquateEmpty()) ||

@@ -63,15 +63,13 @@ const ContextLines = 5
 // TextEnd says how a Source reads a newline that ends its text.
 type TextEnd int
 
-const (
-	// EndsLastLine: a newline at the end of the text ends its last line,
-	// and starts no line after it as post context (JavaScript sources).
-	EndsLastLine TextEnd = iota
-	// StartsEmptyLine: a newline at the end of the text starts one more,
-	// empty line, as strings.Split reads it (the files of a source
-	// bundle); a carriage return is cut only before a newline.
-	StartsEmptyLine
-)
+// EndsLastLine: a newline at the end of the text ends its last line, and
+// starts no line after it as post context, so that no frame shows a line
+// past the end of its file; a carriage return before a line's end is cut.
+// It is how Sentry reads native and JavaScript sources alike, and the one
+// way a Source reads a text (a bundle's files once read a newline at their
+// end as the start of one more, empty, line: docs/resolution.md).
+const EndsLastLine TextEnd = 0
 
 // lineChunk is how many bytes of a Source each entry of its line index
 // stands for: finding where a line starts reads at most that many bytes
@@ -90,15 +88,15 @@ const sourceOverhead = 64
 // every lineChunk bytes of text).
 type Source struct {
 	text string
-	end  TextEnd
 	// newlines[c] counts the newlines of text[:c*lineChunk]; the last
 	// entry counts those of the whole text.
 	newlines []uint32
 }
 
-// NewSource indexes the lines of text, a newline at its end read as end
-// says. A text is at most 4 GiB.
-func NewSource(text string, end TextEnd) *Source {
+// NewSource indexes the lines of text, a newline at its end read as
+// EndsLastLine (the one TextEnd left: the parameter stays for the callers
+// written when there were two). A text is at most 4 GiB.
+func NewSource(text string, _ TextEnd) *Source {
 	chunks := (len(text) + lineChunk - 1) / lineChunk
 	newlines := make([]uint32, chunks+1)
 	var n uint32
@@ -106,7 +104,7 @@ func NewSource(text string, end TextEnd) *Source {
 		n += uint32(strings.Count(text[c*lineChunk:min((c+1)*lineChunk, len(text))], "\n"))
 		newlines[c+1] = n
 	}
-	return &Source{text: text, end: end, newlines: newlines}
+	return &Source{text: text, newlines: newlines}
 }
 
 // IndexSize is what NewSource holds beside a text of textLen bytes: its
@@ -126,8 +124,15 @@ func IndexSize(textLen int) int64 {
 // Size is what s holds: its text and IndexSize.
 func (s *Source) Size() int64 { return int64(len(s.text)) + IndexSize(len(s.text)) }
 
-// lines is how many lines s has: one more than its newlines.
-func (s *Source) lines() int { return int(s.newlines[len(s.newlines)-1]) + 1 }
+// lines is how many lines s has: one more than its newlines, but for a
+// newline at its end, which ends its last line (an empty text has none).
+func (s *Source) lines() int {
+	n := int(s.newlines[len(s.newlines)-1]) + 1
+	if strings.HasSuffix(s.text, "\n") || s.text == "" {
+		n--
+	}
+	return n
+}
 
 // start returns where line (0-based, below s.lines()) begins: after the
 // line-th newline, found in the last chunk that has fewer before it. It
@@ -188,18 +193,11 @@ func (s *Source) context(line, column int, scanned *int) (pre []string, ctx *str
 	first, last := max(line-ContextLines, 0), min(line+ContextLines, n-1)
 	start := s.start(first, scanned)
 	for i := first; i <= last; i++ {
-		if i > line && s.end == EndsLastLine && start == len(s.text) {
-			break // the newline that ends the text starts no line
-		}
-		end, newline := len(s.text), i < n-1
-		if newline {
+		end := len(strings.TrimSuffix(s.text, "\n")) // of the last line
+		if i < n-1 {
 			end = s.lineEnd(start, i, scanned)
 		}
-		l := s.text[start:end]
-		if newline || s.end == EndsLastLine {
-			l = strings.TrimSuffix(l, "\r")
-		}
-		l = trimContextLine(l, column)
+		l := trimContextLine(strings.TrimSuffix(s.text[start:end], "\r"), column)
 		switch {
 		case i < line:
 			pre = append(pre, l)

@@ -41,34 +41,42 @@ func TestTrimContextLine(t *testing.T) {
 	}
 }
 
-// TestContextReadsTheEndOfATextEitherWay: a source bundle's file is read
-// as strings.Split reads it (a newline at its end starts an empty line, a
-// carriage return goes only before a newline), a JavaScript source as
-// lines that a newline ends; both keep ContextLines lines on each side.
-func TestContextReadsTheEndOfATextEitherWay(t *testing.T) {
-	texts := []string{"", "a", "a\n", "a\nb\n", "a\r\nb\r\n", "a\r", "a\r\r\nb", "\n\n\n",
-		"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13"}
-	for _, text := range texts {
-		lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-		for k := range len(lines) + 2 {
-			pre, ctx, post := NewSource(text, StartsEmptyLine).Context(k, 0)
-			if k >= len(lines) {
+// TestContextNeverPastTheLastLine: a text's lines end at its last newline,
+// which starts no line: a file that ends with a newline, as most do, shows
+// no empty line after its last, native and JavaScript alike, and a line
+// past the last has no context; carriage returns before a line's end are
+// cut; ContextLines lines go on each side. (Native context once read a
+// bundle's file as strings.Split does, with an empty line after a last
+// newline.)
+func TestContextNeverPastTheLastLine(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		lines []string
+	}{
+		{"", nil},
+		{"a", []string{"a"}},
+		{"a\n", []string{"a"}},
+		{"a\nb\n", []string{"a", "b"}},
+		{"a\r\nb\r\n", []string{"a", "b"}},
+		{"a\r", []string{"a"}},
+		{"a\r\r\nb", []string{"a\r", "b"}},
+		{"\n\n\n", []string{"", "", ""}},
+		{"a\n\n", []string{"a", ""}},
+		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n", strings.Fields("1 2 3 4 5 6 7 8 9 10 11 12 13")},
+		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13", strings.Fields("1 2 3 4 5 6 7 8 9 10 11 12 13")},
+	} {
+		for k := range len(tc.lines) + 2 {
+			pre, ctx, post := NewSource(tc.text, EndsLastLine).Context(k, 0)
+			if k >= len(tc.lines) {
 				if ctx != nil || len(pre) != 0 || len(post) != 0 {
-					t.Errorf("%q line %d of %d: %q %v %q", text, k, len(lines), pre, ctx, post)
+					t.Errorf("%q line %d of %d: %q %v %q, want no context", tc.text, k, len(tc.lines), pre, ctx, post)
 				}
 				continue
 			}
-			wantPre, wantPost := lines[max(0, k-ContextLines):k], lines[k+1:min(len(lines), k+1+ContextLines)]
-			if ctx == nil || *ctx != lines[k] || strings.Join(pre, "|") != strings.Join(wantPre, "|") || strings.Join(post, "|") != strings.Join(wantPost, "|") {
-				t.Errorf("%q line %d: %q %v %q, want %q %q %q", text, k, pre, ctx, post, wantPre, lines[k], wantPost)
+			wantPre, wantPost := tc.lines[max(0, k-ContextLines):k], tc.lines[k+1:min(len(tc.lines), k+1+ContextLines)]
+			if ctx == nil || *ctx != tc.lines[k] || strings.Join(pre, "|") != strings.Join(wantPre, "|") || strings.Join(post, "|") != strings.Join(wantPost, "|") {
+				t.Errorf("%q line %d: %q %v %q, want %q %q %q", tc.text, k, pre, ctx, post, wantPre, tc.lines[k], wantPost)
 			}
 		}
-	}
-	// A JavaScript source's last newline ends its last line.
-	if pre, ctx, post := NewSource("a\nb\n", EndsLastLine).Context(0, 0); len(pre) != 0 || ctx == nil || *ctx != "a" || strings.Join(post, "|") != "b" {
-		t.Errorf("%q %v %q, want [] a [b]", pre, ctx, post)
-	}
-	if _, ctx, _ := NewSource("a\r", EndsLastLine).Context(0, 0); ctx == nil || *ctx != "a" {
-		t.Errorf("%v, want a", ctx)
 	}
 }

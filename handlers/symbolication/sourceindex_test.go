@@ -10,28 +10,24 @@ import (
 
 // splitContext is the source context read from the whole text split into
 // lines, as Context read it before Source (walking the text from its first
-// line for each frame): the tests hold Source to its answers.
-func splitContext(text string, line, column int, end TextEnd) (pre []string, ctx *string, post []string) {
+// line for each frame): the tests hold Source to its answers. A newline
+// at the end of the text ends its last line and starts none, and a
+// carriage return at a line's end is cut.
+func splitContext(text string, line, column int) (pre []string, ctx *string, post []string) {
 	pre, post = []string{}, []string{}
 	lines := strings.Split(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1] // the newline that ends the text starts no line
+	}
 	if line < 0 || line >= len(lines) {
 		return pre, nil, post
 	}
-	cut := func(i int) string {
-		if i < len(lines)-1 || end == EndsLastLine {
-			return trimContextLine(strings.TrimSuffix(lines[i], "\r"), column)
-		}
-		return trimContextLine(lines[i], column)
-	}
+	cut := func(i int) string { return trimContextLine(strings.TrimSuffix(lines[i], "\r"), column) }
 	for i := max(line-ContextLines, 0); i < line; i++ {
 		pre = append(pre, cut(i))
 	}
 	l := cut(line)
-	last := min(line+ContextLines, len(lines)-1)
-	if end == EndsLastLine && last == len(lines)-1 && lines[last] == "" {
-		last-- // the newline that ends the text starts no line
-	}
-	for i := line + 1; i <= last; i++ {
+	for i := line + 1; i <= min(line+ContextLines, len(lines)-1); i++ {
 		post = append(post, cut(i))
 	}
 	return pre, &l, post
@@ -39,12 +35,12 @@ func splitContext(text string, line, column int, end TextEnd) (pre []string, ctx
 
 // checkSourceContext fails t when s answers line and column otherwise
 // than splitContext does.
-func checkSourceContext(t *testing.T, text string, end TextEnd, s *Source, line, column int) {
+func checkSourceContext(t *testing.T, text string, s *Source, line, column int) {
 	t.Helper()
 	pre, ctx, post := s.Context(line, column)
-	wantPre, wantCtx, wantPost := splitContext(text, line, column, end)
+	wantPre, wantCtx, wantPost := splitContext(text, line, column)
 	if (ctx == nil) != (wantCtx == nil) || ctx != nil && *ctx != *wantCtx || !cmp.Equal(pre, wantPre) || !cmp.Equal(post, wantPost) {
-		t.Fatalf("%q (end %d) line %d column %d: %q %v %q, want %q %v %q", text, end, line, column, pre, ctx, post, wantPre, wantCtx, wantPost)
+		t.Fatalf("%q line %d column %d: %q %v %q, want %q %v %q", text, line, column, pre, ctx, post, wantPre, wantCtx, wantPost)
 	}
 }
 
@@ -62,12 +58,10 @@ func TestSourceContextIsTheSplit(t *testing.T) {
 	texts := []string{"", "\n", "a", "a\n", "a\r", "a\nb\n\n", "\r\n\r\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12",
 		long.String(), short.String(), strings.Repeat("z", 3*lineChunk) + "\n" + strings.Repeat("\n", lineChunk)}
 	for _, text := range texts {
-		for _, end := range []TextEnd{EndsLastLine, StartsEmptyLine} {
-			s := NewSource(text, end)
-			for line := 0; line < strings.Count(text, "\n")+3; line++ {
-				for _, column := range []int{0, 200} {
-					checkSourceContext(t, text, end, s, line, column)
-				}
+		s := NewSource(text, EndsLastLine)
+		for line := 0; line < strings.Count(text, "\n")+3; line++ {
+			for _, column := range []int{0, 200} {
+				checkSourceContext(t, text, s, line, column)
 			}
 		}
 	}
@@ -76,18 +70,14 @@ func TestSourceContextIsTheSplit(t *testing.T) {
 // FuzzSourceContext holds the index's context to the split's for any text,
 // line and column.
 func FuzzSourceContext(f *testing.F) {
-	f.Add("a\nb\r\nc", 1, 0, false)
-	f.Add(strings.Repeat("\n", 600)+"x", 599, 3, true)
-	f.Add(strings.Repeat("w", 700)+"\n\n", 1, 650, false)
-	f.Fuzz(func(t *testing.T, text string, line, column int, endsLast bool) {
-		end := StartsEmptyLine
-		if endsLast {
-			end = EndsLastLine
-		}
+	f.Add("a\nb\r\nc", 1, 0)
+	f.Add(strings.Repeat("\n", 600)+"x", 599, 3)
+	f.Add(strings.Repeat("w", 700)+"\n\n", 1, 650)
+	f.Fuzz(func(t *testing.T, text string, line, column int) {
 		if line < 0 {
 			line = -(line + 1)
 		}
-		checkSourceContext(t, text, end, NewSource(text, end), line%(len(text)+8), column)
+		checkSourceContext(t, text, NewSource(text, EndsLastLine), line%(len(text)+8), column)
 	})
 }
 
@@ -101,7 +91,7 @@ func TestSourceContextReadsItsOwnLines(t *testing.T) {
 		for _, line := range []int{0, n / 2, n - 1} {
 			scanned := 0
 			_, ctx, _ := s.context(line, 0, &scanned)
-			if _, want, _ := splitContext(text, line, 0, EndsLastLine); ctx == nil || *ctx != *want {
+			if _, want, _ := splitContext(text, line, 0); ctx == nil || *ctx != *want {
 				t.Fatalf("line %d: %v, want %q", line, ctx, *want)
 			}
 			if most := (2*(2*ContextLines+1) + 1) * lineChunk; scanned > most {
@@ -122,7 +112,7 @@ func TestSourceSizeIsWhatItHolds(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for i := range sources {
-			sources[i] = NewSource(text, StartsEmptyLine)
+			sources[i] = NewSource(text, EndsLastLine)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

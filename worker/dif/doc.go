@@ -35,6 +35,11 @@
 // The DWARF resolver (dwarf.go, dwarfunits.go) reads at most eight times
 // the file's size plus 1 MiB of sections, decompressed, and never more
 // than 160 MiB (maxDWARFBytes); it keeps them until every unit is parsed.
+// A compressed section (zlib, or zstd through klauspost/compress, since
+// the standard library has no zstd decoder) is charged its declared size
+// before it is decoded into exactly that size: a zstd frame's own window
+// or content size cannot raise it, and its compressed bytes are charged
+// while they are held.
 // Its index of units and the units it parses, each charged at what it
 // holds (paths, rows, sequences, functions and names, as the runtime
 // allocates them; a test measures each with the heap), take at most

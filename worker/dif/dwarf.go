@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Budgets of the DWARF resolver. None depends on a count or a length
@@ -273,10 +274,14 @@ func readDWARFSection(r io.ReaderAt, h elfHeader, s Section, budget *sectionBudg
 		} else {
 			typ, n = h.order.Uint32(hdr), uint64(h.order.Uint32(hdr[4:]))
 		}
-		if elf.CompressionType(typ) != elf.COMPRESS_ZLIB {
-			return nil, &UnsupportedError{Reason: fmt.Sprintf("section compression %v", elf.CompressionType(typ))}
+		body := io.NewSectionReader(r, int64(s.Offset+hdrSize), int64(s.Size-hdrSize))
+		switch elf.CompressionType(typ) {
+		case elf.COMPRESS_ZLIB:
+			return inflate(body, n, budget)
+		case elf.COMPRESS_ZSTD:
+			return unzstd(body, n, budget)
 		}
-		return inflate(io.NewSectionReader(r, int64(s.Offset+hdrSize), int64(s.Size-hdrSize)), n, budget)
+		return nil, &UnsupportedError{Reason: fmt.Sprintf("section compression %v", elf.CompressionType(typ))}
 	case strings.HasPrefix(s.Name, ".zdebug_"):
 		var hdr [12]byte
 		if s.Size < 12 {
@@ -317,6 +322,46 @@ func inflate(r io.Reader, n uint64, budget *sectionBudget) ([]byte, error) {
 	var one [1]byte
 	if k, _ := zr.Read(one[:]); k > 0 {
 		return nil, errors.New("decompressing: more bytes than the header says")
+	}
+	return b, nil
+}
+
+// unzstd decompresses exactly n bytes of zstd from r (the body of an
+// SHF_COMPRESSED section of type ELFCOMPRESS_ZSTD, one frame or several),
+// n taken from budget before anything is allocated. The compressed bytes,
+// at most the section's size in the file, are charged too while they are
+// held. The decoder writes into the n bytes and keeps no window of its
+// own (DecodeAll uses its output as the window), so a frame that declares
+// a larger window or content size than n is refused rather than allocated
+// for; it runs in the calling goroutine and starts none.
+func unzstd(r *io.SectionReader, n uint64, budget *sectionBudget) ([]byte, error) {
+	if err := budget.take(n); err != nil {
+		return nil, err
+	}
+	held := uint64(r.Size())
+	if err := budget.take(held); err != nil {
+		return nil, err
+	}
+	defer func() { budget.left += int64(held) }()
+	in := make([]byte, held)
+	if _, err := io.ReadFull(r, in); err != nil {
+		return nil, err
+	}
+	// The smallest window a frame may declare is zstd.MinWindowSize; below
+	// it, DecodeAll's cap keeps the output within n all the same.
+	limit := max(n, zstd.MinWindowSize)
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(limit), zstd.WithDecoderMaxWindow(limit), zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	b, err := d.DecodeAll(in, make([]byte, 0, n))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("decompressing: %w", err)
+	case uint64(len(b)) != n:
+		return nil, fmt.Errorf("decompressing: %d bytes where the header says %d", len(b), n)
 	}
 	return b, nil
 }

@@ -6,8 +6,10 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,9 @@ import (
 
 // The testdata programs are testdata/native/crash.c and util.h of the
 // repository, built in /tmp/native: dwarf4.elf by gcc -O2 -g -gdwarf-4,
-// dwarf5z.elf by clang-14 -O2 -g -gdwarf-5 -gz=zlib. dwarf4-be.elf is a
+// dwarf5z.elf by clang-14 -O2 -g -gdwarf-5 -gz=zlib; dwarf4zstd.elf is
+// dwarf4.elf through GNU objcopy 2.40 --compress-debug-sections=zstd
+// (SHF_COMPRESSED, ELFCOMPRESS_ZSTD). dwarf4-be.elf is a
 // big-endian program of two units, built in /tmp/nc/be by clang-14
 // --target=powerpc64-linux-gnu -nostdlib -fuse-ld=lld -static -g -gdwarf-4
 // -O2 from be.c:
@@ -38,6 +42,11 @@ func TestDWARFTestdata(t *testing.T) {
 		want []Frame
 	}{
 		{"testdata/dwarf4.elf", 0x11a0, []Frame{
+			{Function: "square", Symbol: "square", File: "/tmp/native/util.h", Line: 4, Column: 11},
+			{Function: "sum", Symbol: "sum", File: "/tmp/native/crash.c", Line: 11, Column: 8},
+			{Function: "compute", Symbol: "compute", File: "/tmp/native/crash.c", Line: 18, Column: 10},
+		}},
+		{"testdata/dwarf4zstd.elf", 0x11a0, []Frame{
 			{Function: "square", Symbol: "square", File: "/tmp/native/util.h", Line: 4, Column: 11},
 			{Function: "sum", Symbol: "sum", File: "/tmp/native/crash.c", Line: 11, Column: 8},
 			{Function: "compute", Symbol: "compute", File: "/tmp/native/crash.c", Line: 18, Column: 10},
@@ -172,6 +181,43 @@ func TestDWARFWithinBudget(t *testing.T) {
 	zw.Close()
 	zdebug := append([]byte("ZLIB"), binary.BigEndian.AppendUint64(nil, 1<<40)...)
 
+	// zstd sections (ELFCOMPRESS_ZSTD) whose header or frame claims more
+	// than the other: 1 PiB in the header; a frame that declares 1 TiB of
+	// content (and so a 1 TiB window) where the header says 64 KiB; a
+	// frame of 1 MiB without a declared size, and one that declares a
+	// 16 MiB window, both where the header says 64 KiB.
+	zstdSection := func(n uint64, frame []byte) []byte {
+		h := le.AppendUint32(nil, uint32(elf.COMPRESS_ZSTD))
+		h = le.AppendUint32(h, 0)
+		h = le.AppendUint64(h, n)
+		h = le.AppendUint64(h, 1)
+		return append(h, frame...)
+	}
+	// zstdFrame is a frame of the given header bytes (after the magic
+	// number) and blocks; rle is a block that repeats one byte n times.
+	zstdFrame := func(header []byte, blocks ...[]byte) []byte {
+		f := append([]byte{0x28, 0xb5, 0x2f, 0xfd}, header...)
+		for i, b := range blocks {
+			if i == len(blocks)-1 {
+				b[0] |= 1
+			}
+			f = append(f, b...)
+		}
+		return f
+	}
+	rle := func(n int) []byte { return []byte{byte(n<<3 | 1<<1), byte(n >> 5), byte(n >> 13), 0} }
+	raw16 := append([]byte{16 << 3, 0, 0}, make([]byte, 16)...)
+	// 0xe0: a single segment with 8 bytes of content size, 1 TiB.
+	tebibyteFrame := zstdFrame(le.AppendUint64([]byte{0xe0}, 1<<40), raw16)
+	// 0x00, 0x30: no content size, a 64 KiB window; sixteen blocks of 64 KiB.
+	var blocks [][]byte
+	for range 16 {
+		blocks = append(blocks, rle(1<<16))
+	}
+	mebibyteFrame := zstdFrame([]byte{0x00, 0x30}, blocks...)
+	// 0x00, 0x70: no content size, a 16 MiB window.
+	wideFrame := zstdFrame([]byte{0x00, 0x70}, rle(1<<16))
+
 	// DWARF 5 line tables: 2^40 directories of no fields, and 2^40 of
 	// one string each.
 	std := []byte{1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1}
@@ -208,6 +254,14 @@ func TestDWARFWithinBudget(t *testing.T) {
 	}{
 		{"SHF_COMPRESSED .debug_info of 1 PiB", diftest.ELFWith(diftest.Section{Name: ".debug_info", Flags: elf.SHF_COMPRESSED, Data: append(chdr, z.Bytes()...)})},
 		{".zdebug_info of 1 TiB", diftest.ELFWith(diftest.Section{Name: ".zdebug_info", Data: append(zdebug, z.Bytes()...)})},
+		{"zstd .debug_info of 1 PiB", diftest.ELFWith(diftest.Section{Name: ".debug_info", Flags: elf.SHF_COMPRESSED,
+			Data: zstdSection(1<<50, zstdFrame([]byte{0x00, 0x30}, rle(1<<16)))})},
+		{"zstd frame of 1 TiB in a .debug_info of 64 KiB", diftest.ELFWith(diftest.Section{Name: ".debug_info", Flags: elf.SHF_COMPRESSED,
+			Data: zstdSection(1<<16, tebibyteFrame)})},
+		{"zstd frame of 1 MiB in a .debug_info of 64 KiB", diftest.ELFWith(diftest.Section{Name: ".debug_info", Flags: elf.SHF_COMPRESSED,
+			Data: zstdSection(1<<16, mebibyteFrame)})},
+		{"zstd window of 16 MiB for a .debug_info of 64 KiB", diftest.ELFWith(diftest.Section{Name: ".debug_info", Flags: elf.SHF_COMPRESSED,
+			Data: zstdSection(1<<16, wideFrame)})},
 		{"line table of 2^40 directories of no fields", diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: cuInfo(0)},
 			diftest.Section{Name: ".debug_abbrev", Data: cuAbbrev}, diftest.Section{Name: ".debug_line", Data: lineTable(5, noForms)})},
 		{"line table of 2^40 directories", diftest.ELFWith(diftest.Section{Name: ".debug_info", Data: cuInfo(0)},
@@ -232,7 +286,7 @@ func TestDWARFWithinBudget(t *testing.T) {
 // FuzzDWARFResolver reads ELF objects' DWARF within a budget and resolves
 // addresses in them without panicking.
 func FuzzDWARFResolver(f *testing.F) {
-	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf", "testdata/dwarf4-be.elf"} {
+	for _, p := range []string{"testdata/dwarf4.elf", "testdata/dwarf5z.elf", "testdata/dwarf4zstd.elf", "testdata/dwarf4-be.elf"} {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -433,4 +487,52 @@ func TestDWARFSetFileBeyondInt(t *testing.T) {
 	if err != nil || !ok || frames[0].Function != "f0" || frames[0].File != "" {
 		t.Errorf("%+v %v %v, want f0 without a file", frames, ok, err)
 	}
+}
+
+// TestDWARFZstdLeavesNoGoroutine reads a zstd-compressed file many times:
+// the decoder runs in the reading goroutine and leaves none behind.
+func TestDWARFZstdLeavesNoGoroutine(t *testing.T) {
+	data, err := os.ReadFile("testdata/dwarf4zstd.elf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	for range 50 {
+		if err := readResolve(data, 0x11a0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines after 50 reads, %d before", after, before)
+	}
+}
+
+// FuzzZstdSection decodes the body of a zstd-compressed section that says
+// it holds n bytes: it gives exactly n bytes or an error, and allocates
+// within n plus the decoder's fixed buffers, whatever the frames declare.
+func FuzzZstdSection(f *testing.F) {
+	data, err := os.ReadFile("testdata/dwarf4zstd.elf")
+	if err != nil {
+		f.Fatal(err)
+	}
+	secs, err := ReadELFSections(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range secs {
+		if s.Flags&elf.SHF_COMPRESSED != 0 {
+			n := binary.LittleEndian.Uint64(data[s.Offset+8:])
+			f.Add(data[s.Offset+24:s.Offset+s.Size], n)
+		}
+	}
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x70, 1<<3 | 1<<1 | 1, 0, 0, 0}, uint64(8))
+	f.Fuzz(func(t *testing.T, body []byte, n uint64) {
+		n %= 1 << 20
+		checkBudget(t, "unzstd", 2*n+4<<20, func() {
+			out, err := unzstd(io.NewSectionReader(bytes.NewReader(body), 0, int64(len(body))), n, dwarfBudget(int64(len(body))))
+			if err == nil && uint64(len(out)) != n {
+				t.Errorf("%d bytes decoded, want %d", len(out), n)
+			}
+		})
+	})
 }

@@ -41,7 +41,7 @@ func TestSourceContextReadsEachBundleOnce(t *testing.T) {
 			t.Errorf("bundle %d read again", b.FileID)
 		}
 		reads[b.FileID] = paths
-		if budget != maxSourceContext-int64(len(reads)-1)*symbolication.NewSource(text.String(), symbolication.StartsEmptyLine).Size() {
+		if budget != maxSourceContext-int64(len(reads)-1)*symbolication.NewSource(text.String(), symbolication.EndsLastLine).Size() {
 			t.Errorf("bundle %d read with a budget of %d", b.FileID, budget)
 		}
 		return map[string][]byte{"src/main.c": []byte(text.String())}, nil
@@ -55,7 +55,7 @@ func TestSourceContextReadsEachBundleOnce(t *testing.T) {
 	if len(reads) != 2 || len(reads[9]) != 2+39 || len(reads[10]) != 3 {
 		t.Errorf("reads: %v", reads)
 	}
-	want := symbolication.NewSource(text.String(), symbolication.StartsEmptyLine)
+	want := symbolication.NewSource(text.String(), symbolication.EndsLastLine)
 	for i, f := range sts[0].Frames {
 		wantPre, wantLine, wantPost := want.Context(f.Lineno-1, 0)
 		if f.AbsPath != "./src/main.c" {
@@ -63,6 +63,40 @@ func TestSourceContextReadsEachBundleOnce(t *testing.T) {
 		}
 		if !cmp.Equal(wantPre, f.PreContext) || !cmp.Equal(wantLine, f.ContextLine) || !cmp.Equal(wantPost, f.PostContext) {
 			t.Errorf("frame %d: %q %v %q, want %q %v %q", i, f.PreContext, f.ContextLine, f.PostContext, wantPre, wantLine, wantPost)
+		}
+	}
+}
+
+// TestSourceContextEndsAtTheFilesLastLine: a bundle's file that ends with
+// a newline, as C sources do, shows no empty line after its last: a frame
+// on its last line has no post context, a frame one line further none at
+// all. (Native context once read the newline as the start of one more,
+// empty line, as strings.Split does.)
+func TestSourceContextEndsAtTheFilesLastLine(t *testing.T) {
+	const text = "int\nmain(void)\n{\n  return 0;\n}\n"
+	b := store.ResolutionFile{OrgID: 1, FileID: 9}
+	m := &module{bundle: &b}
+	sts := []StacktraceOut{{Frames: []FrameOut{
+		{AbsPath: "/src/main.c", Lineno: 4, mod: m},
+		{AbsPath: "/src/main.c", Lineno: 5, mod: m},
+		{AbsPath: "/src/main.c", Lineno: 6, mod: m},
+	}}}
+	_, err := sourceContext(context.Background(), sts, func(*store.ResolutionFile, []string, int64) (map[string][]byte, error) {
+		return map[string][]byte{"/src/main.c": []byte(text)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(s string) *string { return &s }
+	want := []FrameOut{
+		{PreContext: []string{"int", "main(void)", "{"}, ContextLine: line("  return 0;"), PostContext: []string{"}"}},
+		{PreContext: []string{"int", "main(void)", "{", "  return 0;"}, ContextLine: line("}"), PostContext: []string{}},
+		{},
+	}
+	for i, f := range sts[0].Frames {
+		if !cmp.Equal(want[i].PreContext, f.PreContext) || !cmp.Equal(want[i].ContextLine, f.ContextLine) || !cmp.Equal(want[i].PostContext, f.PostContext) {
+			t.Errorf("line %d: %q %v %q, want %q %v %q", f.Lineno, f.PreContext, f.ContextLine, f.PostContext,
+				want[i].PreContext, want[i].ContextLine, want[i].PostContext)
 		}
 	}
 }
