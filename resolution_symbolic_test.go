@@ -527,18 +527,14 @@ func symbolicSameName(want string, got symbolicGot) bool {
 }
 
 // symbolicSameFile reports whether errata's path is symbolic's file.
-// symbolic cleans the paths it answers ("a/../b" is "b": its symcache
-// joins and cleans them, and its own tests compare with clean_path),
-// where errata, as llvm-symbolizer, keeps them as the debug information
-// joins them: errata's path is compared cleaned. Where symbolic prints a
+// Both answer paths cleaned ("a/../b" is "b": symbolic's symcache joins
+// and cleans them, and its own tests compare with clean_path). Where
+// symbolic prints a
 // base name and its directory, the path must end with them, joined by the
 // directory's separator (the directory as written, or without the "../"
 // it starts with).
 func symbolicSameFile(w symbolicFrame, got symbolicGot) bool {
 	abs := got.AbsPath
-	if strings.HasPrefix(abs, "/") {
-		abs = path.Clean(abs)
-	}
 	if w.Dir == "" {
 		return w.File == abs
 	}

@@ -83,7 +83,8 @@ type FrameOut struct {
 	// symbolication.MaxFrameExpansion.
 	FramesOmitted int `json:"frames_omitted,omitempty"`
 
-	mod *module // whose files resolved it
+	mod  *module // whose files resolved it
+	path string  // the file's path as the debug information joins it, before cleanPath
 }
 
 // frameJSON bounds the bytes a FrameOut's JSON takes beside its strings:

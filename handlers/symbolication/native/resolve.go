@@ -122,13 +122,14 @@ func resolveAddr(ctx context.Context, work *dif.Work, mods []*module, f FrameIn,
 			}
 		}
 		o.Lineno, o.Colno = fr.Line, fr.Column
-		filename := fr.File
+		abs := cleanPath(fr.File)
+		filename := abs
 		if fr.CompDir != "" {
-			if rest, ok := strings.CutPrefix(fr.File, strings.TrimSuffix(fr.CompDir, "/")+"/"); ok {
+			if rest, ok := strings.CutPrefix(abs, strings.TrimSuffix(cleanPath(fr.CompDir), "/")+"/"); ok {
 				filename = rest
 			}
 		}
-		o.AbsPath, o.Filename = symbolication.CutName(fr.File), symbolication.CutName(filename)
+		o.AbsPath, o.Filename, o.path = symbolication.CutName(abs), symbolication.CutName(filename), fr.File
 		res[k] = o
 	}
 	if kept > 0 {

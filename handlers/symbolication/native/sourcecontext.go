@@ -68,7 +68,7 @@ func sourceContext(ctx context.Context, sts []StacktraceOut, read readBundle) ([
 				b.ids = append(b.ids, id)
 			}
 			// sentry-cli names the file by its clean path (no "./").
-			for _, p := range []string{f.AbsPath, path.Clean(f.AbsPath)} {
+			for _, p := range sourcePaths(&f) {
 				if !b.wanted[p] {
 					b.wanted[p] = true
 					b.paths = append(b.paths, p)
@@ -104,11 +104,13 @@ func sourceContext(ctx context.Context, sts []StacktraceOut, read readBundle) ([
 			if b == nil {
 				continue
 			}
-			src, ok := b.sources[f.AbsPath]
-			if !ok {
-				src, ok = b.sources[path.Clean(f.AbsPath)]
+			var src *symbolication.Source
+			for _, p := range sourcePaths(f) {
+				if src = b.sources[p]; src != nil {
+					break
+				}
 			}
-			if !ok {
+			if src == nil {
 				continue
 			}
 			if pre, line, post := src.Context(f.Lineno-1, max(f.Colno-1, 0)); line != nil {
@@ -117,4 +119,15 @@ func sourceContext(ctx context.Context, sts []StacktraceOut, read readBundle) ([
 		}
 	}
 	return used, nil
+}
+
+// sourcePaths are the names a source bundle may give the file of f: its
+// path as the debug information joins it, cleaned as sentry-cli names it,
+// and the frame's abs_path.
+func sourcePaths(f *FrameOut) []string {
+	raw := f.path
+	if raw == "" {
+		raw = f.AbsPath
+	}
+	return []string{raw, path.Clean(raw), f.AbsPath}
 }
