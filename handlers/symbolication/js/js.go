@@ -196,6 +196,8 @@ type resolver struct {
 	}
 	// visible is set once a lookup found a stored file of the project.
 	visible bool
+	// chains memoizes the stored files that sources are (transitive.go).
+	chains map[chainKey]*jsFile
 }
 
 // errReadBudget stops a request that reads more than
@@ -353,6 +355,9 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 	p, ok := file.m.Lookup(int(*f.Lineno-1), int(*f.Colno-1))
 	if !ok {
 		return false, "invalid_location", nil
+	}
+	if file, p, err = rs.follow(file, p); err != nil {
+		return false, "", err
 	}
 	if file.own == nil {
 		file.own = map[int]*frameSource{}
