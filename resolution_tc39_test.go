@@ -113,6 +113,15 @@ func TestTC39SourceMapSpec(t *testing.T) {
 		releaseFiles["files/_/_/loop/"+name] = map[string]any{"url": "~/loop/" + name, "type": "minified_source", "headers": map[string]string{}}
 		releaseMembers["files/_/_/loop/"+name] = content
 	}
+	// A map whose ignoreList names its second source, as checkIgnoreList
+	// reads it (the suite's own map of it maps no position).
+	for name, content := range map[string]string{
+		"lib.js":     "a();b()\n//# sourceMappingURL=lib.js.map\n",
+		"lib.js.map": `{"version":3,"sources":["app.js","vendor.js"],"names":[],"mappings":"AAAA,CCAA","ignoreList":[1]}`,
+	} {
+		releaseFiles["files/_/_/ignore/"+name] = map[string]any{"url": "~/ignore/" + name, "type": "minified_source", "headers": map[string]string{}}
+		releaseMembers["files/_/_/ignore/"+name] = content
+	}
 	const release = "tc39@1"
 	assembleBundle(t, s, bundle{data: sysbZip(t, map[string]any{"org": "acme", "release": release, "files": releaseFiles}, releaseMembers)}, release)
 	assembleBundle(t, s, bundle{data: sysbZip(t, map[string]any{"org": "acme", "files": debugFiles}, debugMembers)}, "")
@@ -167,6 +176,28 @@ func TestTC39SourceMapSpec(t *testing.T) {
 		// a.js 1:1 is b.js 1:1, which is a.js 2:1: a.js's map again.
 		if f := got.Stacktraces[0].Frames[0]; !f.Data.Symbolicated || f.Filename == nil || *f.Filename != "/loop/a.js" || f.Lineno == nil || *f.Lineno != 2 || f.Colno == nil || *f.Colno != 1 {
 			t.Errorf("the loop is answered %s", out)
+		}
+	})
+	t.Run("a source of the ignoreList is not in the app", func(t *testing.T) {
+		frame := func(col int) map[string]any {
+			return map[string]any{"abs_path": "https://app.example/ignore/lib.js", "lineno": 1, "colno": col}
+		}
+		status, out := s.api(t, "POST", "/api/0/projects/acme/web/symbolicate-js/", map[string]any{"release": release,
+			"stacktraces": []any{map[string]any{"frames": []any{frame(1), frame(2)}}}})
+		var got struct {
+			Stacktraces []struct {
+				Frames []struct {
+					Filename string `json:"filename"`
+					InApp    *bool  `json:"in_app"`
+				} `json:"frames"`
+			} `json:"stacktraces"`
+		}
+		if status != http.StatusOK || json.Unmarshal(out, &got) != nil || len(got.Stacktraces) != 1 || len(got.Stacktraces[0].Frames) != 2 {
+			t.Fatalf("%d %s", status, out)
+		}
+		app, vendor := got.Stacktraces[0].Frames[0], got.Stacktraces[0].Frames[1]
+		if app.Filename != "/ignore/app.js" || app.InApp != nil || vendor.Filename != "/ignore/vendor.js" || vendor.InApp == nil || *vendor.InApp {
+			t.Errorf("app.js should be as it came, vendor.js in_app false: %s", out)
 		}
 	})
 	t.Logf("TC39 source-map tests through symbolicate-js/, by release and by debug id: %d of %d valid cases pass, %d of %d invalid maps unresolved",

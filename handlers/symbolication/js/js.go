@@ -66,6 +66,10 @@ type FrameOut struct {
 	// source, when the frame was resolved, is its source, whose JSON
 	// stands for Filename and AbsPath.
 	source *frameSource
+
+	// InApp is false for a frame whose source the map's ignoreList
+	// names, unset otherwise.
+	InApp *bool `json:"in_app,omitempty"`
 }
 
 // FrameData says how a frame was resolved.
@@ -284,7 +288,7 @@ const (
 // charge charges ans with o's JSON, its function but when caller naming
 // replaces it.
 func (o *FrameOut) charge(ans *symbolication.Answer) error {
-	n := frameJSON + len(o.Data.json) + len(o.PreContext) + len(o.PostContext)
+	n := frameJSON + len(o.Data.json) + len(o.PreContext) + len(o.PostContext) + len(inAppJSON)
 	if o.source != nil {
 		n += len(o.source.json)
 	} else {
@@ -368,6 +372,9 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 	lineCol[0], lineCol[1] = int64(p.Line+1), int64(p.Column+1)
 	o.Lineno, o.Colno = &lineCol[0], &lineCol[1]
 	o.Data.Symbolicated = true
+	if p.Ignored {
+		o.InApp = ptr(false)
+	}
 	if p.HasName {
 		*name = symbolication.CutName(p.Name)
 	}

@@ -92,7 +92,7 @@ type section struct {
 }
 
 // Position is an original position: Source as the map names it (its
-// sourceRoot applied), 0-based Line and Column, the name the map gives
+// sourceRoot applied; "" for a null source), 0-based Line and Column, the name the map gives
 // there, and the source's text when the map carries it. SourceID and
 // NameID number the source and the name among all those of the map, its
 // sections' included (from 0 to NumSources() and NumNames()), so that a
@@ -224,14 +224,14 @@ func build(raw *rawMap, depth int, st *parseState) (*Map, error) {
 	m.sources = make([]string, len(raw.Sources))
 	root := raw.SourceRoot
 	for i, s := range raw.Sources {
+		// A null source stays "": the sourceRoot is no source's.
 		src := ""
-		if s != nil {
-			src = *s
-		}
-		if root != "" && !strings.HasSuffix(root, "/") && !strings.HasPrefix(src, "/") {
-			src = root + "/" + src
-		} else {
-			src = root + src
+		switch {
+		case s == nil:
+		case root != "" && !strings.HasSuffix(root, "/") && !strings.HasPrefix(*s, "/"):
+			src = root + "/" + *s
+		default:
+			src = root + *s
 		}
 		m.sources[i] = src
 		m.size += len(src)

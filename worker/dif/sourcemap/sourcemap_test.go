@@ -117,6 +117,17 @@ func TestSourceRoot(t *testing.T) {
 	}
 }
 
+// TestNullSource: a null source has no name, whatever the sourceRoot.
+func TestNullSource(t *testing.T) {
+	m, err := Parse([]byte(`{"version":3,"sourceRoot":"https://x/src","sources":[null],"sourcesContent":["a"],"names":[],"mappings":"AAAA"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := m.Lookup(0, 0); !ok || p.Source != "" || !p.HasContent {
+		t.Errorf("Lookup(0, 0) = %+v, %v; want the null source with its content", p, ok)
+	}
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
@@ -221,7 +232,8 @@ func TestSourceRootIsChargedToTheBudget(t *testing.T) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("null")
+		// An empty name, the root whole: a null source has no root.
+		b.WriteString(`""`)
 	}
 	b.WriteString(`],"names":[],"mappings":"AAAA"}`)
 	if _, err := Parse([]byte(b.String())); !errors.Is(err, ErrMalformed) {
