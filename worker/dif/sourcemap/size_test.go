@@ -28,9 +28,16 @@ func TestSizeIsWhatAMapHolds(t *testing.T) {
 	}
 	sb.WriteString(`{"offset":{"line":200,"column":0},"map":{"version":3,"sources":[],"names":[],"mappings":""}}]}`)
 	sections := sb.String()
+	var ignored strings.Builder
+	ignored.WriteString(`{"version":3,"sources":[` + strings.Repeat(`"lib/vendor.js",`, 50_000) + `"app.js"],"names":[],"mappings":"AAAA","ignoreList":[0`)
+	for i := 1; i < 50_000; i++ {
+		fmt.Fprintf(&ignored, ",%d", i)
+	}
+	ignored.WriteString("]}")
 	lines := `{"version":3,"sources":["a.js"],"names":[],"mappings":"` + strings.Repeat(";", 1_000_000) + `"}`
 	for _, c := range []struct{ name, data string }{
 		{"segments", segments}, {"names", names}, {"contents", contents}, {"sections", sections}, {"lines", lines},
+		{"ignored", ignored.String()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := []byte(c.data)

@@ -213,7 +213,7 @@ func build(raw *rawMap, depth int, st *parseState) (*Map, error) {
 	}
 	if ignore != nil && len(*ignore) > 0 {
 		m.ignored = make([]bool, len(raw.Sources))
-		m.size += len(m.ignored)
+		m.size += heldString(len(m.ignored))
 		for _, i := range *ignore {
 			if i < 0 || i >= len(m.ignored) {
 				return nil, fmt.Errorf("%w: ignoreList names source %d of %d", ErrMalformed, i, len(m.ignored))
@@ -234,7 +234,7 @@ func build(raw *rawMap, depth int, st *parseState) (*Map, error) {
 			src = root + *s
 		}
 		m.sources[i] = src
-		m.size += len(src)
+		m.size += heldString(len(src))
 		// A sourceRoot is copied into every source: the joined names are
 		// charged to the segments' budget (a segment is 20 bytes), so a
 		// long root over many sources cannot multiply the map's size.
@@ -244,7 +244,7 @@ func build(raw *rawMap, depth int, st *parseState) (*Map, error) {
 		}
 	}
 	for _, s := range m.names {
-		m.size += len(s) + 16
+		m.size += heldString(len(s)) + 16
 	}
 	// A content beyond the sources is never looked up.
 	if n := min(len(raw.SourcesContent), len(raw.Sources)); n > 0 {
@@ -340,6 +340,11 @@ func (m *Map) end() (line, col int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// heldString is about what n bytes of a string or a slice hold on the
+// heap: the allocator rounds a small one up to its size class, 16 bytes
+// for a 13-byte source name.
+func heldString(n int) int { return (n + 15) &^ 15 }
 
 // Size is about how many bytes m takes in memory, for a cache's budget.
 func (m *Map) Size() int { return m.size }
