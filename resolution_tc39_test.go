@@ -287,6 +287,9 @@ func checkTC39Answer(t *testing.T, how string, c tc39Case, absPath string, got *
 			if *f.Filename != want || !strings.HasSuffix(*f.AbsPath, want) {
 				t.Errorf("%s: source %s (filename %s), want the path %s (%s in the map)", at, *f.AbsPath, *f.Filename, want, *a.OriginalSource)
 			}
+		} else if *f.AbsPath != absPath {
+			// A null source names nothing: the frame keeps its file's.
+			t.Errorf("%s: the null source is named %s", at, *f.AbsPath)
 		}
 		// The callee of a call site is named by the map's name there.
 		if callee := st.Frames[1]; a.MappedName != nil && (callee.Function == nil || *callee.Function != *a.MappedName) {

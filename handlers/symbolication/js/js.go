@@ -367,8 +367,10 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 		file.own = map[int]*frameSource{}
 	}
 	src := file.sources.find(p.SourceID, p.Source, file.own)
-	o.source = src
-	o.AbsPath, o.Filename = &src.abs, &src.filename
+	if p.Source != "" { // a null source names nothing: the frame keeps its own names, as symbolicator does
+		o.source = src
+		o.AbsPath, o.Filename = &src.abs, &src.filename
+	}
 	lineCol[0], lineCol[1] = int64(p.Line+1), int64(p.Column+1)
 	o.Lineno, o.Colno = &lineCol[0], &lineCol[1]
 	o.Data.Symbolicated = true
