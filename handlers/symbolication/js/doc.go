@@ -42,7 +42,11 @@
 // frame: a lookup halves the segments of its line (sourcemap.Map.Lookup)
 // and its context reads its own lines through the index
 // (symbolication.Source.Context), so neither grows with the map or the
-// source. Context lines are cut to 140 bytes around the column.
+// source. Context lines are cut to 140 bytes around the column. A position
+// whose source is a stored file with its own map is followed into it
+// (transitive.go): at most 3 maps further, each file looked up once a
+// request and at most symbolication.MaxFiles of them, its map read and
+// held within the same budgets.
 // Answered: each name a frame takes from a map (function, abs_path,
 // filename, the map's URL in data.sourcemap) cut to
 // symbolication.MaxNameBytes (1 KiB, ending with "...": a source is still

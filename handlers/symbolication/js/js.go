@@ -66,6 +66,10 @@ type FrameOut struct {
 	// source, when the frame was resolved, is its source, whose JSON
 	// stands for Filename and AbsPath.
 	source *frameSource
+
+	// InApp is false for a frame whose source the map's ignoreList
+	// names, unset otherwise.
+	InApp *bool `json:"in_app,omitempty"`
 }
 
 // FrameData says how a frame was resolved.
@@ -196,6 +200,8 @@ type resolver struct {
 	}
 	// visible is set once a lookup found a stored file of the project.
 	visible bool
+	// chains memoizes the stored files that sources are (transitive.go).
+	chains map[chainKey]*jsFile
 }
 
 // errReadBudget stops a request that reads more than
@@ -282,7 +288,7 @@ const (
 // charge charges ans with o's JSON, its function but when caller naming
 // replaces it.
 func (o *FrameOut) charge(ans *symbolication.Answer) error {
-	n := frameJSON + len(o.Data.json) + len(o.PreContext) + len(o.PostContext)
+	n := frameJSON + len(o.Data.json) + len(o.PreContext) + len(o.PostContext) + len(inAppJSON)
 	if o.source != nil {
 		n += len(o.source.json)
 	} else {
@@ -354,15 +360,23 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 	if !ok {
 		return false, "invalid_location", nil
 	}
+	if file, p, err = rs.follow(file, p); err != nil {
+		return false, "", err
+	}
 	if file.own == nil {
 		file.own = map[int]*frameSource{}
 	}
 	src := file.sources.find(p.SourceID, p.Source, file.own)
-	o.source = src
-	o.AbsPath, o.Filename = &src.abs, &src.filename
+	if p.Source != "" { // a null source names nothing: the frame keeps its own names, as symbolicator does
+		o.source = src
+		o.AbsPath, o.Filename = &src.abs, &src.filename
+	}
 	lineCol[0], lineCol[1] = int64(p.Line+1), int64(p.Column+1)
 	o.Lineno, o.Colno = &lineCol[0], &lineCol[1]
 	o.Data.Symbolicated = true
+	if p.Ignored {
+		o.InApp = ptr(false)
+	}
 	if p.HasName {
 		*name = symbolication.CutName(p.Name)
 	}

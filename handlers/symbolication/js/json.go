@@ -72,6 +72,10 @@ func (f *FrameOut) appendJSON(b []byte) []byte {
 		b = append(b, `,"original_index":`...)
 	}
 	b = strconv.AppendInt(b, int64(f.OriginalIndex), 10)
+	if f.InApp != nil {
+		b = append(b, inAppJSON[:len(inAppJSON)-len("false")]...)
+		b = strconv.AppendBool(b, *f.InApp)
+	}
 	if f.Data.Symbolicated {
 		b = append(b, `,"data":{"symbolicated":true`...)
 	} else {
@@ -87,6 +91,9 @@ func (f *FrameOut) appendJSON(b []byte) []byte {
 	}
 	return append(b, "}}"...)
 }
+
+// inAppJSON is the longest JSON of FrameOut.InApp.
+const inAppJSON = `,"in_app":false`
 
 func appendIntPtr(b []byte, n *int64) []byte {
 	if n == nil {

@@ -66,22 +66,7 @@ func (rs *resolver) findFile(absPath string) (*jsFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		ref, errType, err := rs.sourceMappingURL(src)
-		if err != nil || errType != "" {
-			return &jsFile{errType: errType}, err
-		}
-		if isInlineMap(ref) {
-			return rs.parseInline(ref, src, "debug-id")
-		}
-		mapURL := joinSourceURL(urlOrAbs(src.URL, absPath), ref)
-		mf, err = rs.e.Store.ArtifactFileByURL(ctx, rs.sc, src.InBundle, candidateURLs(mapURL))
-		if errors.Is(err, store.ErrNotFound) {
-			return &jsFile{errType: "missing_sourcemap"}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return rs.loadMap(mf, "debug-id")
+		return rs.bundledMap(src, absPath)
 	}
 	if rs.req.Release == nil || *rs.req.Release == "" {
 		return &jsFile{errType: "missing_source"}, nil
@@ -118,6 +103,27 @@ func (rs *resolver) findFile(absPath string) (*jsFile, error) {
 		return &jsFile{errType: "missing_sourcemap"}, nil
 	}
 	return rs.loadMap(mf, "release")
+}
+
+// bundledMap returns the map of src, a file of an artifact bundle found
+// for abs_path, that its reference names in the same bundle.
+func (rs *resolver) bundledMap(src store.SourceFile, absPath string) (*jsFile, error) {
+	ref, errType, err := rs.sourceMappingURL(src)
+	if err != nil || errType != "" {
+		return &jsFile{errType: errType}, err
+	}
+	if isInlineMap(ref) {
+		return rs.parseInline(ref, src, "debug-id")
+	}
+	mapURL := joinSourceURL(urlOrAbs(src.URL, absPath), ref)
+	mf, err := rs.e.Store.ArtifactFileByURL(rs.ctx, rs.sc, src.InBundle, candidateURLs(mapURL))
+	if errors.Is(err, store.ErrNotFound) {
+		return &jsFile{errType: "missing_sourcemap"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rs.loadMap(mf, "debug-id")
 }
 
 // urlOrAbs is the URL a stored file stands for: its own, unless it has

@@ -2,6 +2,7 @@ package sourcemap
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -20,11 +21,23 @@ func TestSizeIsWhatAMapHolds(t *testing.T) {
 		strings.Repeat(`"`+strings.Repeat("x", 300)+`",`, 2000) + `"y"],"mappings":"AAAA"}`
 	contents := `{"version":3,"sources":[` + strings.Repeat(`"src/file.js",`, 500) + `"z.js"],"sourcesContent":[` +
 		strings.Repeat(`"`+strings.Repeat("line\\n", 400)+`",`, 500) + `null],"mappings":"AAAA;AACA"}`
-	sections := `{"version":3,"sections":[` + strings.Repeat(`{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["s.js"],"names":[],"mappings":"`+
-		strings.Repeat("AAAA,", 2000)+`A"}},`, 200) + `{"offset":{"line":1,"column":0},"map":{"version":3,"sources":[],"names":[],"mappings":""}}]}`
+	var sb strings.Builder
+	sb.WriteString(`{"version":3,"sections":[`)
+	for i := range 200 {
+		fmt.Fprintf(&sb, `{"offset":{"line":%d,"column":0},"map":{"version":3,"sources":["s.js"],"names":[],"mappings":"%sA"}},`, i, strings.Repeat("AAAA,", 2000))
+	}
+	sb.WriteString(`{"offset":{"line":200,"column":0},"map":{"version":3,"sources":[],"names":[],"mappings":""}}]}`)
+	sections := sb.String()
+	var ignored strings.Builder
+	ignored.WriteString(`{"version":3,"sources":[` + strings.Repeat(`"lib/vendor.js",`, 50_000) + `"app.js"],"names":[],"mappings":"AAAA","ignoreList":[0`)
+	for i := 1; i < 50_000; i++ {
+		fmt.Fprintf(&ignored, ",%d", i)
+	}
+	ignored.WriteString("]}")
 	lines := `{"version":3,"sources":["a.js"],"names":[],"mappings":"` + strings.Repeat(";", 1_000_000) + `"}`
 	for _, c := range []struct{ name, data string }{
 		{"segments", segments}, {"names", names}, {"contents", contents}, {"sections", sections}, {"lines", lines},
+		{"ignored", ignored.String()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := []byte(c.data)

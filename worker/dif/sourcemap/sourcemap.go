@@ -63,9 +63,12 @@ type Map struct {
 	// pointer.
 	contents   []string
 	hasContent []bool
-	names      []string
-	lines      []uint32 // lines[i] is the first segment of generated line i; one more entry ends the last line
-	cols       []uint32 // cols[i] is the generated column of segs[i]
+	names      []name
+	// ignored[i] tells a source of the map's ignoreList; nil when it
+	// lists none.
+	ignored []bool
+	lines   []uint32 // lines[i] is the first segment of generated line i; one more entry ends the last line
+	cols    []uint32 // cols[i] is the generated column of segs[i]
 	// blocks[k] is cols[k*blockSize]: a lookup in a long line halves
 	// these first, a sixteenth of cols' size, then one block of cols, 64
 	// bytes, one line of a processor's cache: halving cols alone read
@@ -89,7 +92,7 @@ type section struct {
 }
 
 // Position is an original position: Source as the map names it (its
-// sourceRoot applied), 0-based Line and Column, the name the map gives
+// sourceRoot applied; "" for a null source), 0-based Line and Column, the name the map gives
 // there, and the source's text when the map carries it. SourceID and
 // NameID number the source and the name among all those of the map, its
 // sections' included (from 0 to NumSources() and NumNames()), so that a
@@ -104,25 +107,60 @@ type Position struct {
 	HasName    bool
 	Content    string
 	HasContent bool
+	// Ignored tells a source the map's ignoreList (or
+	// x_google_ignoreList) names: library code, not the application's.
+	Ignored bool
 }
 
+// rawMap is a map as its JSON writes it. Every field the specification
+// (ECMA-426) gives a type is decoded into that type, so that a map of
+// another is refused; file is checked and not kept.
 type rawMap struct {
-	Version        *int         `json:"version"`
-	SourceRoot     string       `json:"sourceRoot"`
-	Sources        []*string    `json:"sources"`
-	SourcesContent []*string    `json:"sourcesContent"`
-	Names          []string     `json:"names"`
-	Mappings       *string      `json:"mappings"`
-	Sections       []rawSection `json:"sections"`
+	Version        *int          `json:"version"`
+	File           jsonString    `json:"file"`
+	SourceRoot     string        `json:"sourceRoot"`
+	Sources        []*string     `json:"sources"`
+	SourcesContent []*string     `json:"sourcesContent"`
+	Names          []name        `json:"names"`
+	Mappings       *string       `json:"mappings"`
+	IgnoreList     *[]int        `json:"ignoreList"`
+	GoogleIgnore   *[]int        `json:"x_google_ignoreList"`
+	Sections       *[]rawSection `json:"sections"`
 }
 
 type rawSection struct {
-	Offset struct {
+	Offset *struct {
 		Line   *int `json:"line"`
 		Column *int `json:"column"`
 	} `json:"offset"`
 	URL *string `json:"url"`
 	Map *rawMap `json:"map"`
+}
+
+// errNotString is the error of a value that must be a JSON string.
+var errNotString = errors.New("not a string")
+
+// jsonString checks that a value is a JSON string (or null) and keeps
+// nothing of it.
+type jsonString struct{}
+
+func (jsonString) UnmarshalJSON(b []byte) error {
+	// The decoder checked the value's syntax: a string starts with '"'.
+	if b[0] != '"' && string(b) != "null" {
+		return errNotString
+	}
+	return nil
+}
+
+// name is a name of the map's names: a JSON string, never null (which
+// encoding/json leaves as "" in a string).
+type name string
+
+func (n *name) UnmarshalJSON(b []byte) error {
+	if b[0] != '"' {
+		return errNotString
+	}
+	return json.Unmarshal(b, (*string)(n))
 }
 
 // Parse decodes the source map data, within the budget of the package
@@ -153,30 +191,50 @@ func ParseWithin(data []byte, limit int) (*Map, error) {
 }
 
 func build(raw *rawMap, depth int, st *parseState) (*Map, error) {
-	if raw.Version != nil && *raw.Version != 3 {
-		return nil, fmt.Errorf("%w: version %d", ErrMalformed, *raw.Version)
+	if raw.Version == nil || *raw.Version != 3 {
+		return nil, fmt.Errorf("%w: not version 3", ErrMalformed)
 	}
 	if raw.Sections != nil {
+		if raw.Mappings != nil {
+			return nil, fmt.Errorf("%w: an index map with mappings", ErrMalformed)
+		}
 		return buildIndex(raw, depth, st)
 	}
 	if raw.Mappings == nil {
 		return nil, fmt.Errorf("%w: no mappings", ErrMalformed)
 	}
+	if raw.Sources == nil {
+		return nil, fmt.Errorf("%w: no sources", ErrMalformed)
+	}
 	m := &Map{names: raw.Names, nsources: len(raw.Sources), nnames: len(raw.Names)}
+	ignore := raw.IgnoreList
+	if ignore == nil {
+		ignore = raw.GoogleIgnore
+	}
+	if ignore != nil && len(*ignore) > 0 {
+		m.ignored = make([]bool, len(raw.Sources))
+		m.size += heldString(len(m.ignored))
+		for _, i := range *ignore {
+			if i < 0 || i >= len(m.ignored) {
+				return nil, fmt.Errorf("%w: ignoreList names source %d of %d", ErrMalformed, i, len(m.ignored))
+			}
+			m.ignored[i] = true
+		}
+	}
 	m.sources = make([]string, len(raw.Sources))
 	root := raw.SourceRoot
 	for i, s := range raw.Sources {
+		// A null source stays "": the sourceRoot is no source's.
 		src := ""
-		if s != nil {
-			src = *s
-		}
-		if root != "" && !strings.HasSuffix(root, "/") && !strings.HasPrefix(src, "/") {
-			src = root + "/" + src
-		} else {
-			src = root + src
+		switch {
+		case s == nil:
+		case root != "" && !strings.HasSuffix(root, "/") && !strings.HasPrefix(*s, "/"):
+			src = root + "/" + *s
+		default:
+			src = root + *s
 		}
 		m.sources[i] = src
-		m.size += len(src)
+		m.size += heldString(len(src))
 		// A sourceRoot is copied into every source: the joined names are
 		// charged to the segments' budget (a segment is 20 bytes), so a
 		// long root over many sources cannot multiply the map's size.
@@ -186,7 +244,7 @@ func build(raw *rawMap, depth int, st *parseState) (*Map, error) {
 		}
 	}
 	for _, s := range m.names {
-		m.size += len(s) + 16
+		m.size += heldString(len(s)) + 16
 	}
 	// A content beyond the sources is never looked up.
 	if n := min(len(raw.SourcesContent), len(raw.Sources)); n > 0 {
@@ -216,9 +274,14 @@ func buildIndex(raw *rawMap, depth int, st *parseState) (*Map, error) {
 	if depth >= MaxDepth {
 		return nil, fmt.Errorf("%w: sections nest deeper than %d", ErrMalformed, MaxDepth)
 	}
-	m := &Map{sections: make([]section, 0, len(raw.Sections)), size: 64}
-	for i, rs := range raw.Sections {
-		if rs.Map == nil || rs.Offset.Line == nil || rs.Offset.Column == nil {
+	raws := *raw.Sections
+	m := &Map{sections: make([]section, 0, len(raws)), size: 64}
+	// endLine and endCol are where the last section's last mapping is, in
+	// the whole map: the next section starts after it (sections are in
+	// order and do not overlap).
+	endLine, endCol := -1, -1
+	for i, rs := range raws {
+		if rs.Map == nil || rs.Offset == nil || rs.Offset.Line == nil || rs.Offset.Column == nil {
 			return nil, fmt.Errorf("%w: section %d has no map or offset", ErrMalformed, i)
 		}
 		line, col := *rs.Offset.Line, *rs.Offset.Column
@@ -231,9 +294,18 @@ func buildIndex(raw *rawMap, depth int, st *parseState) (*Map, error) {
 				return nil, fmt.Errorf("%w: section %d is out of order", ErrMalformed, i)
 			}
 		}
+		if line < endLine || line == endLine && col <= endCol {
+			return nil, fmt.Errorf("%w: section %d overlaps the one before", ErrMalformed, i)
+		}
 		sub, err := build(rs.Map, depth+1, st)
 		if err != nil {
 			return nil, err
+		}
+		if l, c, ok := sub.end(); ok {
+			if l == 0 {
+				c += col
+			}
+			endLine, endCol = line+l, c
 		}
 		m.sections = append(m.sections, section{line: line, col: col, m: sub, srcBase: m.nsources, nameBase: m.nnames})
 		m.nsources += sub.nsources
@@ -244,6 +316,35 @@ func buildIndex(raw *rawMap, depth int, st *parseState) (*Map, error) {
 	st.held += 64
 	return m, nil
 }
+
+// end returns the generated line and column of m's last mapping, relative
+// to m's start; false when m maps nothing.
+func (m *Map) end() (line, col int, ok bool) {
+	if m.sections != nil {
+		for i := len(m.sections) - 1; i >= 0; i-- {
+			s := m.sections[i]
+			if l, c, ok := s.m.end(); ok {
+				if l == 0 {
+					c += s.col
+				}
+				return s.line + l, c, true
+			}
+		}
+		return 0, 0, false
+	}
+	for i := len(m.lines) - 2; i >= 0; i-- {
+		if m.lines[i] < m.lines[i+1] {
+			// Columns are in order in a line: its last is its greatest.
+			return i, int(m.cols[m.lines[i+1]-1]), true
+		}
+	}
+	return 0, 0, false
+}
+
+// heldString is about what n bytes of a string or a slice hold on the
+// heap: the allocator rounds a small one up to its size class, 16 bytes
+// for a 13-byte source name.
+func heldString(n int) int { return (n + 15) &^ 15 }
 
 // Size is about how many bytes m takes in memory, for a cache's budget.
 func (m *Map) Size() int { return m.size }
@@ -319,8 +420,12 @@ func (m *Map) decode(s string, st *parseState) error {
 		sorted := true
 		for i < len(s) && s[i] != ';' {
 			if s[i] == ',' {
+				// A comma separates two segments of a line: never an
+				// empty one before or after it.
 				i++
-				continue
+				if len(m.segs) == lineStart || i == len(s) || s[i] == ',' || s[i] == ';' {
+					return fmt.Errorf("%w: an empty segment", ErrMalformed)
+				}
 			}
 			n := 0
 			for i < len(s) && s[i] != ',' && s[i] != ';' {
@@ -398,8 +503,8 @@ func sortLine(cols []uint32, segs []segment) {
 	}
 }
 
-// vlq decodes the base64 VLQ value of s at i, refusing values beyond 32
-// bits.
+// vlq decodes the base64 VLQ value of s at i: a 32-bit signed value, as
+// the specification limits them, however many digits of zeros pad it.
 func vlq(s string, i int) (int64, int, error) {
 	var result uint64
 	shift := uint(0)
@@ -412,11 +517,14 @@ func vlq(s string, i int) (int64, int, error) {
 			return 0, i, fmt.Errorf("%w: %q in mappings", ErrMalformed, s[i])
 		}
 		i++
-		if shift > 30 {
+		// 33 bits hold a sign and a 32-bit magnitude: a digit past them
+		// carries only zeros.
+		if shift < 35 {
+			result |= uint64(c&31) << shift
+			shift += 5
+		} else if c&31 != 0 {
 			return 0, i, fmt.Errorf("%w: a VLQ value beyond 32 bits", ErrMalformed)
 		}
-		result |= uint64(c&31) << shift
-		shift += 5
 		if c&32 == 0 {
 			break
 		}
@@ -425,7 +533,7 @@ func vlq(s string, i int) (int64, int, error) {
 	if result&1 != 0 {
 		v = -v
 	}
-	if v >= 1<<32 || v <= -(1<<32) {
+	if v > math.MaxInt32 || v < math.MinInt32 {
 		return 0, i, fmt.Errorf("%w: a VLQ value beyond 32 bits", ErrMalformed)
 	}
 	return v, i, nil
@@ -528,8 +636,9 @@ func (m *Map) lookup(line, column int, probes *int) (Position, bool) {
 	}
 	p := Position{Source: m.sources[seg.src], SourceID: int(seg.src), Line: int(seg.line), Column: int(seg.ocol)}
 	if seg.name != none {
-		p.Name, p.NameID, p.HasName = m.names[seg.name], int(seg.name), true
+		p.Name, p.NameID, p.HasName = string(m.names[seg.name]), int(seg.name), true
 	}
+	p.Ignored = m.ignored != nil && m.ignored[seg.src]
 	if int(seg.src) < len(m.contents) && m.hasContent[seg.src] {
 		p.Content, p.HasContent = m.contents[seg.src], true
 	}

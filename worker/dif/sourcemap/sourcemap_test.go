@@ -3,6 +3,7 @@ package sourcemap
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -116,6 +117,17 @@ func TestSourceRoot(t *testing.T) {
 	}
 }
 
+// TestNullSource: a null source has no name, whatever the sourceRoot.
+func TestNullSource(t *testing.T) {
+	m, err := Parse([]byte(`{"version":3,"sourceRoot":"https://x/src","sources":[null],"sourcesContent":["a"],"names":[],"mappings":"AAAA"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := m.Lookup(0, 0); !ok || p.Source != "" || !p.HasContent {
+		t.Errorf("Lookup(0, 0) = %+v, %v; want the null source with its content", p, ok)
+	}
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
@@ -135,11 +147,11 @@ func TestMalformedMapsAreRefused(t *testing.T) {
 		"two fields":          `{"version":3,"sources":["a"],"mappings":"AA"}`,
 		"six fields":          `{"version":3,"sources":["a"],"names":["x"],"mappings":"AAAAAA"}`,
 		"bad character":       `{"version":3,"sources":["a"],"mappings":"A!AA"}`,
-		"sections out of order": `{"version":3,"sections":[{"offset":{"line":2,"column":0},"map":{"sources":[],"mappings":""}},` +
-			`{"offset":{"line":1,"column":0},"map":{"sources":[],"mappings":""}}]}`,
-		"nested too deep": `{"sections":[{"offset":{"line":0,"column":0},"map":{"sections":[{"offset":{"line":0,"column":0},"map":` +
-			`{"sections":[{"offset":{"line":0,"column":0},"map":{"sections":[{"offset":{"line":0,"column":0},"map":` +
-			`{"sections":[]}}]}}]}}]}}]}`,
+		"sections out of order": `{"version":3,"sections":[{"offset":{"line":2,"column":0},"map":{"version":3,"sources":[],"mappings":""}},` +
+			`{"offset":{"line":1,"column":0},"map":{"version":3,"sources":[],"mappings":""}}]}`,
+		"nested too deep": `{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":` +
+			`{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":` +
+			`{"version":3,"sections":[]}}]}}]}}]}}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Parse([]byte(m)); !errors.Is(err, ErrMalformed) {
@@ -187,6 +199,13 @@ func FuzzSourceMap(f *testing.F) {
 		f.Add(data, 0, 88)
 	}
 	f.Add([]byte(`{"version":3,"sources":["a"],"names":["x"],"mappings":"AAAAA,CAAC;;EAAE"}`), 2, 3)
+	// The shapes of TC39's source-map tests: VLQ values at 32 bits and
+	// padded with zeros, ignore lists, sections that touch.
+	f.Add([]byte(`{"version":3,"sources":["a"],"names":["x"],"mappings":"+/////DA+/////D+/////DA"}`), 0, math.MaxInt32)
+	f.Add([]byte(`{"version":3,"sources":["a"],"names":[],"mappings":"i`+strings.Repeat("g", 100)+`AAAA"}`), 0, 1)
+	f.Add([]byte(`{"version":3,"sources":["a",null],"sourcesContent":[null,"x"],"names":[],"mappings":"AAAA,CCAA","ignoreList":[1]}`), 0, 1)
+	f.Add([]byte(`{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a"],"names":["x"],"mappings":"AAAAA,EAAA"}},`+
+		`{"offset":{"line":0,"column":3},"map":{"version":3,"sources":["b"],"names":[],"mappings":"AAAA","x_google_ignoreList":[0]}}]}`), 0, 4)
 	f.Fuzz(func(t *testing.T, data []byte, line, col int) {
 		m, err := Parse(data)
 		if err != nil {
@@ -213,7 +232,8 @@ func TestSourceRootIsChargedToTheBudget(t *testing.T) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("null")
+		// An empty name, the root whole: a null source has no root.
+		b.WriteString(`""`)
 	}
 	b.WriteString(`],"names":[],"mappings":"AAAA"}`)
 	if _, err := Parse([]byte(b.String())); !errors.Is(err, ErrMalformed) {
@@ -308,6 +328,147 @@ func TestLookupHalvesEqualColumns(t *testing.T) {
 			}
 			if probes > 21 {
 				t.Errorf("column %d: %d columns read to find the first of equal ones, want at most 21", column, probes)
+			}
+		}
+	}
+}
+
+// TestValidityRules parses maps that the specification (ECMA-426) calls
+// valid or invalid, by the rule each shows: the types of the fields, VLQ
+// values up to 32 bits however many digits write them, segments of 1, 4
+// or 5 fields, index maps whose sections are in order and do not overlap.
+func TestValidityRules(t *testing.T) {
+	const empty = `"sources":["a.js"],"names":["n"]`
+	for _, tc := range []struct {
+		name  string
+		valid bool
+		data  string
+	}{
+		{"version 3", true, `{"version":3,` + empty + `,"mappings":""}`},
+		{"no version", false, `{` + empty + `,"mappings":""}`},
+		{"version as a string", false, `{"version":"3",` + empty + `,"mappings":""}`},
+		{"version 4", false, `{"version":4,` + empty + `,"mappings":""}`},
+		{"no sources", false, `{"version":3,"names":[],"mappings":""}`},
+		{"sources not a list", false, `{"version":3,"sources":"a.js","mappings":""}`},
+		{"a source neither a string nor null", false, `{"version":3,"sources":[3],"mappings":""}`},
+		{"a null source", true, `{"version":3,"sources":[null],"mappings":"AAAA"}`},
+		{"no names", true, `{"version":3,"sources":["a.js"],"mappings":"AAAA"}`},
+		{"a null name", false, `{"version":3,"sources":["a.js"],"names":[null],"mappings":""}`},
+		{"a name not a string", false, `{"version":3,"sources":["a.js"],"names":[3],"mappings":""}`},
+		{"a content not a string", false, `{"version":3,"sources":["a.js"],"sourcesContent":[true],"mappings":""}`},
+		{"file not a string", false, `{"version":3,"file":[],` + empty + `,"mappings":""}`},
+		{"file a string", true, `{"version":3,"file":"a.min.js",` + empty + `,"mappings":""}`},
+		{"sourceRoot not a string", false, `{"version":3,"sourceRoot":-1,` + empty + `,"mappings":""}`},
+		{"mappings not a string", false, `{"version":3,` + empty + `,"mappings":5}`},
+		{"unknown fields", true, `{"version":3,` + empty + `,"mappings":"","foo":[1,{}]}`},
+		{"an ignoreList", true, `{"version":3,` + empty + `,"mappings":"","ignoreList":[0]}`},
+		{"an ignoreList past the sources", false, `{"version":3,` + empty + `,"mappings":"","ignoreList":[1]}`},
+		{"a negative ignoreList", false, `{"version":3,` + empty + `,"mappings":"","ignoreList":[-1]}`},
+		{"an ignoreList of a fraction", false, `{"version":3,` + empty + `,"mappings":"","ignoreList":[0.5]}`},
+		{"an ignoreList of a string", false, `{"version":3,` + empty + `,"mappings":"","ignoreList":["0"]}`},
+		{"an ignoreList not a list", false, `{"version":3,` + empty + `,"mappings":"","x_google_ignoreList":0}`},
+		{"32-bit values", true, `{"version":3,` + empty + `,"mappings":"+/////DA+/////D+/////DA"}`},
+		{"zeros in 200 digits", true, `{"version":3,` + empty + `,"mappings":"i` + strings.Repeat("g", 200) + `A"}`},
+		{"a column of 2^31", false, `{"version":3,` + empty + `,"mappings":"ggggggE"}`},
+		{"a value of 2^31 written in 8 digits", false, `{"version":3,` + empty + `,"mappings":"gggggggE"}`},
+		{"a bit past 32 bits after zeros", false, `{"version":3,` + empty + `,"mappings":"g` + strings.Repeat("g", 40) + `B"}`},
+		{"a negative column", false, `{"version":3,` + empty + `,"mappings":"C,F"}`},
+		{"a name past the names", false, `{"version":3,` + empty + `,"mappings":"AAAAC"}`},
+		{"empty lines", true, `{"version":3,` + empty + `,"mappings":";;;;"}`},
+		{"empty segments", false, `{"version":3,` + empty + `,"mappings":",,,"}`},
+		{"a comma ending a line", false, `{"version":3,` + empty + `,"mappings":"AAAA,;AAAA"}`},
+		{"a comma starting a line", false, `{"version":3,` + empty + `,"mappings":",AAAA"}`},
+		{"a padding character", false, `{"version":3,` + empty + `,"mappings":"A="}`},
+		{"empty sections", true, `{"version":3,"sections":[]}`},
+		{"sections not a list", false, `{"version":3,"sections":"x"}`},
+		{"sections and mappings", false, `{"version":3,"mappings":"AAAA","sections":[]}`},
+		{"a section without offset", false, `{"version":3,"sections":[{"map":{"version":3,` + empty + `,"mappings":"AAAA"}}]}`},
+		{"an offset not an object", false, `{"version":3,"sections":[{"offset":"x","map":{"version":3,` + empty + `,"mappings":"AAAA"}}]}`},
+		{"a section map of no version", false, `{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{` + empty + `,"mappings":"AAAA"}}]}`},
+		{"sections that touch", true, `{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,` + empty + `,"mappings":"AAAA,EAAA"}},` +
+			`{"offset":{"line":0,"column":3},"map":{"version":3,` + empty + `,"mappings":"AAAA"}}]}`},
+		{"sections that overlap", false, `{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,` + empty + `,"mappings":"AAAA,EAAA"}},` +
+			`{"offset":{"line":0,"column":2},"map":{"version":3,` + empty + `,"mappings":"AAAA"}}]}`},
+		{"sections at one offset", false, `{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,` + empty + `,"mappings":"AAAA"}},` +
+			`{"offset":{"line":0,"column":0},"map":{"version":3,` + empty + `,"mappings":"AAAA"}}]}`},
+		{"a section over the next line", false, `{"version":3,"sections":[{"offset":{"line":0,"column":5},"map":{"version":3,` + empty + `,"mappings":";AAAA"}},` +
+			`{"offset":{"line":1,"column":0},"map":{"version":3,` + empty + `,"mappings":"AAAA"}}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.data))
+			if tc.valid && err != nil {
+				t.Errorf("Parse: %v, want a map", err)
+			}
+			if !tc.valid && !errors.Is(err, ErrMalformed) {
+				t.Errorf("Parse: %v, want ErrMalformed", err)
+			}
+		})
+	}
+}
+
+// TestLookupOfBoundaryValues finds the positions of the greatest and the
+// least 32-bit values and of a value padded with 200 digits of zeros.
+func TestLookupOfBoundaryValues(t *testing.T) {
+	for _, tc := range []struct {
+		mappings  string
+		line, col int
+		want      Position
+		wantOK    bool
+	}{
+		{"+/////DA+/////D+/////DA", 0, math.MaxInt32, Position{Source: "a.js", Line: math.MaxInt32, Column: math.MaxInt32, Name: "n", HasName: true}, true},
+		{"+/////DA+/////D+/////DA", 0, math.MaxInt32 - 1, Position{}, false},
+		{"i" + strings.Repeat("g", 200) + "A", 0, 1, Position{}, false}, // a segment of one field
+		{"i" + strings.Repeat("g", 200) + "AAAA", 0, 1, Position{Source: "a.js"}, true},
+	} {
+		m, err := Parse([]byte(`{"version":3,"sources":["a.js"],"names":["n"],"mappings":"` + tc.mappings + `"}`))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.mappings, err)
+		}
+		p, ok := m.Lookup(tc.line, tc.col)
+		if ok != tc.wantOK || p != tc.want {
+			t.Errorf("%.30s at %d:%d = %+v, %v; want %+v, %v", tc.mappings, tc.line, tc.col, p, ok, tc.want, tc.wantOK)
+		}
+	}
+	// The least value: no position is ever that far behind, but it is
+	// a value, and one less is not.
+	if v, _, err := vlq("hgggggE", 0); err != nil || v != math.MinInt32 {
+		t.Errorf("vlq(hgggggE) = %d, %v; want %d", v, err, math.MinInt32)
+	}
+	if v, _, err := vlq("jgggggE", 0); !errors.Is(err, ErrMalformed) {
+		t.Errorf("vlq(jgggggE) = %d, %v; want ErrMalformed", v, err)
+	}
+}
+
+// TestIgnoreList marks the positions of the sources ignoreList names, and
+// of x_google_ignoreList's when there is no ignoreList, in sections too.
+func TestIgnoreList(t *testing.T) {
+	for _, tc := range []struct {
+		list string
+		want []bool
+	}{
+		{`"ignoreList":[1]`, []bool{false, true}},
+		{`"x_google_ignoreList":[0]`, []bool{true, false}},
+		{`"ignoreList":[],"x_google_ignoreList":[0]`, []bool{false, false}},
+		{``, []bool{false, false}},
+	} {
+		sub := `{"version":3,"sources":["app.js","lib.js"],"names":[],"mappings":"AAAA,CCAA",` + tc.list + `}`
+		for _, data := range []string{
+			strings.Replace(sub, `,}`, `}`, 1),
+			`{"version":3,"sections":[{"offset":{"line":3,"column":4},"map":` + strings.Replace(sub, `,}`, `}`, 1) + `}]}`,
+		} {
+			m, err := Parse([]byte(data))
+			if err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			line, col := 0, 0
+			if strings.Contains(data, "sections") {
+				line, col = 3, 4
+			}
+			for i, want := range tc.want {
+				p, ok := m.Lookup(line, col+i)
+				if !ok || p.Ignored != want {
+					t.Errorf("%s: source %d (%+v, %v) ignored %v, want %v", data, i, p, ok, p.Ignored, want)
+				}
 			}
 		}
 	}
