@@ -454,7 +454,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	if err := p.readPublics(idx, dbi, rva, sectionCode, sectionEnd, spend); err != nil {
 		return nil, err
 	}
-	if err := p.nameFunctions(idx, le.Uint16(dbi[62:]), spend); err != nil {
+	if err := p.nameFunctions(idx, le.Uint16(dbi[58:]), spend); err != nil {
 		return nil, err
 	}
 	for i := range idx.procs {

@@ -45,6 +45,10 @@ func TestPDBSymbols(t *testing.T) {
 	if _, ok := res.Lookup(0x10); ok {
 		t.Error("an address before every procedure resolved")
 	}
+	// Its architecture is the DBI stream's machine.
+	if o, err := ReadPDB(bytes.NewReader(data), int64(len(data))); err != nil || o.Arch != "x86_64" {
+		t.Errorf("ReadPDB: %+v %v, want x86_64", o, err)
+	}
 }
 
 // testdata/inline-O2.pdb is the PDB of testdata/native/inline.c (with
