@@ -197,9 +197,24 @@ type pdbImport struct {
 // in the DEBUG_S_CROSSSCOPEIMPORTS subsection imported, bits 20 to 30,
 // and the index among its ids, bits 0 to 19). Each entry of imported is
 // the exporting module's name (an offset in /names), a count and the
-// local ids; str reads a name.
+// local ids; str reads a name. The entries are read once (at most the
+// 2,048 an index can name), each name once.
 func importedInlinees(procs []pdbProc, imported []byte, str func(uint32) string, imports []pdbImport) []pdbImport {
 	le := binary.LittleEndian
+	type entry struct {
+		nameOff uint32
+		name    string // lower case, once read
+		ids     []byte
+	}
+	var entries []entry
+	for d := imported; len(d) >= 8 && len(entries) < 0x800; {
+		count := uint64(le.Uint32(d[4:]))
+		if count > uint64(len(d)-8)/4 {
+			break
+		}
+		entries = append(entries, entry{nameOff: le.Uint32(d), ids: d[8 : 8+4*count]})
+		d = d[8+4*count:]
+	}
 	for i := range procs {
 		for k := range procs[i].sites {
 			s := &procs[i].sites[k]
@@ -207,20 +222,14 @@ func importedInlinees(procs []pdbProc, imported []byte, str func(uint32) string,
 				continue
 			}
 			s.id = 0
-			entry, at := int(s.inlinee>>20&0x7ff), uint64(s.inlinee&0xfffff)
-			for d := imported; len(d) >= 8; entry-- {
-				count := uint64(le.Uint32(d[4:]))
-				if count > uint64(len(d)-8)/4 {
-					break
-				}
-				if entry == 0 {
-					if at < count {
-						imports = append(imports, pdbImport{module: strings.ToLower(str(le.Uint32(d))), local: le.Uint32(d[8+4*at:]), site: s})
-					}
-					break
-				}
-				d = d[8+4*count:]
+			e, at := int(s.inlinee>>20&0x7ff), uint64(s.inlinee&0xfffff)
+			if e >= len(entries) || at >= uint64(len(entries[e].ids))/4 {
+				continue
 			}
+			if entries[e].name == "" {
+				entries[e].name = strings.ToLower(str(entries[e].nameOff))
+			}
+			imports = append(imports, pdbImport{module: entries[e].name, local: le.Uint32(entries[e].ids[4*at:]), site: s})
 		}
 	}
 	return imports
@@ -228,16 +237,19 @@ func importedInlinees(procs []pdbProc, imported []byte, str func(uint32) string,
 
 // resolveImports gives each imported call the IPI index its module
 // exports its inlinee as: exports holds each module's
-// DEBUG_S_CROSSSCOPEEXPORTS, pairs of a local and a global index.
-func resolveImports(imports []pdbImport, exports map[string][]byte) {
+// DEBUG_S_CROSSSCOPEEXPORTS, pairs of a local and a global index. The
+// exports of each module imported from are indexed once, within budget.
+func resolveImports(imports []pdbImport, exports map[string][]byte, budget *sectionBudget) error {
 	le := binary.LittleEndian
 	byModule := map[string]map[uint32]uint32{}
 	for _, im := range imports {
 		m, ok := byModule[im.module]
 		if !ok {
-			// Built from the module's exports bytes, at most as many
-			// entries as the pairs they hold.
 			d := exports[im.module]
+			// A map entry takes about six times its 8 bytes of pairs.
+			if err := budget.take(uint64(6 * len(d))); err != nil {
+				return err
+			}
 			m = make(map[uint32]uint32, len(d)/8)
 			for ; len(d) >= 8; d = d[8:] {
 				m[le.Uint32(d)] = le.Uint32(d[4:])
@@ -246,6 +258,7 @@ func resolveImports(imports []pdbImport, exports map[string][]byte) {
 		}
 		im.site.id = m[im.local]
 	}
+	return nil
 }
 
 // nameFunctions names the procedures of idx with their parameter lists

@@ -449,7 +449,9 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		}
 		imports = importedInlinees(procs, imported, str, imports)
 	}
-	resolveImports(imports, exports)
+	if err := resolveImports(imports, exports, p.budget); err != nil {
+		return nil, err
+	}
 	sort.SliceStable(idx.procs, func(i, j int) bool { return idx.procs[i].lo < idx.procs[j].lo })
 	if err := p.readPublics(idx, dbi, rva, sectionCode, sectionEnd, spend); err != nil {
 		return nil, err
