@@ -319,7 +319,7 @@ func (p *pdbReader) nameFunctions(idx *pdbIndex, machine uint16, spend func(int)
 				name, ok = n.id(s.id)
 				if !ok {
 					if _, d, found := ipi.record(s.id); found && len(d) >= 8 {
-						name = cString(d[8:])
+						name = cutPDBName(cString(d[8:]))
 					}
 				}
 				if name, err = keep(undecorateWindows(name)); err != nil {

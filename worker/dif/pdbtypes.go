@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bounds of the names built from a PDB's type streams (pdbtypes.go): a
@@ -106,16 +107,22 @@ func (n *pdbNamer) budgetLeft() bool {
 	return n.steps <= maxTypeSteps
 }
 
-// cut cuts s to maxPDBName bytes.
-func cut(s string) string {
-	if len(s) > maxPDBName {
-		return s[:maxPDBName]
+// cutPDBName cuts s to maxPDBName bytes at most, at the start of a
+// character.
+func cutPDBName(s string) string {
+	if len(s) <= maxPDBName {
+		return s
 	}
-	return s
+	n := maxPDBName
+	for n > maxPDBName-utf8.UTFMax && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
-// function is the name of a procedure name of type ti: name followed by
-// its parameter list, or name alone when ti is no function type.
+// function is the name of a procedure called name whose type is ti: name
+// followed by its parameter list, or name alone when ti is no function
+// type or its parameters cannot be named.
 func (n *pdbNamer) function(name string, ti uint32) string {
 	if ti == 0 {
 		if name == "" {
@@ -134,7 +141,7 @@ func (n *pdbNamer) function(name string, ti uint32) string {
 	if name == "" {
 		name = "<name omitted>"
 	}
-	return cut(name + args)
+	return cutPDBName(name + args)
 }
 
 // params is the parameter list of the LF_PROCEDURE or LF_MFUNCTION ti,
@@ -156,7 +163,7 @@ func (n *pdbNamer) params(ti uint32) (string, error) {
 	default:
 		err = errTypeName{}
 	}
-	s := cut(b.String())
+	s := cutPDBName(b.String())
 	if err == nil {
 		if n.err = n.spend(48 + len(s)); n.err != nil {
 			return "", n.err
@@ -175,7 +182,7 @@ func (n *pdbNamer) id(ti uint32) (string, bool) {
 	if err := n.idName(&b, ti, 0); err != nil {
 		return "", false
 	}
-	return cut(b.String()), true
+	return cutPDBName(b.String()), true
 }
 
 func (n *pdbNamer) idName(b *strings.Builder, ti uint32, depth int) error {
@@ -318,7 +325,7 @@ func (n *pdbNamer) typeName(b *strings.Builder, ti uint32, depth int) {
 	} else {
 		n.typeRecord(&t, ti, kind, d, depth)
 	}
-	s := cut(t.String())
+	s := cutPDBName(t.String())
 	if n.err == nil {
 		if n.err = n.spend(48 + len(s)); n.err == nil {
 			n.types[ti] = s
