@@ -613,7 +613,8 @@ func TestNativeSymbolication(t *testing.T) {
 	// A PE and its PDB of the C program (clang-14 for Windows at -O0, no
 	// inlined calls: TestNativeFormats builds it at -O2; lld-link-14;
 	// stub headers, as there is no Windows SDK), uploaded with sentry-cli:
-	// errata equals llvm-symbolizer on the PE with the PDB beside it.
+	// errata equals llvm-symbolizer on the PE with the PDB beside it
+	// (names but for their parameter lists: withLLVMPDBNames).
 	t.Run("pe-pdb", func(t *testing.T) {
 		stub, dir := t.TempDir(), t.TempDir()
 		os.WriteFile(filepath.Join(stub, "stdio.h"), []byte("int printf(const char *, ...);\n"), 0o644)
@@ -646,6 +647,7 @@ func TestNativeSymbolication(t *testing.T) {
 			_, list := s.api(t, "GET", "/api/0/projects/nat/win/files/dsyms/", nil)
 			t.Fatalf("module %+v, want found in the PDB; stored: %s", md, list)
 		}
+		withLLVMPDBNames(&out, wants)
 		got := make([][]nativeWant, len(pcs))
 		for _, fr := range out.Stacktraces[0].Frames {
 			got[fr.OriginalIndex] = append(got[fr.OriginalIndex], nativeWant{fr.Function, fr.AbsPath, fr.Lineno, fr.Colno})

@@ -119,7 +119,7 @@ func ReadPDB(r io.ReaderAt, size int64) (Object, error) {
 	o := Object{Kind: "pdb", Type: "dbg", Arch: "unknown"}
 	if dbi, err := stream(3, 64); err == nil && int32(le.Uint32(dbi)) == -1 {
 		age = le.Uint32(dbi[8:])
-		o.Arch = peArch(le.Uint16(dbi[62:]))
+		o.Arch = peArch(le.Uint16(dbi[58:]))
 	}
 	// The features sentry-cli's debug-files check reports, as Sentry's
 	// symbolic reads them without opening the module streams: a PDB

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strings"
 )
 
 // pdbAnnotations appends to out the ranges that an inlined call's binary
@@ -182,134 +183,154 @@ func resolveInlinees(procs []pdbProc, c13s []byte, fileName func(uint32) string,
 	return nil
 }
 
-// nameInlinees names the inlined calls of idx as llvm-symbolizer names
-// them: the IPI stream's LF_FUNC_ID name after its parent scope's
-// LF_STRING_ID and "::", or its LF_MFUNC_ID name after its class's name in
-// the TPI stream and "::". Only the records of inlinees that calls name
-// are kept while reading. An IPI or TPI stream that is missing or damaged
-// leaves names out; one beyond the budget is ErrBudget.
-func (p *pdbReader) nameInlinees(idx *pdbIndex, spend func(int) error) error {
-	type parts struct {
-		name         string
-		scope, class uint32
+// pdbImport is an inlinee a module imports from another: the exporting
+// module's name (lower case) and its local index there, and the site
+// that calls it.
+type pdbImport struct {
+	module string
+	local  uint32
+	site   *pdbSite
+}
+
+// importedInlinees appends to imports the calls of procs whose inlinee
+// the module imports (an index with the high bit set: the module's entry
+// in the DEBUG_S_CROSSSCOPEIMPORTS subsection imported, bits 20 to 30,
+// and the index among its ids, bits 0 to 19). Each entry of imported is
+// the exporting module's name (an offset in /names), a count and the
+// local ids; str reads a name. The entries are read once (at most the
+// 2,048 an index can name), each name once.
+func importedInlinees(procs []pdbProc, imported []byte, str func(uint32) string, imports []pdbImport) []pdbImport {
+	le := binary.LittleEndian
+	type entry struct {
+		nameOff uint32
+		name    string // lower case, once read
+		ids     []byte
 	}
-	want := map[uint32]parts{}
-	for i := range idx.procs {
-		for _, s := range idx.procs[i].sites {
-			want[s.inlinee] = parts{}
+	var entries []entry
+	for d := imported; len(d) >= 8 && len(entries) < 0x800; {
+		count := uint64(le.Uint32(d[4:]))
+		if count > uint64(len(d)-8)/4 {
+			break
+		}
+		entries = append(entries, entry{nameOff: le.Uint32(d), ids: d[8 : 8+4*count]})
+		d = d[8+4*count:]
+	}
+	for i := range procs {
+		for k := range procs[i].sites {
+			s := &procs[i].sites[k]
+			if s.inlinee&0x80000000 == 0 {
+				continue
+			}
+			s.id = 0
+			e, at := int(s.inlinee>>20&0x7ff), uint64(s.inlinee&0xfffff)
+			if e >= len(entries) || at >= uint64(len(entries[e].ids))/4 {
+				continue
+			}
+			if entries[e].name == "" {
+				entries[e].name = strings.ToLower(str(entries[e].nameOff))
+			}
+			imports = append(imports, pdbImport{module: entries[e].name, local: le.Uint32(entries[e].ids[4*at:]), site: s})
 		}
 	}
-	if len(want) == 0 {
-		return nil
+	return imports
+}
+
+// resolveImports gives each imported call the IPI index its module
+// exports its inlinee as: exports holds each module's
+// DEBUG_S_CROSSSCOPEEXPORTS, pairs of a local and a global index. The
+// exports of each module imported from are indexed once, within budget.
+func resolveImports(imports []pdbImport, exports map[string][]byte, budget *sectionBudget) error {
+	le := binary.LittleEndian
+	byModule := map[string]map[uint32]uint32{}
+	for _, im := range imports {
+		m, ok := byModule[im.module]
+		if !ok {
+			d := exports[im.module]
+			// A map entry takes about six times its 8 bytes of pairs.
+			if err := budget.take(uint64(6 * len(d))); err != nil {
+				return err
+			}
+			m = make(map[uint32]uint32, len(d)/8)
+			for ; len(d) >= 8; d = d[8:] {
+				m[le.Uint32(d)] = le.Uint32(d[4:])
+			}
+			byModule[im.module] = m
+		}
+		im.site.id = m[im.local]
 	}
-	stream := func(i uint64) ([]byte, error) {
+	return nil
+}
+
+// nameFunctions names the procedures of idx with their parameter lists
+// from the TPI stream, and their inlined calls from the IPI stream's
+// LF_FUNC_ID (its scope, its name, its parameters) and LF_MFUNC_ID (its
+// class, its name, its parameters), as pdbNamer prints them; a call the
+// IPI stream cannot name keeps its record's name. machine is the DBI
+// stream's, for the size of a pointer. The streams read are taken from
+// the reader's budget, the names kept from spend; a stream that is
+// missing or damaged leaves the names as the records write them.
+func (p *pdbReader) nameFunctions(idx *pdbIndex, machine uint16, spend func(int) error) error {
+	stream := func(i uint64) (*pdbTypeIndex, error) {
 		s, err := p.stream(i)
 		if errors.Is(err, ErrBudget) {
 			return nil, err
 		}
-		return s, nil
+		if err != nil {
+			return nil, nil
+		}
+		return p.indexTypeRecords(s)
+	}
+	tpi, err := stream(2)
+	if err != nil {
+		return err
 	}
 	ipi, err := stream(4)
 	if err != nil {
 		return err
 	}
-	le := binary.LittleEndian
-	scopes, classes := map[uint32]string{}, map[uint32]string{}
-	pdbTypeRecords(ipi, func(ti uint32, kind uint16, d []byte) {
-		if _, ok := want[ti]; !ok || len(d) < 8 {
-			return
-		}
-		switch kind {
-		case 0x1601: // LF_FUNC_ID: scope, type, name
-			pt := parts{name: cString(d[8:]), scope: le.Uint32(d)}
-			if pt.scope != 0 {
-				scopes[pt.scope] = ""
-			}
-			want[ti] = pt
-		case 0x1602: // LF_MFUNC_ID: class, type, name
-			pt := parts{name: cString(d[8:]), class: le.Uint32(d)}
-			classes[pt.class] = ""
-			want[ti] = pt
-		}
-	})
-	if len(scopes) > 0 {
-		pdbTypeRecords(ipi, func(ti uint32, kind uint16, d []byte) {
-			if _, ok := scopes[ti]; ok && kind == 0x1605 && len(d) >= 4 { // LF_STRING_ID: id, string
-				scopes[ti] = cString(d[4:])
-			}
-		})
+	n := &pdbNamer{tpi: tpi, ipi: ipi, ptrSize: 4, types: map[uint32]string{}, args: map[uint32]string{}, spend: spend}
+	switch machine {
+	case 0x8664, 0xaa64, 0x200: // x86-64, ARM64, Itanium
+		n.ptrSize = 8
 	}
-	if len(classes) > 0 {
-		tpi, err := stream(2)
+	keep := func(name string) (string, error) {
+		return name, spend(48 + len(name))
+	}
+	le := binary.LittleEndian
+	names := map[uint32]string{}
+	for i := range idx.procs {
+		pr := &idx.procs[i]
+		typ := pr.typ
+		if pr.isID {
+			typ = 0
+			if k, d, ok := ipi.record(pr.typ); ok && (k == 0x1601 || k == 0x1602) && len(d) >= 8 {
+				typ = le.Uint32(d[4:])
+			}
+		}
+		fn, err := keep(undecorateWindows(n.function(pr.name, typ)))
 		if err != nil {
 			return err
 		}
-		pdbTypeRecords(tpi, func(ti uint32, kind uint16, d []byte) {
-			if _, ok := classes[ti]; !ok {
-				return
+		pr.fn = fn
+		for k := range pr.sites {
+			s := &pr.sites[k]
+			name, ok := names[s.id]
+			if !ok && s.id != 0 { // 0: an import no module exports
+				name, ok = n.id(s.id)
+				if !ok {
+					if _, d, found := ipi.record(s.id); found && len(d) >= 8 {
+						name = cutPDBName(cString(d[8:]))
+					}
+				}
+				if name, err = keep(undecorateWindows(name)); err != nil {
+					return err
+				}
+				names[s.id] = name
 			}
-			var at int
-			switch kind {
-			case 0x1504, 0x1505, 0x1519: // LF_CLASS, LF_STRUCTURE, LF_INTERFACE
-				at = 16 // count, properties, fields, derived, vshape
-			case 0x1506: // LF_UNION
-				at = 8 // count, properties, fields
-			default:
-				return
-			}
-			if at > len(d) {
-				return
-			}
-			if rest, ok := skipNumericLeaf(d[at:]); ok {
-				classes[ti] = cString(rest)
-			}
-		})
-	}
-	names := make(map[uint32]string, len(want))
-	for ti, pt := range want {
-		name := pt.name
-		if s := scopes[pt.scope]; pt.scope != 0 && s != "" {
-			name = s + "::" + name
-		} else if c := classes[pt.class]; pt.class != 0 && c != "" {
-			name = c + "::" + name
-		}
-		if err := spend(48 + len(name)); err != nil {
-			return err
-		}
-		names[ti] = name
-	}
-	for i := range idx.procs {
-		for k := range idx.procs[i].sites {
-			s := &idx.procs[i].sites[k]
-			s.name = names[s.inlinee]
+			s.name = name
 		}
 	}
-	return nil
-}
-
-// pdbTypeRecords calls fn with each record of a TPI or IPI stream s: its
-// type index, kind and bytes after the kind.
-func pdbTypeRecords(s []byte, fn func(ti uint32, kind uint16, data []byte)) {
-	le := binary.LittleEndian
-	if len(s) < 56 {
-		return
-	}
-	hdr, ti, n := uint64(le.Uint32(s[4:])), le.Uint32(s[8:]), uint64(le.Uint32(s[16:]))
-	if hdr < 56 || hdr > uint64(len(s)) {
-		return
-	}
-	recs := s[hdr:]
-	if n < uint64(len(recs)) {
-		recs = recs[:n]
-	}
-	for pos := 0; pos+4 <= len(recs); ti++ {
-		n := int(le.Uint16(recs[pos:]))
-		if n < 2 || pos+2+n > len(recs) {
-			return
-		}
-		fn(ti, le.Uint16(recs[pos+2:]), recs[pos+4:pos+2+n])
-		pos += 2 + n
-	}
+	return n.err
 }
 
 // skipNumericLeaf returns what follows a CodeView numeric leaf at the

@@ -208,3 +208,48 @@ func TestPDBInlineesWithinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestPDBImportedInlineesWithinBudget reads a PDB of 100,000 inlined
+// calls whose inlinees the module imports, through an imports subsection
+// of 2,048 modules of 1,000 ids each, within an allocation that follows
+// the file's bytes. No module of the PDB has the name the imports give
+// (the empty string): the calls stay unnamed. (TestSymbolicPDB resolves
+// the imported inlinees of symbolic's windows/crash.pdb.)
+func TestPDBImportedInlineesWithinBudget(t *testing.T) {
+	const n = 100_000
+	le := binary.LittleEndian
+	var imp []byte
+	for range 0x800 {
+		imp = le.AppendUint32(le.AppendUint32(imp, 0), 1000)
+		for range 1000 {
+			imp = le.AppendUint32(imp, 0x80001000)
+		}
+	}
+	c13 := append(le.AppendUint32(le.AppendUint32(nil, 0xf7), uint32(len(imp))), imp...)
+	c13 = le.AppendUint32(le.AppendUint32(c13, 0xf8), 8)
+	c13 = le.AppendUint32(le.AppendUint32(c13, 0x80001000), 0x1000)
+	file := pdbOfProc(func(start int) []byte {
+		var b []byte
+		for i := range n {
+			site := inlineSite(uint32(start+20*(i+1)), byte(i%8), 8)
+			le.PutUint32(site[12:], 0x80000000|uint32(i%0x800)<<20|uint32(i%1000))
+			b = append(b, site...)
+		}
+		return b
+	}, c13)
+	var res *Resolver
+	var err error
+	checkBudget(t, "ReadPDBSymbols", uint64(64*len(file)), func() {
+		res, err = ReadPDBSymbols(bytes.NewReader(file), int64(len(file)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The module "m" exports nothing under the name the imports give
+	// (the empty name, offset 0 of /names): the calls are not named.
+	for _, s := range res.pdb.procs[0].sites[:3] {
+		if s.id != 0 || s.name != "" {
+			t.Fatalf("site %+v resolved", s)
+		}
+	}
+}

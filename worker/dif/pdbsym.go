@@ -9,6 +9,7 @@ import (
 	"iter"
 	"slices"
 	"sort"
+	"strings"
 	"unsafe"
 )
 
@@ -118,23 +119,38 @@ func (p *pdbReader) stream(i uint64) ([]byte, error) {
 // pdbIndex is what the resolver keeps of a PDB: procedures, lines and
 // inlined calls, by relative virtual address.
 type pdbIndex struct {
-	procs []pdbProc // sorted by lo
+	procs   []pdbProc   // sorted by lo
+	publics []pdbPublic // sorted by addr
 }
 
 type pdbProc struct {
 	lo, hi uint64
-	name   string
+	name   string    // as the record writes it
+	fn     string    // with its parameter list, from the type stream
+	typ    uint32    // its type (TPI), or its id (IPI) for the _ID records
+	isID   bool      // typ is an id
 	lines  []pdbLine // sorted by addr
 	sites  []pdbSite // its inlined calls, in the order of their records
 	first  int32     // the first site inlined into it directly, -1 for none
 }
 
+// pdbPublic is a public symbol (S_PUB32) of code: its name as written,
+// and its end, the next public's start or its section's end.
+type pdbPublic struct {
+	addr, end uint64
+	name      string
+}
+
 // pdbSite is an inlined call (S_INLINESITE): the inlinee's name, the
 // ranges of code it covers with their lines, and the calls inlined into it.
 type pdbSite struct {
-	inlinee uint32 // its LF_FUNC_ID or LF_MFUNC_ID in the IPI stream
-	name    string
-	ranges  []pdbRange // in the order of the annotations
+	// inlinee is its LF_FUNC_ID or LF_MFUNC_ID in the IPI stream, as the
+	// module writes it: an index with the high bit set is one the
+	// module imports from another (DEBUG_S_CROSSSCOPEIMPORTS), and id
+	// is then the IPI index that module exports it as.
+	inlinee, id uint32
+	name        string
+	ranges      []pdbRange // in the order of the annotations
 	// kid is the first call inlined into it, next the next call inlined
 	// into its parent, in the order of their records; -1 for none.
 	kid, next int32
@@ -166,10 +182,13 @@ type pdbLine struct {
 // forms), their inlined calls (S_INLINESITE, S_INLINESITE2: the binary
 // annotations' ranges and line offsets, the module's DEBUG_S_INLINEELINES
 // for the inlinee's declaration line and file, the IPI stream's LF_FUNC_ID
-// and LF_MFUNC_ID for its name) and the C13 line tables of a PDB's modules
-// into a Resolver answering relative virtual addresses. The streams read
-// are taken from the budget of ReadELFDWARF, what is kept from its index
-// budget.
+// and LF_MFUNC_ID for its name, through the modules' cross-scope imports
+// and exports when a module imports it), the C13 line tables of a PDB's
+// modules and the public symbols of code (S_PUB32) into a Resolver
+// answering relative virtual addresses. Procedures and inlinees are named
+// with their parameter lists from the TPI stream (pdbtypes.go), as Sentry's
+// symbolic names them. The streams read are taken from the budget of
+// ReadELFDWARF, what is kept from its index budget.
 func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	p, err := newPDBReader(r, size)
 	if err != nil {
@@ -205,9 +224,14 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sectionVA []uint64
+	var sectionVA, sectionEnd []uint64
+	var sectionCode []bool
 	for at := 0; at+40 <= len(sh); at += 40 {
-		sectionVA = append(sectionVA, uint64(le.Uint32(sh[at+12:])))
+		va := uint64(le.Uint32(sh[at+12:]))
+		sectionVA = append(sectionVA, va)
+		sectionEnd = append(sectionEnd, va+uint64(le.Uint32(sh[at+8:])))
+		// IMAGE_SCN_CNT_CODE or IMAGE_SCN_MEM_EXECUTE
+		sectionCode = append(sectionCode, le.Uint32(sh[at+36:])&0x20000020 != 0)
 	}
 	rva := func(seg uint16, off uint32) (uint64, bool) {
 		if seg == 0 || int(seg) > len(sectionVA) {
@@ -228,6 +252,11 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	idx := &pdbIndex{}
 	res := &Resolver{pdb: idx}
 	var scratch []pdbRange // one inlined call's ranges, before they are kept
+	// What resolves the inlinees that modules import from others: the
+	// exports of each module by its name, and the imports waiting for
+	// them.
+	exports := map[string][]byte{}
+	var imports []pdbImport
 	spend := func(n int) error {
 		res.size += int64(n)
 		if res.size > maxDWARFIndex {
@@ -237,6 +266,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	}
 	for at := 0; at+64 <= len(mods); {
 		m := mods[at:]
+		modName := strings.ToLower(cString(m[64:]))
 		stream := uint64(le.Uint16(m[34:]))
 		symBytes, c11, c13 := uint64(le.Uint32(m[36:])), uint64(le.Uint32(m[40:])), uint64(le.Uint32(m[44:]))
 		// Two names after the fixed part, then alignment to 4.
@@ -273,7 +303,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		// The module's sites, counted first: each procedure's are a
 		// part of one array, which never grows.
 		nSites := 0
-		for _, rec := range pdbSymbolRecords(syms) {
+		for _, rec := range pdbSymbolRecords(syms, 4) {
 			if kind := le.Uint16(rec); kind == 0x114d || kind == 0x115d {
 				nSites++
 			}
@@ -289,7 +319,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 			}
 			siteStart, open = len(sites), false
 		}
-		for at, rec := range pdbSymbolRecords(syms) {
+		for at, rec := range pdbSymbolRecords(syms, 4) {
 			kind, data := le.Uint16(rec), rec[2:]
 			for len(scopes) > 0 && at >= scopes[len(scopes)-1].end {
 				scopes = scopes[:len(scopes)-1]
@@ -309,7 +339,8 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 				if err := spend(96 + len(name)); err != nil {
 					return nil, err
 				}
-				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: name, first: -1})
+				idx.procs = append(idx.procs, pdbProc{lo: lo, hi: lo + uint64(le.Uint32(data[12:])), name: name,
+					typ: le.Uint32(data[24:]), isID: kind == 0x1147 || kind == 0x1146, first: -1})
 				open = true
 				scopes = append(scopes, scope{end: uint64(le.Uint32(data[4:])), site: -1, last: -1})
 			case 0x114d, 0x115d: // S_INLINESITE, S_INLINESITE2
@@ -326,7 +357,8 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 				}
 				// k is the site's index among its procedure's.
 				k := int32(len(sites) - siteStart)
-				sites = append(sites, pdbSite{inlinee: le.Uint32(data[8:]), ranges: slices.Clone(scratch), kid: -1, next: -1})
+				inlinee := le.Uint32(data[8:])
+				sites = append(sites, pdbSite{inlinee: inlinee, id: inlinee, ranges: slices.Clone(scratch), kid: -1, next: -1})
 				parent := &scopes[len(scopes)-1]
 				switch {
 				case parent.last >= 0:
@@ -345,7 +377,7 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		sort.Slice(procs, func(i, j int) bool { return procs[i].lo < procs[j].lo })
 		// Lines, and the file checksums they name files through.
 		c13s := ms[symBytes+c11 : symBytes+c11+c13]
-		var checksums []byte
+		var checksums, imported []byte
 		type block struct {
 			seg    uint16
 			off    uint32
@@ -363,6 +395,15 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 			switch kind {
 			case 0xf4: // DEBUG_S_FILECHKSMS
 				checksums = body
+			case 0xf7: // DEBUG_S_CROSSSCOPEIMPORTS
+				imported = body
+			case 0xf8: // DEBUG_S_CROSSSCOPEEXPORTS: kept until every module is read
+				if _, ok := exports[modName]; !ok {
+					if err := p.budget.take(uint64(len(body))); err != nil {
+						return nil, err
+					}
+					exports[modName] = slices.Clone(body)
+				}
 			case 0xf2: // DEBUG_S_LINES
 				if len(body) >= 12 {
 					blocks = append(blocks, block{seg: le.Uint16(body[4:]), off: le.Uint32(body), data: body[12:], hasCol: le.Uint16(body[6:])&1 != 0})
@@ -406,9 +447,16 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		if err := resolveInlinees(procs, c13s, fileName, spend); err != nil {
 			return nil, err
 		}
+		imports = importedInlinees(procs, imported, str, imports)
+	}
+	if err := resolveImports(imports, exports, p.budget); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(idx.procs, func(i, j int) bool { return idx.procs[i].lo < idx.procs[j].lo })
-	if err := p.nameInlinees(idx, spend); err != nil {
+	if err := p.readPublics(idx, dbi, rva, sectionCode, sectionEnd, spend); err != nil {
+		return nil, err
+	}
+	if err := p.nameFunctions(idx, le.Uint16(dbi[58:]), spend); err != nil {
 		return nil, err
 	}
 	for i := range idx.procs {
@@ -418,12 +466,54 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 	return res, nil
 }
 
-// pdbSymbolRecords yields each record of a module's symbols syms (after
-// its 4-byte signature): its offset, and its kind and bytes after the
-// length, up to the first record that does not fit.
-func pdbSymbolRecords(syms []byte) iter.Seq2[uint64, []byte] {
+// readPublics reads the public symbols (S_PUB32) of code sections from
+// the DBI stream's symbol record stream into idx: each covers the code
+// from its address to the next public's, in its section, where no
+// procedure does. rva turns a section and an offset into an address;
+// code and end say whether each section holds code and where it ends.
+// A missing or damaged stream leaves the publics out.
+func (p *pdbReader) readPublics(idx *pdbIndex, dbi []byte, rva func(uint16, uint32) (uint64, bool), code []bool, end []uint64, spend func(int) error) error {
+	le := binary.LittleEndian
+	recs, err := p.stream(uint64(le.Uint16(dbi[20:])))
+	if errors.Is(err, ErrBudget) {
+		return err
+	}
+	if err != nil {
+		return nil
+	}
+	for _, rec := range pdbSymbolRecords(recs, 0) { // no signature
+
+		kind, d := le.Uint16(rec), rec[2:]
+		if kind != 0x110e || len(d) < 11 { // S_PUB32: flags, offset, section, name
+			continue
+		}
+		seg := le.Uint16(d[8:])
+		addr, ok := rva(seg, le.Uint32(d[4:]))
+		if !ok || !code[seg-1] {
+			continue
+		}
+		name := cString(d[10:])
+		if err := spend(64 + len(name)); err != nil {
+			return err
+		}
+		idx.publics = append(idx.publics, pdbPublic{addr: addr, end: end[seg-1], name: name})
+	}
+	pubs := idx.publics
+	sort.SliceStable(pubs, func(i, j int) bool { return pubs[i].addr < pubs[j].addr })
+	for i := range pubs {
+		if i+1 < len(pubs) && pubs[i+1].addr < pubs[i].end {
+			pubs[i].end = pubs[i+1].addr
+		}
+	}
+	return nil
+}
+
+// pdbSymbolRecords yields each record of symbols syms from offset start
+// (after the 4-byte signature of a module's): its offset, and its kind and
+// bytes after the length, up to the first record that does not fit.
+func pdbSymbolRecords(syms []byte, start int) iter.Seq2[uint64, []byte] {
 	return func(yield func(uint64, []byte) bool) {
-		for pos := 4; pos+4 <= len(syms); {
+		for pos := start; pos+4 <= len(syms); {
 			reclen := int(binary.LittleEndian.Uint16(syms[pos:]))
 			if reclen < 2 || pos+2+reclen > len(syms) {
 				return
@@ -523,11 +613,10 @@ const maxSiteRanges = 1 << 16
 func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
 	i := sort.Search(len(idx.procs), func(i int) bool { return idx.procs[i].lo > addr }) - 1
 	if i < 0 || addr >= idx.procs[i].hi {
-		return nil, false
+		return idx.public(addr, i)
 	}
 	p := &idx.procs[i]
-	n := fnName{linkage: p.name}
-	f := Frame{Function: n.function(), Symbol: p.name, SymAddr: p.lo}
+	f := Frame{Function: p.fn, Symbol: p.name, SymAddr: p.lo}
 	// The first line at the address, else the last before it, as
 	// llvm-symbolizer picks among lines of one address (clang gives a
 	// function's first address its opening line and the next one's).
@@ -564,4 +653,21 @@ func (idx *pdbIndex) lookup(addr uint64) ([]Frame, bool) {
 		frames = append(frames, Frame{Function: s.name, Symbol: s.name, SymAddr: p.lo, File: r.file, Line: int(r.line)})
 	}
 	return append(frames, f), true
+}
+
+// public resolves addr, which no procedure holds, by the public symbol
+// that covers it, as symbolic does: the last public at or before it,
+// after the end of the procedure before it (prev, -1 for none), named
+// without its C decoration (_malloc is malloc).
+func (idx *pdbIndex) public(addr uint64, prev int) ([]Frame, bool) {
+	k := sort.Search(len(idx.publics), func(k int) bool { return idx.publics[k].addr > addr }) - 1
+	if k < 0 || addr >= idx.publics[k].end {
+		return nil, false
+	}
+	pub := &idx.publics[k]
+	if prev >= 0 && pub.addr < idx.procs[prev].hi {
+		return nil, false
+	}
+	n := fnName{linkage: undecorateWindows(pub.name)}
+	return []Frame{{Function: n.function(), Symbol: pub.name, SymAddr: pub.addr}}, true
 }

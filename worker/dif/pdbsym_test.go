@@ -14,7 +14,9 @@ import (
 // testdata/crash-O0.pdb is the PDB of testdata/native/crash.c built in
 // /tmp/native by clang-14 --target=x86_64-pc-windows-msvc -g -gcodeview -O0
 // and lld-link-14 /debug; the frames wanted are llvm-symbolizer's on its
-// executable.
+// executable, but for the function's parameter list, which errata writes
+// from the type stream as symbolic does (llvm-symbolizer names a C
+// function by its public symbol, without one).
 func TestPDBSymbols(t *testing.T) {
 	data, err := os.ReadFile("testdata/crash-O0.pdb")
 	if err != nil {
@@ -28,9 +30,9 @@ func TestPDBSymbols(t *testing.T) {
 		rva  uint64
 		want Frame
 	}{
-		{0x1000, Frame{Function: "compute", Symbol: "compute", SymAddr: 0x1000, File: "/tmp/native/crash.c", Line: 16}},
-		{0x1010, Frame{Function: "compute", Symbol: "compute", SymAddr: 0x1000, File: "/tmp/native/crash.c", Line: 17}},
-		{0x1040, Frame{Function: "compute", Symbol: "compute", SymAddr: 0x1000, File: "/tmp/native/crash.c", Line: 21}},
+		{0x1000, Frame{Function: "compute(int, int)", Symbol: "compute", SymAddr: 0x1000, File: "/tmp/native/crash.c", Line: 16}},
+		{0x1010, Frame{Function: "compute(int, int)", Symbol: "compute", SymAddr: 0x1000, File: "/tmp/native/crash.c", Line: 17}},
+		{0x1040, Frame{Function: "compute(int, int)", Symbol: "compute", SymAddr: 0x1000, File: "/tmp/native/crash.c", Line: 21}},
 	} {
 		got, ok := res.Lookup(tc.rva)
 		if !ok {
@@ -42,6 +44,10 @@ func TestPDBSymbols(t *testing.T) {
 	}
 	if _, ok := res.Lookup(0x10); ok {
 		t.Error("an address before every procedure resolved")
+	}
+	// Its architecture is the DBI stream's machine.
+	if o, err := ReadPDB(bytes.NewReader(data), int64(len(data))); err != nil || o.Arch != "x86_64" {
+		t.Errorf("ReadPDB: %+v %v, want x86_64", o, err)
 	}
 }
 
@@ -55,7 +61,8 @@ func TestPDBSymbols(t *testing.T) {
 // 14 reads a line change one range early (0x1026 in mix at 16, 0x1041 at
 // 15): its getLineOffset stops at the first code offset beyond the
 // address, after the line change that comes before it; later LLVM reads
-// the ranges as here.
+// the ranges as here. The names have their parameter lists, as symbolic
+// writes them from the type stream (llvm-symbolizer 14 leaves them out).
 func TestPDBInlinees(t *testing.T) {
 	data, err := os.ReadFile("testdata/inline-O2.pdb")
 	if err != nil {
@@ -67,22 +74,26 @@ func TestPDBInlinees(t *testing.T) {
 	}
 	const c, h = "/tmp/native/inline.c", "/tmp/native/./util.h"
 	frame := func(fn, file string, line int) Frame {
-		return Frame{Function: fn, Symbol: fn, SymAddr: 0x1000, File: file, Line: line}
+		f := Frame{Function: fn, Symbol: fn, SymAddr: 0x1000, File: file, Line: line}
+		if fn == "work(int*, int)" { // the procedure: its name as written
+			f.Symbol = "work"
+		}
+		return f
 	}
 	for _, tc := range []struct {
 		rva  uint64
 		want []Frame
 	}{
-		{0x1001, []Frame{frame("work", c, 21)}},
-		{0x1002, []Frame{frame("mix", c, 15), frame("work", c, 22)}},
-		{0x1015, []Frame{frame("work", c, 23)}}, // a gap of the first mix
-		{0x1026, []Frame{frame("mix", c, 15), frame("work", c, 22)}},
-		{0x1041, []Frame{frame("mix", c, 16), frame("work", c, 22)}},
-		{0x1044, []Frame{frame("square", h, 4), frame("mix", c, 16), frame("work", c, 22)}},
-		{0x1071, []Frame{frame("mix", c, 15), frame("work", c, 22)}},
-		{0x1083, []Frame{frame("square", h, 4), frame("mix", c, 16), frame("work", c, 22)}},
-		{0x10af, []Frame{frame("mix", c, 15), frame("work", c, 24)}}, // the second mix
-		{0x10d5, []Frame{frame("square", h, 4), frame("mix", c, 16), frame("work", c, 24)}},
+		{0x1001, []Frame{frame("work(int*, int)", c, 21)}},
+		{0x1002, []Frame{frame("mix(int*, int)", c, 15), frame("work(int*, int)", c, 22)}},
+		{0x1015, []Frame{frame("work(int*, int)", c, 23)}}, // a gap of the first mix
+		{0x1026, []Frame{frame("mix(int*, int)", c, 15), frame("work(int*, int)", c, 22)}},
+		{0x1041, []Frame{frame("mix(int*, int)", c, 16), frame("work(int*, int)", c, 22)}},
+		{0x1044, []Frame{frame("square(int)", h, 4), frame("mix(int*, int)", c, 16), frame("work(int*, int)", c, 22)}},
+		{0x1071, []Frame{frame("mix(int*, int)", c, 15), frame("work(int*, int)", c, 22)}},
+		{0x1083, []Frame{frame("square(int)", h, 4), frame("mix(int*, int)", c, 16), frame("work(int*, int)", c, 22)}},
+		{0x10af, []Frame{frame("mix(int*, int)", c, 15), frame("work(int*, int)", c, 24)}}, // the second mix
+		{0x10d5, []Frame{frame("square(int)", h, 4), frame("mix(int*, int)", c, 16), frame("work(int*, int)", c, 24)}},
 	} {
 		got, ok := res.Lookup(tc.rva)
 		if !ok {
@@ -98,10 +109,12 @@ func TestPDBInlinees(t *testing.T) {
 // in /tmp/native by clang++-14 --target=x86_64-pc-windows-msvc -g
 // -gcodeview -O2 (stub cstdio and cstdlib) and lld-link-14 /debug: its
 // inlined calls are class methods (LF_MFUNC_ID, named after their class in
-// the TPI stream) and a function. The inline frames wanted are
-// llvm-symbolizer's; its outermost frames are the public symbols'
-// demangled names (probe::Runner::run(int, bool)), which errata does not
-// read: it names them by the procedure.
+// the TPI stream) and a function. The frames wanted are llvm-symbolizer's,
+// whose outermost frames are the public symbols' demangled names
+// (probe::Runner::run(int, bool)), which errata builds from the type
+// stream, as symbolic does, for inlined calls too (llvm-symbolizer 14
+// names those without their parameters: probe::Runner::twice) and for
+// main, whose public symbol is not mangled (llvm-symbolizer: main).
 func TestPDBInlineeNames(t *testing.T) {
 	data, err := os.ReadFile("testdata/crash-cpp-O2.pdb")
 	if err != nil {
@@ -116,9 +129,9 @@ func TestPDBInlineeNames(t *testing.T) {
 		rva  uint64
 		want []Frame
 	}{
-		{0x105b, []Frame{{Function: "probe::Runner::twice", File: c, Line: 13}, {Function: "probe::Runner::run", File: c, Line: 31}}},
-		{0x106d, []Frame{{Function: "square", File: h, Line: 4}, {Function: "probe::Runner::run", File: c, Line: 34}}},
-		{0x108a, []Frame{{Function: "probe::Runner::Runner", File: c, Line: 11}, {Function: "main", File: c, Line: 40}}},
+		{0x105b, []Frame{{Function: "probe::Runner::twice(int) const", File: c, Line: 13}, {Function: "probe::Runner::run(int, bool)", File: c, Line: 31}}},
+		{0x106d, []Frame{{Function: "square(int)", File: h, Line: 4}, {Function: "probe::Runner::run(int, bool)", File: c, Line: 34}}},
+		{0x108a, []Frame{{Function: "probe::Runner::Runner(int)", File: c, Line: 11}, {Function: "main(int, char**)", File: c, Line: 40}}},
 	} {
 		got, _ := res.Lookup(tc.rva)
 		for i := range got {
@@ -210,6 +223,18 @@ func FuzzPDBResolver(f *testing.F) {
 	}
 	f.Add(cpp, uint64(0x105b))
 	f.Add(diftest.PDB(4096), uint64(0))
+	// An inlined call whose inlinee the module imports (the high bit),
+	// with the imports and exports that resolve it.
+	le := binary.LittleEndian
+	xm := le.AppendUint32(le.AppendUint32(nil, 0xf7), 12)
+	xm = le.AppendUint32(le.AppendUint32(le.AppendUint32(xm, 1), 1), 0x80001000)
+	xm = le.AppendUint32(le.AppendUint32(xm, 0xf8), 8)
+	xm = le.AppendUint32(le.AppendUint32(xm, 0x80001000), 0x1000)
+	f.Add(pdbOfProc(func(start int) []byte {
+		site := inlineSite(uint32(start+20), 0, 8)
+		le.PutUint32(site[12:], 0x80000000)
+		return site
+	}, xm), uint64(0x1004))
 	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
 		var res *Resolver
 		var err error

@@ -180,7 +180,7 @@ func pdbFile(guid [16]byte, dbiAge uint32) []byte {
 	dbi := file[6*bs:]
 	le.PutUint32(dbi, 0xffffffff)
 	le.PutUint32(dbi[8:], dbiAge)
-	le.PutUint16(dbi[62:], 0x8664)
+	le.PutUint16(dbi[58:], 0x8664)
 	return file
 }
 
