@@ -9,78 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// snapshotFunction is a function of one of symbolic's insta snapshots of
-// FunctionsDebug (symbolic-debuginfo/tests/test_objects.rs): its address,
-// name, line records and inlined calls.
-type snapshotFunction struct {
-	addr     uint64
-	name     string
-	lines    []snapshotLine // as listed: each from its address to the next
-	inlinees []*snapshotFunction
-}
-
-// snapshotLine is a line record: its address, its file (the directory
-// joined with the name, as the PDB writes it) and its line.
-type snapshotLine struct {
-	addr uint64
-	file string
-	line int
-}
-
-// parseFunctionsSnapshot reads the text of an insta snapshot of
-// FunctionsDebug: after the front matter, "> 0xADDR: NAME (0xSIZE)" for a
-// function, indented two spaces per level of inlining, its line records
-// "0xADDR: FILE:LINE (DIR)" indented two more.
-func parseFunctionsSnapshot(t *testing.T, text string) []*snapshotFunction {
-	t.Helper()
-	_, body, ok := strings.Cut(strings.TrimPrefix(text, "---\n"), "\n---\n")
-	if !ok {
-		t.Fatal("the snapshot has no front matter")
-	}
-	fnRe := regexp.MustCompile(`^( *)> 0x([0-9a-f]+): (.*) \(0x[0-9a-f]+\)$`)
-	lineRe := regexp.MustCompile(`^( *)0x([0-9a-f]+): (.*):([0-9]+) \((.*)\)$`)
-	var top, open []*snapshotFunction // open: the function of each depth
-	for n, l := range strings.Split(body, "\n") {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		if m := fnRe.FindStringSubmatch(l); m != nil {
-			depth := len(m[1]) / 2
-			if depth > len(open) {
-				t.Fatalf("snapshot line %d: an inlined call without its caller: %q", n+1, l)
-			}
-			addr, _ := strconv.ParseUint(m[2], 16, 64)
-			f := &snapshotFunction{addr: addr, name: m[3]}
-			if open = open[:depth]; depth == 0 {
-				top = append(top, f)
-			} else {
-				open[depth-1].inlinees = append(open[depth-1].inlinees, f)
-			}
-			open = append(open, f)
-			continue
-		}
-		m := lineRe.FindStringSubmatch(l)
-		if m == nil || len(m[1]) < 2 || (len(m[1])-2)/2 >= len(open) {
-			t.Fatalf("snapshot line %d: not a function or a line record: %q", n+1, l)
-		}
-		addr, _ := strconv.ParseUint(m[2], 16, 64)
-		line, _ := strconv.Atoi(m[4])
-		sep := "/"
-		if strings.Contains(m[5], `\`) {
-			sep = `\`
-		}
-		f := open[(len(m[1])-2)/2]
-		f.lines = append(f.lines, snapshotLine{addr: addr, file: m[5] + sep + m[3], line: line})
-	}
-	return top
-}
 
 // snapshotFrames is what the snapshot says an address resolves to,
 // innermost first, for each address of its line records: the deepest
@@ -92,15 +25,15 @@ func snapshotFrames(top []*snapshotFunction) (addrs []uint64, want map[uint64][]
 	want = map[uint64][]nativeWant{}
 	lineAt := func(f *snapshotFunction, addr uint64) snapshotLine {
 		var l snapshotLine
-		for _, r := range f.lines {
-			if r.addr <= addr {
+		for _, r := range f.Lines {
+			if r.Addr <= addr {
 				l = r
 			}
 		}
 		return l
 	}
 	has := func(f *snapshotFunction, addr uint64) bool {
-		return slices.ContainsFunc(f.lines, func(l snapshotLine) bool { return l.addr == addr })
+		return slices.ContainsFunc(f.Lines, func(l snapshotLine) bool { return l.Addr == addr })
 	}
 	for _, fn := range top {
 		// deepest is the longest chain from fn to a call with a record
@@ -111,7 +44,7 @@ func snapshotFrames(top []*snapshotFunction) (addrs []uint64, want map[uint64][]
 			if last := chain[len(chain)-1]; has(last, addr) {
 				best = chain
 			}
-			for _, k := range chain[len(chain)-1].inlinees {
+			for _, k := range chain[len(chain)-1].Inlinees {
 				if c := deepest(append(slices.Clip(chain), k), addr); len(c) > len(best) {
 					best = c
 				}
@@ -120,20 +53,20 @@ func snapshotFrames(top []*snapshotFunction) (addrs []uint64, want map[uint64][]
 		}
 		var walk func(f *snapshotFunction)
 		walk = func(f *snapshotFunction) {
-			for _, l := range f.lines {
-				if _, ok := want[l.addr]; ok {
+			for _, l := range f.Lines {
+				if _, ok := want[l.Addr]; ok {
 					continue
 				}
-				chain := deepest([]*snapshotFunction{fn}, l.addr)
+				chain := deepest([]*snapshotFunction{fn}, l.Addr)
 				var w []nativeWant
 				for i := len(chain) - 1; i >= 0; i-- {
-					at := lineAt(chain[i], l.addr)
-					w = append(w, nativeWant{Function: chain[i].name, File: at.file, Line: at.line})
+					at := lineAt(chain[i], l.Addr)
+					w = append(w, nativeWant{Function: chain[i].Name, File: at.path(), Line: at.Line})
 				}
-				want[l.addr] = w
-				addrs = append(addrs, l.addr)
+				want[l.Addr] = w
+				addrs = append(addrs, l.Addr)
 			}
-			for _, k := range f.inlinees {
+			for _, k := range f.Inlinees {
 				walk(k)
 			}
 		}
@@ -164,11 +97,7 @@ var knownPDBDifferences = map[uint64]string{
 func TestSymbolicPDB(t *testing.T) {
 	t.Parallel()
 	windows := suitePath(t, "symbolic/symbolic-testutils/fixtures/windows")
-	snap, err := os.ReadFile(suitePath(t, "symbolic/symbolic-debuginfo/tests/snapshots/test_objects__pdb_functions.snap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrs, want := snapshotFrames(parseFunctionsSnapshot(t, string(snap)))
+	addrs, want := snapshotFrames(parseFunctionsSnapshot(t, suitePath(t, symbolicDebuginfoSnapshot+"test_objects__pdb_functions.snap")))
 	if len(addrs) == 0 {
 		t.Fatal("no address in the snapshot")
 	}

@@ -120,6 +120,19 @@ func parseFunctionsSnapshot(t *testing.T, path string) []*snapshotFunction {
 	return top
 }
 
+// path is the record's file joined to its directory, as the debug
+// information joins them, by the directory's separator.
+func (l snapshotLine) path() string {
+	if l.Dir == "" {
+		return l.File
+	}
+	sep := "/"
+	if strings.Contains(l.Dir, `\`) {
+		sep = `\`
+	}
+	return l.Dir + sep + l.File
+}
+
 func parseSnapshotHex(t *testing.T, s string) uint64 {
 	t.Helper()
 	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
