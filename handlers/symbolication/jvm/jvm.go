@@ -337,7 +337,7 @@ func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, thrown string, o
 			file := ptr(symbolication.CutName(o.File))
 			fo := FrameOut{Function: ptr(symbolication.CutName(o.Method)), Module: ptr(symbolication.CutName(o.Class)),
 				Filename: file, AbsPath: file, OriginalIndex: index, MethodSynthesized: o.Synthesized}
-			if !o.NoLine && (f.Lineno != nil || o.Line > 0) {
+			if !o.NoLine {
 				fo.Lineno = ptr(int64(o.Line))
 			}
 			out = append(out, fo)
