@@ -277,9 +277,6 @@ type Remapped struct {
 	// Context: the outline's own frame is left out (Frames holds only
 	// what was inlined into it).
 	Outline int
-	// Dropped says the mapping gives frames but R8's metadata removed
-	// them all (rewriteFrame, synthesized): the obfuscated frame has none.
-	Dropped bool
 }
 
 // RemapIn is RemapAtMost of f as R8's retrace reads a stack trace, where
@@ -301,12 +298,13 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 			line = callsite
 		}
 	}
-	// First what the lines give: how many frames, how many a rule removes,
-	// whether the frame is in an outline; then the frames kept.
+	// First what the lines say: how many frames a rule removes, whether
+	// the frame is in an outline; then the frames kept. What R8's metadata
+	// removes (rewriteFrame, synthesized) is not counted in N: a frame it
+	// empties answers nothing.
 	var r Remapped
-	total, remove := 0, 0
-	classOnly := m.matches(c, methods, line, func(mt *method, _, count int, _ bool) {
-		total += count
+	remove := 0
+	classOnly := m.matches(c, methods, line, func(mt *method, _, _ int, _ bool) {
 		if m.methodFlags(c, mt)&flagOutline != 0 {
 			r.Outline = line
 		}
@@ -336,7 +334,6 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 			}
 		}
 	})
-	r.Dropped = r.N == 0 && r.Outline == 0 && total > 0
 	return r, true
 }
 

@@ -457,7 +457,7 @@ some.Class -> a:
 }
 
 // TestRemapInCountsWhatItDrops: what a rewriteFrame rule or a synthesized
-// mark removes is not counted in N, and a frame they empty is Dropped.
+// mark removes is not counted in N; a frame they empty has no frames.
 func TestRemapInCountsWhatItDrops(t *testing.T) {
 	m, err := Parse([]byte(`some.Class -> a:
   4:4:void other.Class.inner():23:23 -> a
@@ -470,19 +470,18 @@ func TestRemapInCountsWhatItDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		line    int
-		ctx     Context
-		n       int
-		dropped bool
+		line int
+		ctx  Context
+		n    int
 	}{
-		{4, Context{}, 2, false},
-		{4, Context{Thrown: "java.lang.NullPointerException"}, 0, true},
-		{5, Context{}, 1, false},
-		{5, Context{DropSynthesized: true}, 0, true},
+		{4, Context{}, 2},
+		{4, Context{Thrown: "java.lang.NullPointerException"}, 0},
+		{5, Context{}, 1},
+		{5, Context{DropSynthesized: true}, 0},
 	} {
 		r, ok := m.RemapIn(Frame{Class: "a", Method: "a", Line: tc.line}, tc.ctx, 64)
-		if !ok || r.N != tc.n || len(r.Frames) != tc.n || r.Dropped != tc.dropped {
-			t.Errorf("line %d %+v: %d frames, N %d, dropped %v; want %d, %v", tc.line, tc.ctx, len(r.Frames), r.N, r.Dropped, tc.n, tc.dropped)
+		if !ok || r.N != tc.n || len(r.Frames) != tc.n || r.Outline != 0 {
+			t.Errorf("line %d %+v: %d frames, N %d, outline %d; want %d", tc.line, tc.ctx, len(r.Frames), r.N, r.Outline, tc.n)
 		}
 	}
 }
