@@ -2,10 +2,8 @@ package main
 
 import (
 	"archive/zip"
-	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,10 +267,6 @@ func TestSymbolicateJVMEndToEnd(t *testing.T) {
 				"modules":     []any{map[string]any{"type": "proguard", "uuid": uuid}, map[string]any{"type": "proguard", "uuid": "00000000-0000-0000-0000-000000000001"}},
 				"options":     map[string]any{"frame_order": order},
 			}
-			status, res := s.api(t, "POST", "/api/0/projects/acme/web/symbolicate-jvm/", body)
-			if status != http.StatusOK {
-				t.Fatalf("symbolicate-jvm: %d %s", status, res)
-			}
 			var got struct {
 				Exceptions []struct {
 					Type   string `json:"type"`
@@ -292,9 +286,7 @@ func TestSymbolicateJVMEndToEnd(t *testing.T) {
 					Type string `json:"type"`
 				} `json:"errors"`
 			}
-			if err := json.Unmarshal(res, &got); err != nil {
-				t.Fatal(err)
-			}
+			symbolicateJVM(t, s, body, &got)
 			var remapped []string
 			for _, f := range got.Stacktraces[0].Frames {
 				remapped = append(remapped, fmt.Sprintf("%s.%s(%s:%d)", f.Module, f.Function, f.Filename, f.Lineno))

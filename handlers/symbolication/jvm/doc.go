@@ -2,7 +2,15 @@
 // (docs/resolution.md): obfuscated Java frames and exception classes
 // remapped through the ProGuard mappings a project uploaded, found by the
 // UUIDs of the request's proguard modules, inlined methods given back as
-// frames of their own.
+// frames of their own. A stack trace is read callee first whatever
+// options.frame_order says, as R8's retrace reads one, for R8's mapping
+// metadata (errata/worker/dif/proguard): the exception a stack trace
+// threw (its "exception", else the request's i-th exception when there
+// are as many as stack traces) goes with its top frame for rewriteFrame rules, an outline's frame gives
+// its position to the frame that called it and answers nothing of its
+// own, and synthesized methods are left out of frames that have a line
+// (kept, with method_synthesized, in frames without one), as Sentry's
+// symbolicator does.
 //
 // It owns the request and answer types of the route symbolicate-jvm/ and
 // the remapping; the mappings are read through errata/store and parsed by

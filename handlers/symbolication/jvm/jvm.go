@@ -19,7 +19,12 @@ const maxProguardBytes = proguard.MaxSize
 type Request struct {
 	Exceptions  []Exception `json:"exceptions"`
 	Stacktraces []struct {
-		Frames []FrameIn `json:"frames"`
+		// Exception is the exception the stack trace threw, as
+		// symbolicator's API takes it: R8's rewriteFrame rules apply to
+		// its top frame. Without it, the i-th of Exceptions when there are
+		// as many as stack traces.
+		Exception *Exception `json:"exception"`
+		Frames    []FrameIn  `json:"frames"`
 	} `json:"stacktraces"`
 	Modules []struct {
 		Type *string `json:"type"`
@@ -60,6 +65,9 @@ type FrameOut struct {
 	// original frames, is how many more the mapping gives, left out past
 	// symbolication.MaxFrameExpansion.
 	FramesOmitted int `json:"frames_omitted,omitempty"`
+	// MethodSynthesized marks a frame of a method R8 synthesized, kept
+	// because its input frame had no line (symbolicator's key).
+	MethodSynthesized bool `json:"method_synthesized,omitempty"`
 }
 
 // frameJSON bounds the bytes a FrameOut's JSON takes beside its strings:
@@ -73,9 +81,11 @@ type Error struct {
 	Type string `json:"type"`
 }
 
-// StacktraceOut is a stack trace of the answer.
+// StacktraceOut is a stack trace of the answer: its exception remapped
+// when the request gave one.
 type StacktraceOut struct {
-	Frames []FrameOut `json:"frames"`
+	Exception *Exception `json:"exception,omitempty"`
+	Frames    []FrameOut `json:"frames"`
 }
 
 // Response is the answer of a JVM resolution.
@@ -126,23 +136,40 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		out.Exceptions = append(out.Exceptions, ex)
 	}
 	callerFirst := req.Options.FrameOrder == nil || *req.Options.FrameOrder == "caller_first"
-	for _, st := range req.Stacktraces {
-		frames := []FrameOut{}
-		for i, f := range st.Frames {
-			if err := ctx.Err(); err != nil {
-				return nil, err // the client left
+	for i, st := range req.Stacktraces {
+		var thrown *Exception
+		switch {
+		case st.Exception != nil:
+			ex := remapException(mappings, *st.Exception)
+			if err := ans.Charge(32, deref(ex.Type), deref(ex.Module)); err != nil {
+				return nil, err
 			}
-			fs := remapFrame(mappings, f, i, callerFirst)
-			for _, o := range fs {
-				if err := ans.Charge(frameJSON, deref(o.Function), deref(o.Module), deref(o.Filename), deref(o.AbsPath)); err != nil {
-					return nil, err
-				}
-			}
-			frames = append(frames, fs...)
+			thrown = &ex
+		case len(out.Exceptions) == len(req.Stacktraces):
+			thrown = &out.Exceptions[i]
 		}
-		out.Stacktraces = append(out.Stacktraces, StacktraceOut{Frames: frames})
+		frames, err := remapTrace(ctx, mappings, st.Frames, className(thrown), callerFirst, &ans)
+		if err != nil {
+			return nil, err
+		}
+		remapped := StacktraceOut{Frames: frames}
+		if st.Exception != nil {
+			remapped.Exception = thrown
+		}
+		out.Stacktraces = append(out.Stacktraces, remapped)
 	}
 	return out, nil
+}
+
+// className is the class name of exception e, "" for none.
+func className(e *Exception) string {
+	if e == nil || e.Type == nil {
+		return ""
+	}
+	if e.Module != nil && *e.Module != "" {
+		return *e.Module + "." + *e.Type
+	}
+	return *e.Type
 }
 
 // deref is *s, "" for nil.
@@ -237,12 +264,52 @@ func splitClass(name string) (string, string) {
 	return "", name
 }
 
+// remapTrace returns the original frames of a stack trace's frames, in
+// the order the request reads them (callerFirst or not), charged to ans.
+// It reads them callee first, as R8's retrace does: thrown (the original
+// class name of the exception the stack trace threw, "" for none) goes
+// with the top frame, for R8's rewriteFrame rules, and an outline's frame
+// gives its position to the frame that called it. The loop stops once
+// ctx ends.
+func remapTrace(ctx context.Context, mappings []*proguard.Mapping, in []FrameIn, thrown string, callerFirst bool, ans *symbolication.Answer) ([]FrameOut, error) {
+	out := []FrameOut{}
+	outlines := make([]int, len(mappings))
+	for k := range in {
+		if err := ctx.Err(); err != nil {
+			return nil, err // the client left
+		}
+		i := k
+		if callerFirst {
+			i = len(in) - 1 - k
+		}
+		fs, calledOutline := remapFrame(mappings, in[i], i, thrown, outlines)
+		if !calledOutline {
+			thrown = ""
+		}
+		for _, o := range fs {
+			if err := ans.Charge(frameJSON, deref(o.Function), deref(o.Module), deref(o.Filename), deref(o.AbsPath)); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, fs...)
+	}
+	if callerFirst {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
 // remapFrame returns the original frames of f, the i-th frame of its
-// stack trace: several when methods were inlined there (at most
-// symbolication.MaxFrameExpansion, the first the mapping gives, the
-// outermost of them saying how many more it gives), in the order the
-// request reads frames, their names cut to symbolication.MaxNameBytes.
-func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, callerFirst bool) []FrameOut {
+// stack trace, innermost first: several when methods were inlined there
+// (at most symbolication.MaxFrameExpansion, the first the mapping gives,
+// the outermost of them saying how many more it gives), none when R8's
+// metadata leaves them all out, their names cut to
+// symbolication.MaxNameBytes. thrown is the exception f threw when it is
+// the top frame, outlines the outline positions the frame below gave, per
+// mapping (read, then set to f's own). outline is true when f is an
+// outline's frame that answers nothing: the exception goes on with the
+// frame that called it.
+func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, thrown string, outlines []int) (frames []FrameOut, outline bool) {
 	index := i
 	if f.OriginalIndex != nil {
 		index = *f.OriginalIndex
@@ -251,34 +318,36 @@ func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, callerFirst bool
 	}
 	same := []FrameOut{{Function: f.Function, Module: f.Module, Filename: f.Filename, AbsPath: f.AbsPath, Lineno: f.Lineno, OriginalIndex: index}}
 	if f.Module == nil || f.Function == nil {
-		return same
+		return same, false
 	}
 	line := 0
 	if f.Lineno != nil && *f.Lineno > 0 && *f.Lineno < 1<<31 {
 		line = int(*f.Lineno)
 	}
-	for _, m := range mappings {
-		frames, n, ok := m.RemapAtMost(proguard.Frame{Class: *f.Module, Method: *f.Function, Line: line}, symbolication.MaxFrameExpansion)
+	in := proguard.Frame{Class: *f.Module, Method: *f.Function, File: deref(f.Filename), Line: line}
+	for j, m := range mappings {
+		// Sentry leaves out synthesized methods of frames with a line only.
+		r, ok := m.RemapIn(in, proguard.Context{Thrown: thrown, Outline: outlines[j], DropSynthesized: f.Lineno != nil}, symbolication.MaxFrameExpansion)
+		outlines[j] = r.Outline
 		if !ok {
 			continue
 		}
-		out := make([]FrameOut, 0, len(frames))
-		for _, o := range frames {
+		out := make([]FrameOut, 0, len(r.Frames))
+		for _, o := range r.Frames {
 			file := ptr(symbolication.CutName(o.File))
 			fo := FrameOut{Function: ptr(symbolication.CutName(o.Method)), Module: ptr(symbolication.CutName(o.Class)),
-				Filename: file, AbsPath: file, OriginalIndex: index}
-			if f.Lineno != nil {
+				Filename: file, AbsPath: file, OriginalIndex: index, MethodSynthesized: o.Synthesized}
+			if !o.NoLine {
 				fo.Lineno = ptr(int64(o.Line))
 			}
 			out = append(out, fo)
 		}
-		out[len(out)-1].FramesOmitted = n - len(out)
-		if callerFirst {
-			slices.Reverse(out)
+		if len(out) > 0 {
+			out[len(out)-1].FramesOmitted = r.N - len(out)
 		}
-		return out
+		return out, r.Outline > 0 && len(out) == 0
 	}
-	return same
+	return same, false
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -3,6 +3,8 @@ package jvm
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +13,17 @@ import (
 	"errata/handlers/symbolication"
 	"errata/worker/dif/proguard"
 )
+
+// remapOne is remapTrace of the one frame f.
+func remapOne(t *testing.T, mappings []*proguard.Mapping, f FrameIn, callerFirst bool) []FrameOut {
+	t.Helper()
+	var ans symbolication.Answer
+	out, err := remapTrace(t.Context(), mappings, []FrameIn{f}, "", callerFirst, &ans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
 
 func parseTestMapping(t *testing.T) *proguard.Mapping {
 	t.Helper()
@@ -44,15 +57,15 @@ func TestRemapFrameInlined(t *testing.T) {
 		"0 com.shop.Discounts.rateFor(Discounts.java:10)",
 		"0 com.shop.Cart.applyDiscount(Cart.java:18)",
 	}
-	if diff := cmp.Diff(calleeFirst, show(remapFrame(mappings, f, 0, false))); diff != "" {
+	if diff := cmp.Diff(calleeFirst, show(remapOne(t, mappings, f, false))); diff != "" {
 		t.Errorf("callee first (-want +got):\n%s", diff)
 	}
 	callerFirst := []string{calleeFirst[2], calleeFirst[1], calleeFirst[0]}
-	if diff := cmp.Diff(callerFirst, show(remapFrame(mappings, f, 0, true))); diff != "" {
+	if diff := cmp.Diff(callerFirst, show(remapOne(t, mappings, f, true))); diff != "" {
 		t.Errorf("caller first (-want +got):\n%s", diff)
 	}
-	unknown := FrameIn{Module: ptr("org.other.X"), Function: ptr("y"), Filename: ptr("X.java"), Lineno: &line}
-	if diff := cmp.Diff([]string{"3 org.other.X.y(X.java:1014)"}, show(remapFrame(mappings, unknown, 3, false))); diff != "" {
+	unknown := FrameIn{Module: ptr("org.other.X"), Function: ptr("y"), Filename: ptr("X.java"), Lineno: &line, OriginalIndex: ptr(3)}
+	if diff := cmp.Diff([]string{"3 org.other.X.y(X.java:1014)"}, show(remapOne(t, mappings, unknown, false))); diff != "" {
 		t.Errorf("unknown class (-want +got):\n%s", diff)
 	}
 }
@@ -86,7 +99,7 @@ func TestRemapFrameExpansionCapped(t *testing.T) {
 	line := int64(1)
 	f := FrameIn{Module: ptr("a"), Function: ptr("a"), Lineno: &line}
 	for _, callerFirst := range []bool{false, true} {
-		out := remapFrame([]*proguard.Mapping{m}, f, 0, callerFirst)
+		out := remapOne(t, []*proguard.Mapping{m}, f, callerFirst)
 		if len(out) != symbolication.MaxFrameExpansion {
 			t.Fatalf("caller first %v: %d frames, want %d", callerFirst, len(out), symbolication.MaxFrameExpansion)
 		}
@@ -101,6 +114,76 @@ func TestRemapFrameExpansionCapped(t *testing.T) {
 		for _, o := range out {
 			if len(*o.Module) > symbolication.MaxNameBytes || len(*o.Filename) > symbolication.MaxNameBytes || len(*o.AbsPath) > symbolication.MaxNameBytes {
 				t.Fatalf("names of %d, %d, %d bytes, want at most %d", len(*o.Module), len(*o.Filename), len(*o.AbsPath), symbolication.MaxNameBytes)
+			}
+		}
+	}
+}
+
+// TestRemapTraceR8 reads a stack trace callee first whatever order the
+// request gives: an outline's frame becomes its call site's, the top frame
+// loses what a rewriteFrame rule for its exception removes, a synthesized
+// method of a frame with a line is left out; the frames come back in the
+// request's order with their input frame's index. The mapping is written
+// from R8's retrace documentation; the expected frames are R8's retrace's
+// (OutlineSimpleStackTrace, NpeInlineRetraceStackTrace and
+// SyntheticLambdaMethodStackTrace of its test suite).
+func TestRemapTraceR8(t *testing.T) {
+	m, err := proguard.Parse([]byte(`# {"id":"com.android.tools.r8.mapping","version":"2.2"}
+outline.Class -> a:
+  1:2:int outline() -> a
+# {"id":"com.android.tools.r8.outline"}
+some.Class -> b:
+# {"id":"sourceFile","fileName":"Some.kt"}
+  4:4:int outlineCaller(int):98:98 -> s
+  27:27:int outlineCaller(int):0:0 -> s
+# {"id":"com.android.tools.r8.outlineCallsite","positions":{"1":4}}
+  30:30:void other.Inner.run():5:5 -> t
+  30:30:void caller():7 -> t
+  # {"id":"com.android.tools.r8.rewriteFrame","conditions":["throws(Ljava/lang/NullPointerException;)"],"actions":["removeInnerFrames(1)"]}
+  40:40:void gen():1:1 -> u
+  # {"id":"com.android.tools.r8.synthesized"}
+  50:50:void main():60:60 -> v
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(module, function string, line int64) FrameIn {
+		return FrameIn{Module: &module, Function: &function, Lineno: &line}
+	}
+	show := func(frames []FrameOut) []string {
+		var out []string
+		for _, f := range frames {
+			out = append(out, fmt.Sprintf("%d %s.%s(%s:%d)", f.OriginalIndex, *f.Module, *f.Function, *f.Filename, *f.Lineno))
+		}
+		return out
+	}
+	calleeFirst := []FrameIn{frame("b", "t", 30), frame("a", "a", 1), frame("b", "s", 27), frame("b", "u", 40), frame("b", "v", 50)}
+	for _, tc := range []struct {
+		thrown string
+		want   []string
+	}{
+		{"java.lang.NullPointerException", []string{"0 some.Class.caller(Some.kt:7)", "2 some.Class.outlineCaller(Some.kt:98)", "4 some.Class.main(Some.kt:60)"}},
+		{"java.lang.IllegalStateException", []string{"0 other.Inner.run(Inner.kt:5)", "0 some.Class.caller(Some.kt:7)", "2 some.Class.outlineCaller(Some.kt:98)", "4 some.Class.main(Some.kt:60)"}},
+	} {
+		for _, callerFirst := range []bool{false, true} {
+			in := slices.Clone(calleeFirst)
+			want := slices.Clone(tc.want)
+			if callerFirst {
+				slices.Reverse(in)
+				slices.Reverse(want)
+				for i := range want { // the index of the frame as the request sent it
+					n, rest, _ := strings.Cut(want[i], " ")
+					k, _ := strconv.Atoi(n)
+					want[i] = fmt.Sprintf("%d %s", len(in)-1-k, rest)
+				}
+			}
+			var ans symbolication.Answer
+			got, err := remapTrace(t.Context(), []*proguard.Mapping{m}, in, tc.thrown, callerFirst, &ans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, show(got)); diff != "" {
+				t.Errorf("%s, caller first %v (-R8 +errata):\n%s", tc.thrown, callerFirst, diff)
 			}
 		}
 	}

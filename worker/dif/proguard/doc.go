@@ -20,4 +20,21 @@
 // (a damaged line costs only its own frames), as symbolicator does.
 // A line that many methods share remaps to them all: RemapAtMost builds
 // only the first frames a caller keeps, and counts the others.
+//
+// R8's metadata, the JSON comments below a class or method line that R8's
+// retrace documents, is read as R8's retrace reads it (RemapIn):
+// sourceFile names a class's file; com.android.tools.r8.synthesized marks
+// a class or a method the compiler made, whose frames a caller may leave
+// out; com.android.tools.r8.outline marks an outline, whose frame gives
+// its position to the frame that called it, remapped at the line its
+// outlineCallsite gives for that position; rewriteFrame rules remove the
+// innermost frames of the top frame of a stack trace that threw the
+// exception they name. Method lines without a range, or with 0:0, and
+// frames without a line remap as R8's retrace does. A comment is read as
+// metadata only when it is at most 64 KiB of JSON (or of gson's lenient
+// form, which R8's documentation writes); one errata cannot read or does
+// not know is a comment and changes nothing. What the metadata holds (a
+// mark, a rule, an outline position, a file name) is charged to Size at
+// what it takes in memory, as a test measures it, so the bound above
+// holds with metadata too.
 package proguard

@@ -1,10 +1,10 @@
 package proguard
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,7 +24,7 @@ const maxIndex = 512 << 20
 // map of methods. TestSizeIsWhatAMappingHolds measures them with the heap.
 const (
 	classCost     = 192
-	methodCost    = 96
+	methodCost    = 112
 	methodMapCost = 432
 )
 
@@ -39,24 +39,30 @@ var ErrTooLarge = fmt.Errorf("%w: it would hold more than its bound", ErrMalform
 type Mapping struct {
 	classes map[string]*class // by obfuscated name
 	byOrig  map[string]*class // by original name
-	size    int
+	// flags holds R8's synthesized and outline marks of methods, by the
+	// original class and "name(args)"; nil when the mapping has none.
+	flags map[methodKey]uint8
+	size  int
 }
 
 type class struct {
 	original, obfuscated string
 	sourceFile           string // R8's sourceFile metadata; "" when absent
+	synthesized          bool   // R8's synthesized metadata on the class
 	methods              map[string][]method
 }
 
-// method is a method line: its obfuscated line range (0:0 when it has
-// none), the original name (qualified when it was inlined from another
-// class) and the original line range (origEnd < 0 when only a line is
-// given, origStart < 0 when none is).
+// method is a method line: its obfuscated line range (hasRange false when
+// it has none, start and end 0 then), the original method as the line
+// writes it, "[class.]name(args)", and the original line range (origEnd
+// < 0 when only a line is given, origStart < 0 when none is). r8 holds
+// R8's metadata of this line, nil for most.
 type method struct {
 	start, end         int32
 	origStart, origEnd int32
 	hasRange           bool
-	name               string
+	sig                string
+	r8                 *lineMeta
 }
 
 // Frame is a frame of a stack trace: class, method, source file and line.
@@ -65,6 +71,11 @@ type Frame struct {
 	Method string
 	File   string
 	Line   int
+	// NoLine says the mapping gives no line for the frame (Line is 0).
+	NoLine bool
+	// Synthesized says R8 marked the frame's method or its class as made
+	// by the compiler (com.android.tools.r8.synthesized).
+	Synthesized bool
 }
 
 // Parse reads the mapping data. Lines it cannot read are skipped.
@@ -85,6 +96,11 @@ func ParseWithin(data []byte, limit int) (*Mapping, error) {
 	text := string(data)
 	m := &Mapping{classes: map[string]*class{}, byOrig: map[string]*class{}, size: len(text) + 64}
 	var cur *class
+	// What R8's metadata comments below apply to: the class line or the
+	// method line just above them (lastMethod, under cur.methods[lastName]).
+	var lastName string
+	lastMethod := -1
+	classAbove := false
 	for len(text) > 0 {
 		line, rest, _ := strings.Cut(text, "\n")
 		text = rest
@@ -93,26 +109,33 @@ func ParseWithin(data []byte, limit int) (*Mapping, error) {
 		switch {
 		case trimmed == "":
 		case strings.HasPrefix(trimmed, "#"):
-			if cur != nil {
-				cur.readMetadata(strings.TrimSpace(trimmed[1:]))
+			if cur == nil || !classAbove && lastMethod < 0 {
+				continue
 			}
+			var mt *method
+			if lastMethod >= 0 {
+				mt = &cur.methods[lastName][lastMethod]
+			}
+			m.readMetadata(strings.TrimSpace(trimmed[1:]), cur, mt)
 		case line[0] != ' ' && line[0] != '\t':
-			cur = nil
+			cur, classAbove, lastMethod = nil, false, -1
 			orig, obf, ok := strings.Cut(strings.TrimSuffix(trimmed, ":"), " -> ")
 			if !ok || !strings.HasSuffix(trimmed, ":") || orig == "" || obf == "" {
 				continue
 			}
-			cur = &class{original: orig, obfuscated: obf}
+			cur, classAbove = &class{original: orig, obfuscated: obf}, true
 			m.classes[obf] = cur
 			m.byOrig[orig] = cur
 			m.size += classCost
 		case cur != nil:
+			classAbove, lastMethod = false, -1
 			if name, mt, ok := parseMethod(trimmed); ok {
 				if cur.methods == nil {
 					cur.methods = map[string][]method{}
 					m.size += methodMapCost
 				}
 				cur.methods[name] = append(cur.methods[name], mt)
+				lastName, lastMethod = name, len(cur.methods[name])-1
 				m.size += methodCost
 			}
 		}
@@ -123,22 +146,9 @@ func ParseWithin(data []byte, limit int) (*Mapping, error) {
 	return m, nil
 }
 
-// readMetadata reads R8's JSON comment of a class: its source file.
-func (c *class) readMetadata(s string) {
-	if !strings.HasPrefix(s, "{") || !strings.Contains(s, "sourceFile") {
-		return
-	}
-	var meta struct {
-		ID       string `json:"id"`
-		FileName string `json:"fileName"`
-	}
-	if json.Unmarshal([]byte(s), &meta) == nil && meta.ID == "sourceFile" {
-		c.sourceFile = meta.FileName
-	}
-}
-
 // parseMethod reads "[a:b:]type name(args)[:c[:d]] -> obf"; a field line
-// (no parenthesis) is not a method.
+// (no parenthesis) is not a method. An inverted range (b < a, d < c) is
+// read the right way round.
 func parseMethod(s string) (string, method, bool) {
 	left, obf, ok := strings.Cut(s, " -> ")
 	if !ok || obf == "" {
@@ -162,17 +172,17 @@ func parseMethod(s string) (string, method, bool) {
 		if !okA || !okB {
 			return "", method{}, false
 		}
-		mt.start, mt.end, mt.hasRange = a, b, true
+		mt.start, mt.end, mt.hasRange = min(a, b), max(a, b), true
 		head = head[i+1+j+1:]
+		left = left[i+1+j+1:]
+		open -= i + 1 + j + 1
+		closing -= i + 1 + j + 1
 	}
 	sp := strings.LastIndexByte(head, ' ')
-	if sp < 0 {
+	if sp < 0 || sp+1 == len(head) {
 		return "", method{}, false
 	}
-	mt.name = head[sp+1:]
-	if mt.name == "" {
-		return "", method{}, false
-	}
+	mt.sig = left[sp+1 : closing+1]
 	// The trailing ":c[:d]" original lines.
 	if tail := left[closing+1:]; tail != "" {
 		if tail[0] != ':' {
@@ -188,6 +198,7 @@ func parseMethod(s string) (string, method, bool) {
 			if mt.origEnd, ok = number(d); !ok {
 				return "", method{}, false
 			}
+			mt.origStart, mt.origEnd = min(mt.origStart, mt.origEnd), max(mt.origStart, mt.origEnd)
 		}
 	}
 	return obf, mt, true
@@ -233,64 +244,273 @@ func (m *Mapping) Remap(f Frame) ([]Frame, bool) {
 // many methods share remaps to them all): n is how many Remap returns,
 // counted without building those left out.
 func (m *Mapping) RemapAtMost(f Frame, limit int) (frames []Frame, n int, ok bool) {
+	r, ok := m.RemapIn(f, Context{}, limit)
+	return r.Frames, r.N, ok
+}
+
+// Context is where a frame stands in its stack trace, read callee first,
+// for R8's metadata: the exception it threw and the outline it called.
+type Context struct {
+	// Thrown is the original class name of the exception the frame threw
+	// ("java.lang.NullPointerException") when it is the top frame of the
+	// stack trace, "" otherwise: R8's rewriteFrame rules of the method
+	// lines at its line apply when their conditions name it.
+	Thrown string
+	// Outline is the position in the outline the frame called (the line
+	// of the outline's frame, Remapped.Outline), 0 for none: the method
+	// line at the frame's line maps it to the line of the call site
+	// (R8's outlineCallsite), which the frame is remapped at.
+	Outline int
+	// DropSynthesized leaves out the frames of methods R8 synthesized.
+	DropSynthesized bool
+}
+
+// Remapped is what RemapIn gives for an obfuscated frame.
+type Remapped struct {
+	// Frames are the original frames, innermost first, at most the limit.
+	Frames []Frame
+	// N is how many frames the mapping gives, the ones past the limit
+	// included (those are counted, not built).
+	N int
+	// Outline is, for a frame in an outline method (R8's outline), its
+	// position, which the next frame toward the caller takes in its
+	// Context: the outline's own frame is left out (Frames holds only
+	// what was inlined into it).
+	Outline int
+}
+
+// RemapIn is RemapAtMost of f as R8's retrace reads a stack trace, where
+// ctx says what comes before f, callee first: R8's rewriteFrame rules
+// for the exception it threw, outlines it called, synthesized methods.
+// False when f's class is not in the mapping.
+func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	c, ok := m.classes[f.Class]
 	if !ok {
-		return nil, 0, false
+		return Remapped{}, false
 	}
 	methods := c.methods[f.Method]
-	var out []Frame
-	for _, mt := range methods {
-		if !mt.hasRange || f.Line < int(mt.start) || f.Line > int(mt.end) {
-			continue
+	if len(methods) == 0 {
+		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
+	}
+	line := f.Line
+	if ctx.Outline > 0 {
+		if callsite, ok := outlineCallsite(methods, line, ctx.Outline); ok {
+			line = callsite
 		}
-		if n++; len(out) == limit {
-			continue
+	}
+	// First what the lines say: how many frames a rule removes, whether
+	// the frame is in an outline; then the frames kept. What R8's metadata
+	// removes (rewriteFrame, synthesized) is not counted in N: a frame it
+	// empties answers nothing.
+	var r Remapped
+	remove := 0
+	classOnly := m.matches(c, methods, line, func(mt *method, _, _ int, _ bool) {
+		if m.methodFlags(c, mt)&flagOutline != 0 {
+			r.Outline = line
 		}
-		line := f.Line
+		if ctx.Thrown != "" && mt.r8 != nil {
+			remove += mt.r8.removes(ctx.Thrown)
+		}
+	})
+	if classOnly {
+		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
+	}
+	at := 0
+	m.matches(c, methods, line, func(mt *method, first, count int, noLine bool) {
+		skip := min(max(remove-at, 0), count)
+		at += count
+		flags := m.methodFlags(c, mt)
+		if flags&flagOutline != 0 || ctx.DropSynthesized && flags&flagSynthesized != 0 {
+			return
+		}
+		for i := skip; i < count; i++ {
+			if r.N++; len(r.Frames) < limit {
+				fr := m.frame(c, mt.sig, first+i)
+				fr.NoLine, fr.Synthesized = noLine, flags&flagSynthesized != 0
+				r.Frames = append(r.Frames, fr)
+			} else {
+				r.N += count - i - 1
+				break
+			}
+		}
+	})
+	return r, true
+}
+
+// classOnly is the frame f of class c whose method or line the mapping
+// does not know: the class remapped, the method and line as they came.
+func (m *Mapping) classOnly(c *class, f Frame, limit int) []Frame {
+	if limit < 1 {
+		return nil
+	}
+	return []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original, c, f.File), Line: f.Line}}
+}
+
+// matches calls yield for each method line of methods (those of one
+// obfuscated name of class c) that remaps line, in the order R8's
+// retrace gives their frames, with the original lines first, first+1, ...
+// of count frames (noLine when the mapping gives none). Line 0 is a frame
+// without a line. True when none does although the method has line
+// ranges: the frame is remapped by its class only.
+func (m *Mapping) matches(c *class, methods []method, line int, yield func(mt *method, first, count int, noLine bool)) (classOnly bool) {
+	ranged := false // some line of the method has an obfuscated range
+	for i := range methods {
+		ranged = ranged || methods[i].end > 0
+	}
+	if line == 0 {
+		m.matchesWithoutLine(methods, ranged, yield)
+		return false
+	}
+	found := false
+	for i := range methods {
+		mt := &methods[i]
 		switch {
+		case mt.end > 0:
+			if line < int(mt.start) || line > int(mt.end) {
+				continue
+			}
+			yield(mt, originalLine(mt, line), 1, false)
+		case ranged:
+			continue // a range holds the lines of this method
 		case mt.origStart < 0:
-		case mt.origEnd >= 0 && mt.origEnd-mt.origStart == mt.end-mt.start:
-			line = int(mt.origStart) + f.Line - int(mt.start)
+			yield(mt, line, 1, false) // no line information: the line as it came
+		case mt.origEnd > mt.origStart && mt.origEnd-mt.origStart <= maxSpan:
+			// One obfuscated position for several original lines: each.
+			yield(mt, int(mt.origStart), int(mt.origEnd-mt.origStart)+1, false)
+		case mt.origStart > 0:
+			yield(mt, int(mt.origStart), 1, false)
 		default:
-			line = int(mt.origStart)
+			yield(mt, 0, 1, true)
 		}
-		out = append(out, m.frame(c, mt.name, line))
+		found = true
 	}
-	if n > 0 {
-		return out, n, true
-	}
-	// No range holds the line: a method without line ranges, or one
-	// whose line the mapping does not know.
-	for _, mt := range methods {
-		if !mt.hasRange || mt.start == 0 && mt.end == 0 {
-			return []Frame{m.frame(c, mt.name, f.Line)}, 1, true
-		}
-	}
-	if len(methods) > 0 {
-		return []Frame{m.frame(c, methods[0].name, f.Line)}, 1, true
-	}
-	return []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original), Line: f.Line}}, 1, true
+	return !found && ranged
 }
 
-// frame is the original frame of method name (qualified when inlined from
-// another class) of class c at line.
-func (m *Mapping) frame(c *class, name string, line int) Frame {
-	cls := c.original
+// maxSpan is the longest original range one position stands for, R8's
+// catch-all range 0:65535: a longer one is one line.
+const maxSpan = 65535
+
+// originalLine is the original line of obfuscated line inside mt's range.
+func originalLine(mt *method, line int) int {
+	switch {
+	case mt.origStart < 0:
+		return line
+	case mt.origEnd < 0 || mt.origEnd == mt.origStart:
+		return int(mt.origStart)
+	case mt.origEnd-mt.origStart == mt.end-mt.start:
+		return int(mt.origStart) + line - int(mt.start)
+	default:
+		return int(mt.origStart)
+	}
+}
+
+// matchesWithoutLine is matches of a frame without a line, as R8's retrace
+// reads one: the method lines without a range (or with 0:0) when there are
+// some, else the first lines sharing a range (inlined methods), else the
+// method once at line 0 when its lines all name it, else each at line 0.
+func (m *Mapping) matchesWithoutLine(methods []method, ranged bool, yield func(mt *method, first, count int, noLine bool)) {
+	var zeroRange, noRange, noRangeLines int
+	spread := false // a 0:0 line stands for several original lines
+	firstName, sameName := "", true
+	for i := range methods {
+		mt := &methods[i]
+		switch {
+		case mt.end > 0:
+		case mt.hasRange:
+			zeroRange++
+			spread = spread || mt.origEnd >= 0 && mt.origEnd != mt.origStart
+		default:
+			if noRange++; noRange == 1 {
+				firstName = methodName(mt.sig)
+			} else if methodName(mt.sig) != firstName {
+				sameName = false
+			}
+			if mt.origStart >= 0 {
+				noRangeLines++
+			}
+		}
+	}
+	if zeroRange+noRange == 0 {
+		first := &methods[0]
+		group := 0
+		for group < len(methods) && methods[group].start == first.start && methods[group].end == first.end {
+			group++
+		}
+		if group > 1 {
+			for i := range group {
+				yield(&methods[i], max(int(methods[i].origStart), 0), 1, false)
+			}
+			return
+		}
+		for i := range methods {
+			if methodName(methods[i].sig) != methodName(first.sig) {
+				for i := range methods {
+					yield(&methods[i], 0, 1, false)
+				}
+				return
+			}
+		}
+		yield(first, 0, 1, false)
+		return
+	}
+	// The lines without a range, in the mapping's order, or by method
+	// name when they name several methods and all give a line, as R8's
+	// retrace sorts them.
+	sorted := !sameName && noRangeLines == noRange
+	var later []*method
+	emitted := false
+	for i := range methods {
+		mt := &methods[i]
+		switch {
+		case mt.end > 0:
+		case mt.hasRange:
+			switch {
+			case spread:
+				yield(mt, 0, 1, false)
+			case mt.origStart > 0:
+				yield(mt, int(mt.origStart), 1, false)
+			default:
+				yield(mt, 0, 1, true)
+			}
+		case sorted:
+			later = append(later, mt)
+		case !sameName:
+			yield(mt, 0, 1, false)
+		case !emitted:
+			emitted = true
+			if noRange == 1 {
+				yield(mt, max(int(mt.origStart), 0), 1, false)
+			} else {
+				yield(mt, 0, 1, false)
+			}
+		}
+	}
+	slices.SortStableFunc(later, func(a, b *method) int { return strings.Compare(methodName(a.sig), methodName(b.sig)) })
+	for _, mt := range later {
+		yield(mt, 0, 1, false)
+	}
+}
+
+// methodName is the name of "[class.]name(args)".
+func methodName(sig string) string {
+	name := sig[:strings.IndexByte(sig, '(')]
+	return name[strings.LastIndexByte(name, '.')+1:]
+}
+
+// frame is the original frame of method sig ("[class.]name(args)",
+// qualified when inlined from another class) of class c at line.
+func (m *Mapping) frame(c *class, sig string, line int) Frame {
+	cls, name := receiver(c, sig)
+	return Frame{Class: cls, Method: name, File: m.fileOf(cls, c, ""), Line: line}
+}
+
+// receiver splits sig of a method line of class c into the method's
+// original class and its name.
+func receiver(c *class, sig string) (string, string) {
+	name := sig[:strings.IndexByte(sig, '(')]
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		cls, name = name[:i], name[i+1:]
+		return name[:i], name[i+1:]
 	}
-	return Frame{Class: cls, Method: name, File: m.fileOf(cls), Line: line}
-}
-
-// fileOf returns the source file of the original class cls: R8's metadata
-// when the mapping has it, else the outermost class's name with .java.
-func (m *Mapping) fileOf(cls string) string {
-	if c, ok := m.byOrig[cls]; ok && c.sourceFile != "" {
-		return c.sourceFile
-	}
-	simple := cls[strings.LastIndexByte(cls, '.')+1:]
-	if i := strings.IndexByte(simple, '$'); i > 0 {
-		simple = simple[:i]
-	}
-	return simple + ".java"
+	return c.original, name
 }

@@ -92,11 +92,11 @@ com.shop.Rates -> a.b:
 		in   Frame
 		want []Frame
 	}{
-		{Frame{"a.a", "a", "SourceFile", 3}, []Frame{{"com.shop.Cart", "total", "Cart.kt", 14}}},
-		{Frame{"a.a", "b", "SourceFile", 5}, []Frame{{"com.shop.Rates", "rate", "Rates.kt", 30}, {"com.shop.Cart", "applyDiscount", "Cart.kt", 42}}},
-		{Frame{"a.a", "b", "SourceFile", 7}, []Frame{{"com.shop.Cart", "applyDiscount", "Cart.kt", 44}}},
-		{Frame{"a.a", "c", "SourceFile", 0}, []Frame{{"com.shop.Cart", "clear", "Cart.kt", 0}}},
-		{Frame{"a.a", "z", "SourceFile", 9}, []Frame{{"com.shop.Cart", "z", "Cart.kt", 9}}},
+		{at("a.a", "a", "SourceFile", 3), []Frame{at("com.shop.Cart", "total", "Cart.kt", 14)}},
+		{at("a.a", "b", "SourceFile", 5), []Frame{at("com.shop.Rates", "rate", "Rates.kt", 30), at("com.shop.Cart", "applyDiscount", "Cart.kt", 42)}},
+		{at("a.a", "b", "SourceFile", 7), []Frame{at("com.shop.Cart", "applyDiscount", "Cart.kt", 44)}},
+		{at("a.a", "c", "SourceFile", 0), []Frame{at("com.shop.Cart", "clear", "Cart.kt", 0)}},
+		{at("a.a", "z", "SourceFile", 9), []Frame{at("com.shop.Cart", "z", "Cart.kt", 9)}},
 	} {
 		got, ok := m.Remap(tc.in)
 		if diff := cmp.Diff(tc.want, got); !ok || diff != "" {
@@ -106,6 +106,11 @@ com.shop.Rates -> a.b:
 	if _, ok := m.Remap(Frame{Class: "x.y", Method: "a"}); ok {
 		t.Error("a class absent from the mapping was remapped")
 	}
+}
+
+// at is the frame of method of class in file at line.
+func at(class, method, file string, line int) Frame {
+	return Frame{Class: class, Method: method, File: file, Line: line}
 }
 
 // TestHugeNumbersAllocateLittle parses a small mapping whose line numbers
@@ -143,6 +148,11 @@ func FuzzProguardMapping(f *testing.F) {
 	}
 	f.Add(data, "com.shop.a", "a", 1014)
 	f.Add([]byte("a.B -> c:\n# {\"id\":\"sourceFile\",\"fileName\":\"B.kt\"}\n    1:2:void d():3:4 -> e\n    1:2:void x.Y.f():7 -> e\n"), "c", "e", 2)
+	// R8's metadata, as R8 writes it and as its documentation and tests do.
+	f.Add([]byte("# {\"id\":\"com.android.tools.r8.mapping\",\"version\":\"2.2\"}\na.B -> c:\n# {\"id\":\"com.android.tools.r8.synthesized\"}\n    void d() -> e\n    # {'id':'com.android.tools.r8.synthesized'}\n"), "c", "e", 0)
+	f.Add([]byte("o.O -> a:\n  1:2:int outline() -> a\n# { 'id':'com.android.tools.r8.outline' }\ns.C -> b:\n  4:4:int caller(int):98:98 -> s\n  27:27:int caller(int):0:0 -> s\n# { 'id':'com.android.tools.r8.outlineCallsite', 'positions': { '1': 4, '2': 5 } }\n"), "b", "s", 27)
+	f.Add([]byte("s.C -> a:\n  4:4:void o.C.i():23:23 -> a\n  4:4:void caller(o.C):7 -> a\n  # { id: 'com.android.tools.r8.rewriteFrame', conditions: ['throws(Ljava/lang/NullPointerException;)'], actions: ['removeInnerFrames(1)'] }\n"), "a", "a", 4)
+	f.Add([]byte("s.C -> a:\n# {\"id\":\"sourceFile\",\"fileName\":\n    1:1:void m():1 -> a\n    # {'id':'com.android.tools.r8.outlineCallsite','positions':{'1':-1,'x':2}}\n    # {\"id\":\"com.android.tools.r8.rewriteFrame\",\"conditions\":[],\"actions\":[\"removeInnerFrames(99999999999)\"]}\n"), "a", "a", 1)
 	f.Fuzz(func(t *testing.T, data []byte, class, method string, line int) {
 		m, err := Parse(data)
 		if err != nil {
@@ -155,6 +165,11 @@ func FuzzProguardMapping(f *testing.F) {
 			t.Fatalf("%d bytes of mapping take %d", len(data), m.Size())
 		}
 		m.Remap(Frame{Class: class, Method: method, Line: line})
+		r, _ := m.RemapIn(Frame{Class: class, Method: method, Line: line},
+			Context{Thrown: "java.lang.NullPointerException", Outline: line, DropSynthesized: line > 0}, 64)
+		if len(r.Frames) > 64 || r.N < len(r.Frames) {
+			t.Fatalf("RemapIn within 64: %d frames, N %d", len(r.Frames), r.N)
+		}
 		m.Class(class)
 	})
 }
