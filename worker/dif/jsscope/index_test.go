@@ -1,0 +1,184 @@
+package jsscope
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"errata/worker/dif/diftest"
+)
+
+// fakeMap is a source map of segments by generated line, in column order.
+type fakeMap map[int][]Mapping
+
+func (m fakeMap) Mapping(line, col int) (Mapping, bool) {
+	var best Mapping
+	ok := false
+	for _, s := range m[line] {
+		if s.Column <= col {
+			best, ok = s, true
+		}
+	}
+	return best, ok
+}
+
+// at returns the 0-based line and UTF-16 column of the first byte of sub
+// in src.
+func at(t *testing.T, src, sub string) (int, int) {
+	t.Helper()
+	i := strings.Index(src, sub)
+	if i < 0 {
+		t.Fatalf("%q not in the source", sub)
+	}
+	line := strings.Count(src[:i], "\n")
+	lineStart := strings.LastIndexByte(src[:i], '\n') + 1
+	col := 0
+	for _, r := range src[lineStart:i] {
+		col++
+		if r >= 0x10000 {
+			col++
+		}
+	}
+	return line, col
+}
+
+// TestNameAt looks positions up: the innermost scope, UTF-16 columns after
+// characters beyond the BMP, lines, no scope at the top level, and the
+// names a map gives the identifiers.
+func TestNameAt(t *testing.T) {
+	src := "var s='😀é';function n(t){return t.a(function(){X1})}\n" +
+		"var o={m(){X2},k:()=>{X3}};X4\n" +
+		"r.prototype.q=function(){X5};class C{constructor(){X6}}"
+	x := Build([]byte(src))
+	fLine, fCol := at(t, src, "n(t)")
+	rLine, rCol := at(t, src, "r.prototype")
+	_, qCol := at(t, src, "q=function")
+	m := fakeMap{
+		fLine: {{Column: fCol, Name: "add", HasName: true}, {Column: fCol + 1}},
+		rLine: {{Column: rCol, Line: 1, Name: "Klass", HasName: true}, {Column: rCol + 1, Line: 2}, {Column: qCol, Line: 3, Name: "run", HasName: true}},
+	}
+	tests := []struct {
+		at, minified, mapped string
+	}{
+		{"return t", "n", "add"},
+		{"X1", "", ""},
+		{"X2", "o.m", "o.m"},
+		{"X3", "o.k", "o.k"},
+		{"X4", "", ""},
+		{"X5", "r.prototype.q", "Klass.prototype.run"},
+		{"X6", "new C", "new C"},
+		{"var s", "", ""},
+	}
+	for _, tt := range tests {
+		line, col := at(t, src, tt.at)
+		if got := x.NameAt(line, col, nil); got != tt.minified {
+			t.Errorf("at %s (%d:%d): %q, want %q", tt.at, line, col, got, tt.minified)
+		}
+		if got := x.NameAt(line, col, m); got != tt.mapped {
+			t.Errorf("at %s (%d:%d) with the map: %q, want %q", tt.at, line, col, got, tt.mapped)
+		}
+	}
+	if got := x.NameAt(99, 0, m); got != "" {
+		t.Errorf("past the end: %q", got)
+	}
+}
+
+// TestMappedNameRules holds the look-up of an identifier's original name
+// to symbolic's NameResolver: a segment starting at the identifier or one
+// column before it, or the segment before it when both map to the same
+// place; none further.
+func TestMappedNameRules(t *testing.T) {
+	src := "function abc(){X}"
+	x := Build([]byte(src))
+	line, col := at(t, src, "X")
+	tests := []struct {
+		name string
+		segs []Mapping
+		want string
+	}{
+		{"at the identifier", []Mapping{{Column: 9, Name: "orig", HasName: true}}, "orig"},
+		{"one column before", []Mapping{{Column: 8, Name: "orig", HasName: true}}, "orig"},
+		{"too far before", []Mapping{{Column: 7, Name: "orig", HasName: true}}, "abc"},
+		{"on the keyword, same place", []Mapping{{Column: 0, Line: 3, Name: "orig", HasName: true}, {Column: 9, Line: 3}}, "orig"},
+		{"on the keyword, elsewhere", []Mapping{{Column: 0, Line: 3, Name: "orig", HasName: true}, {Column: 9, Line: 4}}, "abc"},
+		{"at the closing bracket", []Mapping{{Column: 9}, {Column: 16, Line: 1, Name: "closing", HasName: true}, {Column: 17, Line: 2}}, "closing"},
+		{"at the closing bracket, the last segment", []Mapping{{Column: 9}, {Column: 16, Line: 1, Name: "closing", HasName: true}}, "abc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := x.NameAt(line, col, fakeMap{0: tt.segs}); got != tt.want {
+				t.Errorf("%q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBoundsMakeThePartialIndex reaches each bound: the index answers
+// before the point the scan stopped, and nothing after it.
+func TestBoundsMakeThePartialIndex(t *testing.T) {
+	t.Run("depth", func(t *testing.T) {
+		src := "var f=function(){X};" + strings.Repeat("(", MaxDepth+10) + "\nvar g=function(){Y}"
+		x := Build([]byte(src))
+		if got := x.nameAtNoMap(at(t, src, "X")); got != "f" {
+			t.Errorf("before the bound: %q", got)
+		}
+		if got := x.nameAtNoMap(at(t, src, "Y")); got != "" {
+			t.Errorf("after the bound: %q", got)
+		}
+	})
+	t.Run("scopes", func(t *testing.T) {
+		src := "var f=function(){X};" + strings.Repeat("a=function(){};", MaxScopes) + "\nvar g=function(){Y}"
+		x := Build([]byte(src))
+		if x.Len() != MaxScopes {
+			t.Errorf("%d scopes kept", x.Len())
+		}
+		if got := x.nameAtNoMap(at(t, src, "X")); got != "f" {
+			t.Errorf("before the bound: %q", got)
+		}
+		if got := x.nameAtNoMap(at(t, src, "Y")); got != "" {
+			t.Errorf("after the bound: %q", got)
+		}
+	})
+	t.Run("name", func(t *testing.T) {
+		src := "a" + strings.Repeat(".b", MaxNameParts) + "=function(){X}"
+		if got := Build([]byte(src)).nameAtNoMap(at(t, src, "X")); got != "" {
+			t.Errorf("a name of too many parts is kept: %q", got)
+		}
+	})
+	t.Run("bytes", func(t *testing.T) {
+		src := "var f=function(){X" + strings.Repeat(" ", MaxBytes) + "}"
+		x := Build([]byte(src))
+		if got := x.nameAtNoMap(at(t, src, "X")); got != "f" {
+			t.Errorf("an open scope at the bound: %q", got)
+		}
+		if got := x.nameAtNoMap(0, MaxBytes+1); got != "" {
+			t.Errorf("after the bound: %q", got)
+		}
+	})
+}
+
+// nameAt is NameAt without a map, for a line and column.
+func (x *Index) nameAtNoMap(line, col int) string { return x.NameAt(line, col, nil) }
+
+// TestSizeIsWhatTheHeapHolds builds indexes of a bundle of many small
+// functions and holds Size to what the heap grows by.
+func TestSizeIsWhatTheHeapHolds(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; b.Len() < 4<<20; i++ {
+		b.WriteString("obj.member.prop" + strings.Repeat("x", i%7) + "=function(e,t){return e.run(()=>t)};")
+	}
+	src := b.Bytes()
+	const copies = 4
+	keep := make([]*Index, copies)
+	before := diftest.HeapAlloc()
+	for i := range keep {
+		keep[i] = Build(src)
+	}
+	after := diftest.HeapAlloc()
+	held := int64(after-before) / copies
+	size := keep[0].Size()
+	t.Logf("%d scopes: Size %d, heap %d per index", keep[0].Len(), size, held)
+	if held > size*11/10 || held < size/2 {
+		t.Errorf("Size %d, the heap holds %d", size, held)
+	}
+}
