@@ -8,6 +8,7 @@ import (
 	"errata/handlers/appendjson"
 	"errata/handlers/symbolication"
 	"errata/store"
+	"errata/worker/dif/jsscope"
 	"errata/worker/dif/sourcemap"
 )
 
@@ -196,6 +197,8 @@ type resolver struct {
 	}
 	// visible is set once a lookup found a stored file of the project.
 	visible bool
+	// scopes are the scope indexes of the minified files (scopes.go).
+	scopes map[*jsFile]*jsscope.Index
 }
 
 // errReadBudget stops a request that reads more than
@@ -260,9 +263,20 @@ func (rs *resolver) resolve() (*Response, error) {
 			if calleeFirst {
 				caller = i + 1
 			}
-			if caller >= 0 && caller < len(frames) && names[caller] != nil {
-				frames[i].Function = names[caller]
-				if err := ans.Charge(0, *names[caller]); err != nil {
+			name := (*string)(nil)
+			if caller >= 0 && caller < len(frames) {
+				name = names[caller]
+			}
+			if name == nil {
+				// Else the function around it in the minified file.
+				var err error
+				if name, err = rs.scopeName(st.Frames[i]); err != nil {
+					return nil, err
+				}
+			}
+			if name != nil {
+				frames[i].Function = name
+				if err := ans.Charge(0, *name); err != nil {
 					return nil, err
 				}
 			}
