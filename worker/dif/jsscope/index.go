@@ -113,6 +113,13 @@ func Build(src []byte) *Index {
 	at := positions(src, offs)
 
 	// Consecutive ranges at one offset: the last one holds.
+	n := 0
+	for j, r := range ranges {
+		if j+1 == len(ranges) || ranges[j+1].off != r.off {
+			n++
+		}
+	}
+	x.starts, x.in = make([]pos, 0, n), make([]int32, 0, n)
 	for j, r := range ranges {
 		if j+1 < len(ranges) && ranges[j+1].off == r.off {
 			continue
@@ -121,6 +128,11 @@ func Build(src []byte) *Index {
 		x.in = append(x.in, r.scope)
 	}
 	var text strings.Builder
+	nparts := 0
+	for _, i := range order {
+		nparts += s.scopes[i].p1 - s.scopes[i].p0
+	}
+	x.parts = make([]partRec, 0, nparts)
 	x.scopes = make([]scopeRec, len(order))
 	for k, i := range order {
 		b := s.scopes[i]
@@ -139,12 +151,10 @@ func Build(src []byte) *Index {
 		rec.p1 = int32(len(x.parts))
 		x.scopes[k] = rec
 	}
-	x.text = text.String()
+	x.text = strings.Clone(text.String()) // the builder's spare capacity is not kept
 	if s.stopped {
 		x.end, x.partial = at(s.stopAt), true
 	}
-	x.starts, x.in = slices.Clip(x.starts), slices.Clip(x.in)
-	x.parts = slices.Clip(x.parts)
 	return x
 }
 
