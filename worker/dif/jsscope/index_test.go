@@ -145,6 +145,28 @@ func TestBoundsMakeThePartialIndex(t *testing.T) {
 			t.Errorf("a name of too many parts is kept: %q", got)
 		}
 	})
+	t.Run("chain", func(t *testing.T) {
+		// A member chain of a million parts holds no more than a name's.
+		src := "var f=function(){X};a" + strings.Repeat(".b", 1<<20) + "=function(){Y}"
+		data := []byte(src)
+		before := diftest.HeapAlloc()
+		s := scan(data)
+		if grown := int64(diftest.HeapAlloc() - before); grown > 1<<20 {
+			t.Errorf("the scan holds %d bytes", grown)
+		}
+		for _, fr := range s.frames {
+			if len(fr.st.chain) > MaxNameParts+3 {
+				t.Errorf("a chain of %d parts is kept", len(fr.st.chain))
+			}
+		}
+		x := Build([]byte(src))
+		if got := x.nameAtNoMap(at(t, src, "X")); got != "f" {
+			t.Errorf("before the chain: %q", got)
+		}
+		if got := x.nameAtNoMap(at(t, src, "Y")); got != "" {
+			t.Errorf("after the chain: %q", got)
+		}
+	})
 	t.Run("bytes", func(t *testing.T) {
 		src := "var f=function(){X" + strings.Repeat(" ", MaxBytes) + "}"
 		x := Build([]byte(src))

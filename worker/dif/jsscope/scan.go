@@ -287,7 +287,7 @@ func (s *scanner) pop(end int) {
 			p.setKey(part{text: "<computed>"}, "", tPunct)
 			return
 		}
-		if chainPrev && p.st.chainOK {
+		if chainPrev && p.st.chainOK && len(p.st.chain) < MaxNameParts {
 			var q part
 			switch {
 			case ntok == 1 && one.kind == tIdent:
@@ -479,6 +479,8 @@ func (s *scanner) ident(f *frame, t token, stmt, afterDot bool) {
 	w := s.word(t)
 	if afterDot {
 		f.note(t, "")
+		// A chain longer than a name may be names nothing: it is not kept.
+		f.st.chainOK = f.st.chainOK && len(f.st.chain) < MaxNameParts
 		if f.st.chainOK {
 			f.st.chain = append(f.st.chain, part{text: "."}, part{start: int32(t.start), end: int32(t.end)})
 		}
