@@ -300,10 +300,18 @@ var puncts = [][]byte{
 	[]byte("^="), []byte("**"), []byte("<<"), []byte(">>"),
 }
 
+// punctsBy are puncts by their first byte.
+var punctsBy = func() (by [256][][]byte) {
+	for _, p := range puncts {
+		by[p[0]] = append(by[p[0]], p)
+	}
+	return by
+}()
+
 // punct reads a punctuator, or one rune that is no token of JavaScript.
 func (l *lexer) punct() {
 	rest := l.src[l.pos:]
-	for _, p := range puncts {
+	for _, p := range punctsBy[rest[0]] {
 		if bytes.HasPrefix(rest, p) {
 			if p[0] == '?' && p[1] == '.' && len(rest) > 2 && isDigit(rest[2]) {
 				continue // a ? .5 : 1

@@ -208,7 +208,32 @@ func (s *scanner) stop(at int) {
 
 func (s *scanner) top() *frame { return &s.frames[len(s.frames)-1] }
 
-func (s *scanner) word(t token) string { return string(s.lex.src[t.start:t.end]) }
+// interned are the words and punctuators the scanner compares tokens
+// with, so that reading them allocates nothing.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range strings.Fields(`function class this async if for while with switch catch
+		return throw var let const do else try finally case default break continue import
+		export debugger in of instanceof typeof void delete new yield await extends get set
+		static accessor constructor { } ( ) [ ] ; , < > + - * / % & | ^ ! ~ ? : = . @ #`) {
+		m[w] = w
+	}
+	for _, p := range puncts {
+		m[string(p)] = string(p)
+	}
+	return m
+}()
+
+// keyword is t's text when it is one of the interned words, else "".
+func (s *scanner) keyword(t token) string { return interned[string(s.lex.src[t.start:t.end])] }
+
+// word is t's text.
+func (s *scanner) word(t token) string {
+	if w, ok := interned[string(s.lex.src[t.start:t.end])]; ok {
+		return w
+	}
+	return string(s.lex.src[t.start:t.end])
+}
 
 func (s *scanner) isPunct(t token, p string) bool {
 	return t.kind == tPunct && string(s.lex.src[t.start:t.end]) == p
@@ -476,7 +501,7 @@ func isStatementWord(w string) bool {
 }
 
 func (s *scanner) ident(f *frame, t token, stmt, afterDot bool) {
-	w := s.word(t)
+	w := s.keyword(t)
 	if afterDot {
 		f.note(t, "")
 		// A chain longer than a name may be names nothing: it is not kept.
