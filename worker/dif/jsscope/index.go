@@ -246,25 +246,38 @@ func (x *Index) NameAt(line, col int, m Mapper) string {
 		return ""
 	}
 	sc := x.scopes[x.in[i]]
-	var orig, named strings.Builder
-	for _, pr := range x.parts[sc.p0:sc.p1] {
-		text := x.text[pr.t0:pr.t1]
-		orig.WriteString(text)
-		if pr.ident && m != nil {
-			if n, ok := mappedName(m, pr.at); ok {
-				text = n
+	parts := x.parts[sc.p0:sc.p1]
+	named, renamed := "", false
+	if len(parts) == 1 { // most names of minified code: nothing to join
+		named = x.text[parts[0].t0:parts[0].t1]
+		if parts[0].ident && m != nil {
+			if n, ok := mappedName(m, parts[0].at); ok {
+				named, renamed = n, n != named
 			}
 		}
-		named.WriteString(text)
+	} else {
+		var orig, b strings.Builder
+		for _, pr := range parts {
+			text := x.text[pr.t0:pr.t1]
+			orig.WriteString(text)
+			if pr.ident && m != nil {
+				if n, ok := mappedName(m, pr.at); ok {
+					text = n
+				}
+			}
+			b.WriteString(text)
+		}
+		named = b.String()
+		renamed = named != orig.String()
 	}
-	if named.String() == orig.String() && m != nil {
+	if !renamed && m != nil {
 		// The map may name the function at its closing bracket (as
 		// dart2js does), where symbolic looks when no part was renamed.
 		if n, ok := closingName(m, sc); ok {
 			return n
 		}
 	}
-	return named.String()
+	return named
 }
 
 // mappedName is the name m gives the identifier at p: that of its segment
