@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"errata/worker/dif/diftest"
 )
@@ -165,6 +166,19 @@ func TestBoundsMakeThePartialIndex(t *testing.T) {
 		}
 		if got := x.nameAtNoMap(at(t, src, "Y")); got != "" {
 			t.Errorf("after the chain: %q", got)
+		}
+	})
+	t.Run("deep names", func(t *testing.T) {
+		// Every function's name would have a part for each of 500
+		// objects around it: the walk stops once the name is too long.
+		src := "x=" + strings.Repeat("{a:", MaxDepth-4) + "{" + strings.Repeat("b(){},", 1<<16)
+		start := time.Now()
+		x := Build([]byte(src))
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%d scopes took %v", x.Len(), d)
+		}
+		if x.Len() != 1<<16 || x.names()[0] != "" {
+			t.Errorf("%d scopes, the first named %q", x.Len(), x.names()[0])
 		}
 	})
 	t.Run("bytes", func(t *testing.T) {

@@ -745,6 +745,9 @@ func (s *scanner) walk(i int, rev []part, kind uint8) []part {
 	}
 	inObj := false
 	for ; i >= 0; i-- {
+		if len(rev) > MaxNameParts {
+			return rev // too long a name: newScope leaves it out
+		}
 		f := &s.frames[i]
 		if f.st.hasAssign {
 			sep()
