@@ -30,8 +30,9 @@
 // without a name). At any of these limits the scan stops there: the index
 // answers the positions before that point (its scopes still open end
 // there) and no name after it, so it is partial, never an error. Its work
-// is linear in the bytes scanned, plus a walk of at most MaxDepth brackets
-// per scope to find its name. The index holds about 48 bytes a scope and
+// is linear in the bytes scanned, plus for each scope a walk over the
+// brackets around it that add to its name, until the name is complete or
+// longer than MaxNameParts. The index holds about 48 bytes a scope and
 // 20 a part of a name beside their text (Size, held to the heap by a
 // test), at most about 21 MB; the scan holds beside it the input, its
 // scopes and parts as found (about twice the index's) and MaxDepth

@@ -149,6 +149,7 @@ type frame struct {
 	noAssign  bool // parameters: `a = f` is a default, no assignment
 	declBody  bool // the body of a declaration: a / after it is a regex
 	keyGroup  bool // [ ] of a computed key
+	up        int  // the nearest frame around it that may add to a name
 	chainPrev bool // [ ]: a member of the chain before it
 	one       token
 }
@@ -256,6 +257,13 @@ func (s *scanner) push(kind frameKind, open, scope int) *frame {
 	}
 	f := &s.frames[n]
 	f.kind, f.open, f.scope, f.lastEnd = kind, open, scope, open+1
+	// The frames around f do not change while it is open: a name's walk
+	// from it skips those that add nothing to a name.
+	if p := &s.frames[n-1]; n-1 == 0 || p.named() {
+		f.up = n - 1
+	} else {
+		f.up = p.up
+	}
 	switch kind {
 	case fBlock, fBody, fCtor:
 		f.stmt = true
@@ -390,6 +398,11 @@ func (f *frame) note(t token, word string) {
 // blockLike frames hold statements.
 func (f *frame) blockLike() bool {
 	return f.kind == fTop || f.kind == fBlock || f.kind == fBody || f.kind == fCtor
+}
+
+// named tells a frame that may add to a name or end its walk.
+func (f *frame) named() bool {
+	return f.st.hasAssign || f.kind == fObject || f.kind == fClass || f.stops()
 }
 
 // stops tells the frames where a name's walk ends: the body or the
@@ -772,9 +785,10 @@ func (s *scanner) walk(i int, rev []part, kind uint8) []part {
 				return prefixKind(rev, kind)
 			}
 		}
-		if f.stops() {
+		if f.stops() || i == 0 {
 			break
 		}
+		i = f.up + 1 // the loop's i-- makes it f.up
 	}
 	if inObj && len(rev) > 0 {
 		rev = append(rev, part{text: "<object>."})
