@@ -171,6 +171,7 @@ type scanner struct {
 	stopped bool
 	stopAt  int
 	rev     []part // scratch of walk
+	walked  int    // frames the walks read, for the tests
 }
 
 // scan finds the scopes of src, which it reads up to MaxBytes.
@@ -761,6 +762,7 @@ func (s *scanner) walk(i int, rev []part, kind uint8) []part {
 		if len(rev) > MaxNameParts {
 			return rev // too long a name: newScope leaves it out
 		}
+		s.walked++
 		f := &s.frames[i]
 		if f.st.hasAssign {
 			sep()
