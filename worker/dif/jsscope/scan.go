@@ -540,7 +540,7 @@ func (s *scanner) ident(f *frame, t token, stmt, afterDot bool) {
 		switch {
 		case isStatementWord(w):
 			f.st.reset()
-			f.stmt = w == "else" || w == "do" || w == "try" || w == "finally"
+			f.stmt = w == "else" || w == "do" || w == "try" || w == "finally" || w == "catch"
 		case isOperatorWord(w):
 			f.st.chainOK = false
 		default:

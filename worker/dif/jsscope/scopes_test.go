@@ -132,6 +132,7 @@ func TestScopeNames(t *testing.T) {
 		{"class expression called at once", `x = new (class { m() {} })()`, []string{"new x", "x.m"}},
 		{"destructuring names nothing", `var { a } = function () {}`, []string{""}},
 		{"parameter default is no assignment", `function f(a = function () {}) {}`, []string{"f", ""}},
+		{"catch without binding is a block", `try { a() } catch { function f() {} var g = () => {} }`, []string{"f", "g"}},
 		{"minified esbuild shape", `var n=(t,e)=>{throw new Error(t+e)};function r(t){return n(t,1)}var o=class{run(t){return r(t)}};`,
 			[]string{"n", "r", "new o", "o.run"}},
 	}
