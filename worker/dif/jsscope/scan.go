@@ -226,15 +226,39 @@ var interned = func() map[string]string {
 	return m
 }()
 
+// singles are the interned tokens of one byte.
+var singles = func() (by [256]string) {
+	for w := range interned {
+		if len(w) == 1 {
+			by[w[0]] = w
+		}
+	}
+	return by
+}()
+
 // keyword is t's text when it is one of the interned words, else "".
-func (s *scanner) keyword(t token) string { return interned[string(s.lex.src[t.start:t.end])] }
+func (s *scanner) keyword(t token) string {
+	b := s.lex.src[t.start:t.end]
+	if len(b) < 2 || b[0] < 'a' || b[0] > 'y' { // most names of minified code
+		return ""
+	}
+	switch string(b) { // compared without a hash or an allocation
+	case "function", "class", "this", "async", "if", "for", "while", "with", "switch", "catch", "return", "throw", "var", "let", "const", "do", "else", "try", "finally", "case", "default", "break", "continue", "import", "export", "debugger", "in", "of", "instanceof", "typeof", "void", "delete", "new", "yield", "await", "extends", "get", "set", "static", "accessor", "constructor":
+		return interned[string(b)]
+	}
+	return ""
+}
 
 // word is t's text.
 func (s *scanner) word(t token) string {
-	if w, ok := interned[string(s.lex.src[t.start:t.end])]; ok {
+	b := s.lex.src[t.start:t.end]
+	if len(b) == 1 && singles[b[0]] != "" {
+		return singles[b[0]]
+	}
+	if w, ok := interned[string(b)]; ok {
 		return w
 	}
-	return string(s.lex.src[t.start:t.end])
+	return string(b)
 }
 
 func (s *scanner) isPunct(t token, p string) bool {
