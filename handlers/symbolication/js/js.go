@@ -185,6 +185,8 @@ type resolver struct {
 	// budget counts what the request holds of the files it parsed
 	// (those the cache did not hold).
 	budget *symbolication.Budget
+	// scopes are the scope indexes of the minified files (scopes.go).
+	scopes map[*jsFile]*jsscope.Index
 	// filenames memoizes filenameOf for the request's abs_path values.
 	filenames map[string]*string
 	// last is the abs_path of the last frame, its filename and file,
@@ -197,8 +199,6 @@ type resolver struct {
 	}
 	// visible is set once a lookup found a stored file of the project.
 	visible bool
-	// scopes are the scope indexes of the minified files (scopes.go).
-	scopes map[*jsFile]*jsscope.Index
 }
 
 // errReadBudget stops a request that reads more than
