@@ -32,8 +32,8 @@ func (rs *resolver) scopeName(f FrameIn) (*string, error) {
 	}
 	line, col := int(*f.Lineno-1), int(*f.Colno-1)
 	// symbolic names the scope where the frame's segment starts.
-	if p, ok := file.m.Lookup(line, col); ok {
-		col = p.GenColumn
+	if _, start, ok := file.m.LookupSegment(line, col); ok {
+		col = start
 	}
 	name := x.NameAt(line, col, scopeMapper{file.m})
 	if name == "" {
@@ -111,10 +111,10 @@ func (rs *resolver) minifiedFile(absPath string, file *jsFile) (store.SourceFile
 type scopeMapper struct{ m *sourcemap.Map }
 
 func (s scopeMapper) Mapping(line, col int) (jsscope.Mapping, bool) {
-	p, ok := s.m.Lookup(line, col)
+	p, start, ok := s.m.LookupSegment(line, col)
 	if !ok {
 		return jsscope.Mapping{}, false
 	}
-	return jsscope.Mapping{Column: p.GenColumn, Source: p.SourceID, Line: p.Line, OrigColumn: p.Column,
+	return jsscope.Mapping{Column: start, Source: p.SourceID, Line: p.Line, OrigColumn: p.Column,
 		Name: p.Name, HasName: p.HasName}, true
 }

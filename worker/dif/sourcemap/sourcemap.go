@@ -95,8 +95,6 @@ type section struct {
 // sections' included (from 0 to NumSources() and NumNames()), so that a
 // caller can keep what it derives from each in an array.
 type Position struct {
-	// GenColumn is the generated column the segment found starts at.
-	GenColumn  int
 	Source     string
 	SourceID   int
 	Line       int
@@ -461,9 +459,6 @@ func (m *Map) lookup(line, column int, probes *int) (Position, bool) {
 			column -= s.col
 		}
 		p, ok := s.m.lookup(line-s.line, column, probes)
-		if line == s.line {
-			p.GenColumn += s.col
-		}
 		p.SourceID += s.srcBase
 		p.NameID += s.nameBase
 		return p, ok
@@ -531,7 +526,7 @@ func (m *Map) lookup(line, column int, probes *int) (Position, bool) {
 	if seg.src == none {
 		return Position{}, false
 	}
-	p := Position{GenColumn: int(m.cols[j]), Source: m.sources[seg.src], SourceID: int(seg.src), Line: int(seg.line), Column: int(seg.ocol)}
+	p := Position{Source: m.sources[seg.src], SourceID: int(seg.src), Line: int(seg.line), Column: int(seg.ocol)}
 	if seg.name != none {
 		p.Name, p.NameID, p.HasName = m.names[seg.name], int(seg.name), true
 	}
