@@ -209,6 +209,10 @@ func (x *Index) Size() int64 {
 // Len is the number of scopes.
 func (x *Index) Len() int { return len(x.scopes) }
 
+// MaxMappedNameBytes is the longest name NameAt returns: the names a map
+// gives the parts of a name may be long, and a longer one is cut.
+const MaxMappedNameBytes = 4 * MaxNameBytes
+
 // Mapping is what a source map says at a generated position: the segment
 // of that line with the greatest column not after it.
 type Mapping struct {
@@ -230,7 +234,9 @@ type Mapper interface {
 
 // NameAt returns the name of the innermost function around the generated
 // position line:col (0-based, UTF-16), its identifiers replaced by the
-// names m gives them, as symbolic's sourcemapcache names a scope: "" when
+// names m gives them, as symbolic's sourcemapcache names a scope (a name
+// of several parts cut at MaxMappedNameBytes; one of one part is the
+// map's, which the caller cuts as it cuts any name it answers): "" when
 // no function is around it or none is named, or when the scan stopped
 // before it. m may be nil (the minified names).
 func (x *Index) NameAt(line, col int, m Mapper) string {
@@ -265,10 +271,21 @@ func (x *Index) NameAt(line, col int, m Mapper) string {
 					text = n
 				}
 			}
+			if b.Len()+len(text) > MaxMappedNameBytes {
+				// The map's names may be long: a name is cut, at the
+				// start of a character, rather than joined whole.
+				cut := MaxMappedNameBytes - b.Len()
+				for cut > 0 && !utf8.RuneStart(text[cut]) {
+					cut--
+				}
+				b.WriteString(text[:cut])
+				renamed = true
+				break
+			}
 			b.WriteString(text)
 		}
 		named = b.String()
-		renamed = named != orig.String()
+		renamed = renamed || named != orig.String()
 	}
 	if !renamed && m != nil {
 		// The map may name the function at its closing bracket (as

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"errata/worker/dif/diftest"
 )
@@ -110,6 +111,19 @@ func TestMappedNameRules(t *testing.T) {
 				t.Errorf("%q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLongMappedNamesAreCut names a function of several parts after a
+// map whose names are a megabyte each: the name is cut, not joined whole.
+func TestLongMappedNamesAreCut(t *testing.T) {
+	src := "a.b.c=function(){X}"
+	x := Build([]byte(src))
+	long := strings.Repeat("é", 1<<19)
+	m := fakeMap{0: {{Column: 0, Line: 1, Name: long, HasName: true}, {Column: 1}, {Column: 2, Line: 2, Name: long, HasName: true}, {Column: 3}}}
+	got := x.NameAt(0, strings.Index(src, "X"), m)
+	if len(got) > MaxMappedNameBytes || len(got) < MaxMappedNameBytes-1 || !utf8.ValidString(got) || !strings.HasPrefix(got, "éé") {
+		t.Errorf("a name of %d bytes (valid UTF-8: %v)", len(got), utf8.ValidString(got))
 	}
 }
 
