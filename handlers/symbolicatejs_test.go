@@ -136,11 +136,14 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 	}
 	// The unminified app printed main.js:11:17 in main, main.js:5:15 in
 	// checkout, cart.js:17:18 in Cart.applyDiscount, discount.js:4:16 in
-	// discountFor and discount.js:10:11 in lookupRate.
+	// discountFor and discount.js:10:11 in lookupRate. The frames no
+	// caller names (main, and Cart.applyDiscount, whose call site has no
+	// name in the map) are named after the function around them in the
+	// minified file.
 	want := []string{
-		"u /src/main.js ~/src/main.js:11:17 true release",
+		"main /src/main.js ~/src/main.js:11:17 true release",
 		"checkout /src/main.js ~/src/main.js:5:15 true release",
-		"r.applyDiscount /src/cart.js ~/src/cart.js:17:18 true release",
+		"Cart.applyDiscount /src/cart.js ~/src/cart.js:17:18 true release",
 		"discountFor /src/discount.js ~/src/discount.js:4:16 true release",
 		"lookupRate /src/discount.js ~/src/discount.js:10:11 true release",
 		"x /static/other.js https://app.example/static/other.js:1:1 false -",
@@ -163,15 +166,16 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 }
 
 // TestSymbolicateJSParsesOnce asks twice over the same files: the second
-// request finds the map and the script's sourceMappingURL in the cache,
-// and each request counts the stored files as used.
+// request finds the map, the script's sourceMappingURL and the index of
+// its scopes (the frame has no caller) in the cache, and each request
+// counts the stored files as used.
 func TestSymbolicateJSParsesOnce(t *testing.T) {
 	f := newSymbolicateJSFixture(t)
 	body := map[string]any{"stacktraces": []any{map[string]any{"frames": []any{jsFrame(appURL, 1, 88, "s")}}}, "release": "1.0"}
 	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
 	first := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
 	entries, used, hits := f.cache.Stats()
-	if first.status != http.StatusOK || entries != 2 || used <= 0 || hits != 0 {
+	if first.status != http.StatusOK || entries != 3 || used <= 0 || hits != 0 {
 		t.Fatalf("first request: %d %s; cache %d entries %d bytes %d hits", first.status, first.body, entries, used, hits)
 	}
 	if n := f.count(`SELECT count(*) FROM files WHERE date_used < now() - interval '1 day'`); n != 0 {
@@ -179,8 +183,8 @@ func TestSymbolicateJSParsesOnce(t *testing.T) {
 	}
 	f.exec(`UPDATE files SET date_used = now() - interval '10 days'`)
 	second := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok, body)
-	if entries2, _, hits := f.cache.Stats(); entries2 != entries || hits != 2 {
-		t.Errorf("second request: cache %d entries %d hits, want %d and 2", entries2, hits, entries)
+	if entries2, _, hits := f.cache.Stats(); entries2 != entries || hits != 3 {
+		t.Errorf("second request: cache %d entries %d hits, want %d and 3", entries2, hits, entries)
 	}
 	if string(second.body) != string(first.body) {
 		t.Errorf("second answer %s, first %s", second.body, first.body)
@@ -307,7 +311,7 @@ func TestSymbolicateJSCalleeFirst(t *testing.T) {
 	for _, fr := range got.Stacktraces[0].Frames {
 		names = append(names, fr.Function)
 	}
-	if diff := cmp.Diff([]string{"lookupRate", "discountFor", "r.applyDiscount", "checkout", "u"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"lookupRate", "discountFor", "Cart.applyDiscount", "checkout", "main"}, names); diff != "" {
 		t.Errorf("functions (-want +got):\n%s", diff)
 	}
 }
@@ -413,9 +417,10 @@ func TestSymbolicateJSInlineMapsParsedOnce(t *testing.T) {
 	if r.status != http.StatusOK || strings.Contains(string(r.body), `"symbolicated":false`) {
 		t.Fatalf("%d URLs of the file: %d %.300s", symbolication.MaxFiles, r.status, r.body)
 	}
-	// Each URL finds the file's reference and its map in the cache.
-	if _, _, hits := f.cache.Stats(); hits-before != 2*symbolication.MaxFiles {
-		t.Errorf("%d URLs of the file: %d cache hits, want %d", symbolication.MaxFiles, hits-before, 2*symbolication.MaxFiles)
+	// Each URL finds the file's reference, its map and the index of its
+	// scopes (no frame has a caller that names it) in the cache.
+	if _, _, hits := f.cache.Stats(); hits-before != 3*symbolication.MaxFiles {
+		t.Errorf("%d URLs of the file: %d cache hits, want %d", symbolication.MaxFiles, hits-before, 3*symbolication.MaxFiles)
 	}
 }
 

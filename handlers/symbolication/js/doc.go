@@ -36,6 +36,11 @@
 // cache takes is malformed_sourcemap, kept so under its SHA-1, one larger
 // than what the request has left a *symbolication.LimitError of
 // HeldBytes. The frame loop stops once the request's context ends.
+// The scope index of a minified file (scopes.go, for the frames no caller
+// names) is read within the same bytes, cached under the file's SHA-1 and
+// charged to the cache and the request at its size (jsscope.Index.Size);
+// a file larger than jsscope.MaxBytes, or one the request has no budget
+// left for, has none.
 // The index of the lines of every source a map carries counts in its
 // cache entry (symbolication.IndexSize), made on first use; an original
 // source is cached with the index of its lines, charged at both. Per

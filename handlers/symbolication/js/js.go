@@ -8,6 +8,7 @@ import (
 	"errata/handlers/appendjson"
 	"errata/handlers/symbolication"
 	"errata/store"
+	"errata/worker/dif/jsscope"
 	"errata/worker/dif/sourcemap"
 )
 
@@ -188,6 +189,8 @@ type resolver struct {
 	// budget counts what the request holds of the files it parsed
 	// (those the cache did not hold).
 	budget *symbolication.Budget
+	// scopes are the scope indexes of the minified files (scopes.go).
+	scopes map[*jsFile]*jsscope.Index
 	// filenames memoizes filenameOf for the request's abs_path values.
 	filenames map[string]*string
 	// last is the abs_path of the last frame, its filename and file,
@@ -266,9 +269,20 @@ func (rs *resolver) resolve() (*Response, error) {
 			if calleeFirst {
 				caller = i + 1
 			}
-			if caller >= 0 && caller < len(frames) && names[caller] != nil {
-				frames[i].Function = names[caller]
-				if err := ans.Charge(0, *names[caller]); err != nil {
+			name := (*string)(nil)
+			if caller >= 0 && caller < len(frames) {
+				name = names[caller]
+			}
+			if name == nil {
+				// Else the function around it in the minified file.
+				var err error
+				if name, err = rs.scopeName(st.Frames[i]); err != nil {
+					return nil, err
+				}
+			}
+			if name != nil {
+				frames[i].Function = name
+				if err := ans.Charge(0, *name); err != nil {
 					return nil, err
 				}
 			}

@@ -1,0 +1,120 @@
+package js
+
+import (
+	"errors"
+
+	"errata/handlers/symbolication"
+	"errata/store"
+	"errata/worker/dif/jsscope"
+	"errata/worker/dif/sourcemap"
+)
+
+// Scope names (docs/resolution.md): a resolved frame whose caller does
+// not name it takes the name of the function around its position in the
+// minified file, read by jsscope from the stored minified file and mapped
+// through the frame's map. The index of a file is made once, for the
+// first frame of a request that needs it, and kept in the MapCache under
+// the file's SHA-1, charged at its size (jsscope.Index.Size) to the cache
+// and the request; a file larger than jsscope.MaxBytes, or one whose read
+// or index the request has no budget left for, has no index and its
+// frames keep the name they came with.
+
+// scopeName returns the name of the function around resolved frame f in
+// its minified file; nil when there is none.
+func (rs *resolver) scopeName(f FrameIn) (*string, error) {
+	file, err := rs.file(*f.AbsPath)
+	if err != nil {
+		return nil, err
+	}
+	x, err := rs.scopeIndex(*f.AbsPath, file)
+	if err != nil || x == nil {
+		return nil, err
+	}
+	line, col := int(*f.Lineno-1), int(*f.Colno-1)
+	// symbolic names the scope where the frame's segment starts.
+	if _, start, ok := file.m.LookupSegment(line, col); ok {
+		col = start
+	}
+	name := x.NameAt(line, col, scopeMapper{file.m})
+	if name == "" {
+		return nil, nil
+	}
+	return ptr(symbolication.CutName(name)), nil
+}
+
+// scopeIndex returns the index of the scopes of the minified file of
+// absPath, whose map is file's: nil when it has none.
+func (rs *resolver) scopeIndex(absPath string, file *jsFile) (*jsscope.Index, error) {
+	if x, ok := rs.scopes[file]; ok {
+		return x, nil
+	}
+	x, err := rs.buildScopeIndex(absPath, file)
+	if err != nil {
+		return nil, err
+	}
+	if rs.scopes == nil {
+		rs.scopes = map[*jsFile]*jsscope.Index{}
+	}
+	rs.scopes[file] = x
+	return x, nil
+}
+
+func (rs *resolver) buildScopeIndex(absPath string, file *jsFile) (*jsscope.Index, error) {
+	src, err := rs.minifiedFile(absPath, file)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := "scopes:" + src.SHA1
+	if v, ok := rs.e.Cache.Get(key); ok {
+		rs.e.Cache.Touch(rs.ctx, rs.e.Store, src)
+		return v.(*jsscope.Index), nil
+	}
+	if src.Size > jsscope.MaxBytes || rs.read+src.Size > symbolication.MaxReadBytes {
+		return nil, nil
+	}
+	data, err := rs.readFile(src, jsscope.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	x := jsscope.Build(data)
+	size := x.Size() + int64(len(key))
+	if rs.budget.Charge(size) != nil {
+		return nil, nil // no room left for it: the frames keep their names
+	}
+	rs.e.Cache.Put(key, x, size)
+	return x, nil
+}
+
+// minifiedFile returns the stored minified file of absPath, found as its
+// map was: by its module's debug id, or among the release's files.
+func (rs *resolver) minifiedFile(absPath string, file *jsFile) (store.SourceFile, error) {
+	if file.resolvedWith == "debug-id" {
+		bare := stripQuery(absPath)
+		for _, m := range rs.req.Modules {
+			if m.DebugID == nil || m.CodeFile == nil || stripQuery(*m.CodeFile) != bare || m.Type != nil && *m.Type != "sourcemap" {
+				continue
+			}
+			return rs.e.Store.ArtifactFileByDebugID(rs.ctx, rs.sc, *m.DebugID, "minified_source")
+		}
+		return store.SourceFile{}, store.ErrNotFound
+	}
+	if rs.req.Release == nil || *rs.req.Release == "" {
+		return store.SourceFile{}, store.ErrNotFound
+	}
+	return rs.e.Store.ReleaseFileByURL(rs.ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(stripQuery(absPath)))
+}
+
+// scopeMapper is a map as jsscope reads it.
+type scopeMapper struct{ m *sourcemap.Map }
+
+func (s scopeMapper) Mapping(line, col int) (jsscope.Mapping, bool) {
+	p, start, ok := s.m.LookupSegment(line, col)
+	if !ok {
+		return jsscope.Mapping{}, false
+	}
+	return jsscope.Mapping{Column: start, Source: p.SourceID, Line: p.Line, OrigColumn: p.Column,
+		Name: p.Name, HasName: p.HasName}, true
+}
