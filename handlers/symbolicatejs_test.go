@@ -138,11 +138,11 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 	// checkout, cart.js:17:18 in Cart.applyDiscount, discount.js:4:16 in
 	// discountFor and discount.js:10:11 in lookupRate.
 	want := []string{
-		"u /src/main.js ~/src/main.js:11:17 true release",
-		"checkout /src/main.js ~/src/main.js:5:15 true release",
-		"r.applyDiscount /src/cart.js ~/src/cart.js:17:18 true release",
-		"discountFor /src/discount.js ~/src/discount.js:4:16 true release",
-		"lookupRate /src/discount.js ~/src/discount.js:10:11 true release",
+		"u ../src/main.js https://app.example/src/main.js:11:17 true release",
+		"checkout ../src/main.js https://app.example/src/main.js:5:15 true release",
+		"r.applyDiscount ../src/cart.js https://app.example/src/cart.js:17:18 true release",
+		"discountFor ../src/discount.js https://app.example/src/discount.js:4:16 true release",
+		"lookupRate ../src/discount.js https://app.example/src/discount.js:10:11 true release",
 		"x /static/other.js https://app.example/static/other.js:1:1 false -",
 		"y /static/app.min.js https://app.example/static/app.min.js:9:1 false release",
 		"- /static/app.min.js https://app.example/static/app.min.js:1:- false -",
@@ -361,11 +361,12 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 		t.Fatalf("the fixture's frame: %v", fr[0])
 	}
 	named := fr[1]
-	if named["data"].(map[string]any)["sourcemap"] != "~/static/maps/named.map" {
+	if named["data"].(map[string]any)["sourcemap"] != "https://app.example/static/maps/named.map" {
 		t.Errorf("named.min.js resolved through %v", named["data"])
 	}
-	// Its sources are named from the map's folder.
-	if named["abs_path"] != "~/static/src/discount.js" || fr[0]["abs_path"] != "~/src/discount.js" {
+	// Its sources are named from the map's folder, its URL the one the
+	// script's reference makes of abs_path.
+	if named["abs_path"] != "https://app.example/static/src/discount.js" || fr[0]["abs_path"] != "https://app.example/src/discount.js" {
 		t.Errorf("abs_path %v through maps/named.map, %v through app.min.js.map", named["abs_path"], fr[0]["abs_path"])
 	}
 	for _, k := range []string{"lineno", "colno", "context_line", "function"} {
