@@ -1,6 +1,7 @@
 package js
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -93,4 +94,47 @@ func TestUndecorate(t *testing.T) {
 			t.Errorf("%q: %+v, want %+v", tc.in.abs, got, tc.want)
 		}
 	}
+}
+
+// FuzzFrameURLs reads hostile abs_path values and source names as a request
+// and a map give them: undecorating, the candidate names, a source joined
+// against a map's URL and its filename never panic, never grow past their
+// inputs, and keep what the rules promise.
+func FuzzFrameURLs(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"async http://a.example/app.js?v=1#x", "../src/a.js"},
+		{"eval at f (eval at g (app:///main.js:4:2)), <anonymous>:1:1", "webpack://ns/./src/b.js"},
+		{"http://a.example/app.js line 8 > eval line 2 > eval", "//cdn.example/c.js"},
+		{"global code@~/static/app.js", "turbopack:///[project]/app/~/p.tsx"},
+		{"dist/app.min.js.map", "../../../x/./y//z.js?q#f"},
+		{"https://example.com", "/"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, abs, source string) {
+		line, col := int64(1), int64(1)
+		fr := undecorate(FrameIn{AbsPath: &abs, Lineno: &line, Colno: &col})
+		if fr.AbsPath == nil || len(*fr.AbsPath) > len(abs) {
+			t.Fatalf("undecorate(%q) = %v", abs, fr.AbsPath)
+		}
+		urls := candidateURLs(abs)
+		if len(urls) == 0 || len(urls) > 4 || strings.Contains(urls[0], "#") {
+			t.Fatalf("candidateURLs(%q) = %q", abs, urls)
+		}
+		for _, u := range urls {
+			if len(u) > len(abs)+1 {
+				t.Fatalf("candidateURLs(%q) = %q", abs, urls)
+			}
+		}
+		joined := joinSourceURL(abs, source)
+		if len(joined) > len(abs)+len(source)+2 {
+			t.Fatalf("joinSourceURL(%q, %q) = %q", abs, source, joined)
+		}
+		if hasScheme(source) && joined != source {
+			t.Fatalf("joinSourceURL(%q, %q) = %q, want the absolute source kept", abs, source, joined)
+		}
+		if name := sourceFilename(source); len(name) > len(source) {
+			t.Fatalf("sourceFilename(%q) = %q", source, name)
+		}
+	})
 }
