@@ -75,6 +75,16 @@ type scriptFrame struct {
 // errors of the answer, and the answer.
 func resolveScripts(t *testing.T, s *errataServer, release, dist string, frames [][3]any) ([]scriptFrame, []string, jsResolved) {
 	t.Helper()
+	body := map[string]any{"release": release}
+	if dist != "" {
+		body["dist"] = dist
+	}
+	return resolveScriptsIn(t, s, body, frames)
+}
+
+// resolveScriptsIn is resolveScripts with the rest of the request in body.
+func resolveScriptsIn(t *testing.T, s *errataServer, body map[string]any, frames [][3]any) ([]scriptFrame, []string, jsResolved) {
+	t.Helper()
 	var traces []any
 	for _, f := range frames {
 		fr := map[string]any{"abs_path": f[0], "lineno": f[1], "function": "min"}
@@ -83,10 +93,7 @@ func resolveScripts(t *testing.T, s *errataServer, release, dist string, frames 
 		}
 		traces = append(traces, map[string]any{"frames": []any{fr}})
 	}
-	body := map[string]any{"stacktraces": traces, "release": release}
-	if dist != "" {
-		body["dist"] = dist
-	}
+	body["stacktraces"] = traces
 	status, b := s.api(t, "POST", "/api/0/projects/acme/web/symbolicate-js/", body)
 	if status != http.StatusOK {
 		t.Fatalf("symbolicate-js: %d %s", status, b)
@@ -259,6 +266,48 @@ func TestScripts(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{app + " no_column"}, errs); diff != "" {
 			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a map found by debug id names sources after abs_path", func(t *testing.T) {
+		t.Parallel()
+		// sentry-cli injects a debug id and uploads an artifact bundle
+		// whose files are named ~/static/...; the frames' URLs are not.
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "static"), 0o755)
+		os.WriteFile(filepath.Join(dir, "static/app.min.js"), script, 0o644)
+		os.WriteFile(filepath.Join(dir, "static/app.min.js.map"), sourceMap, 0o644)
+		cli := newSentryCLI(t, "SENTRY_CLI_2", s, "acme").in(dir)
+		cli.run(t, "sourcemaps", "inject", ".").expect(t, 0)
+		cli.run(t, "sourcemaps", "upload", "--project", "web", "--wait", ".").expect(t, 0)
+		injected, err := os.ReadFile(filepath.Join(dir, "static/app.min.js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The injection puts lines before the script's first.
+		first := bytes.Index(injected, script[:bytes.IndexByte(script, '\n')])
+		line := 1 + bytes.Count(injected[:max(first, 0)], []byte("\n"))
+		debugID := debugIDOf(t, filepath.Join(dir, "static/app.min.js"))
+		const web, native = "https://app.example/static/app.min.js", "app:///bundle/main.jsbundle"
+		body := map[string]any{"modules": []map[string]string{
+			{"type": "sourcemap", "code_file": web, "debug_id": debugID},
+			{"type": "sourcemap", "code_file": native, "debug_id": debugID},
+		}}
+		got, errs, ans := resolveScriptsIn(t, s, body, [][3]any{{web, line, 88}, {native, line, 88}})
+		want := []scriptFrame{
+			discount("https://app.example/src/discount.js", "https://app.example/static/app.min.js.map"),
+			discount("app:///src/discount.js", "app:///bundle/app.min.js.map"),
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("frames (-want +got):\n%s", diff)
+		}
+		for _, st := range ans.Stacktraces {
+			if with := st.Frames[0].Data.ResolvedWith; with == nil || *with != "debug-id" {
+				t.Errorf("resolved with %v, want debug-id", valueOr(with, "-"))
+			}
+		}
+		if len(errs) != 0 {
+			t.Errorf("errors %v", errs)
 		}
 	})
 
