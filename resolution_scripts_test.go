@@ -120,6 +120,18 @@ func resolveScriptsIn(t *testing.T, s *errataServer, body map[string]any, frames
 	return out, errs, got
 }
 
+// expectScripts compares the frames and errors of an answer with those
+// wanted.
+func expectScripts(t *testing.T, want, got []scriptFrame, wantErrs, errs []string) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("frames (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantErrs, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
 // valueOr is *p, or none for nil.
 func valueOr[T any](p *T, none T) T {
 	if p == nil {
@@ -161,12 +173,7 @@ func TestScripts(t *testing.T) {
 			discount("app:///src/discount.js", "app:///main.js.map"),
 			unresolved("app:///index.js", "/index.js", 1, 88),
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("frames (-want +got):\n%s", diff)
-		}
-		if diff := cmp.Diff([]string{"app:///index.js missing_source"}, errs); diff != "" {
-			t.Errorf("errors (-want +got):\n%s", diff)
-		}
+		expectScripts(t, want, got, []string{"app:///index.js missing_source"}, errs)
 	})
 
 	t.Run("candidates in Sentry's order, matched whole", func(t *testing.T) {
@@ -202,18 +209,12 @@ func TestScripts(t *testing.T) {
 			unresolved("https://cdn.example/assets/static/a.js", "/assets/static/a.js", 1, 88),
 			unresolved("https://cdn.example/a.js", "/a.js", 1, 88),
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("frames (-want +got):\n%s", diff)
-		}
-		wantErrs := []string{
+		expectScripts(t, want, got, []string{
 			"https://cdn.example/app.js missing_sourcemap",
 			"https://cdn.example/q.js?v=2 missing_sourcemap",
 			"https://cdn.example/assets/static/a.js missing_source",
 			"https://cdn.example/a.js missing_source",
-		}
-		if diff := cmp.Diff(wantErrs, errs); diff != "" {
-			t.Errorf("errors (-want +got):\n%s", diff)
-		}
+		}, errs)
 	})
 
 	t.Run("a dist finds its files, and a dist the release does not know those without", func(t *testing.T) {
@@ -238,13 +239,10 @@ func TestScripts(t *testing.T) {
 			{"android", []scriptFrame{unresolved(app, "/app.js", 1, 88), discount("https://app.example/src/discount.js", "https://app.example/plain.js.map")},
 				[]string{app + " missing_sourcemap"}},
 		} {
-			got, errs, _ := resolveScripts(t, s, "dist@1", tc.dist, [][3]any{{app, 1, 88}, {plain, 1, 88}})
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("dist %q: frames (-want +got):\n%s", tc.dist, diff)
-			}
-			if diff := cmp.Diff(tc.errs, errs); diff != "" {
-				t.Errorf("dist %q: errors (-want +got):\n%s", tc.dist, diff)
-			}
+			t.Run("dist "+tc.dist, func(t *testing.T) {
+				got, errs, _ := resolveScripts(t, s, "dist@1", tc.dist, [][3]any{{app, 1, 88}, {plain, 1, 88}})
+				expectScripts(t, tc.want, got, tc.errs, errs)
+			})
 		}
 	})
 
@@ -261,12 +259,7 @@ func TestScripts(t *testing.T) {
 		})
 		resolved := discount("https://app.example/src/discount.js", "https://app.example/static/app.min.js.map")
 		want := []scriptFrame{resolved, resolved, resolved, resolved, unresolved(app, "/static/app.min.js", 1, 0)}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("frames (-want +got):\n%s", diff)
-		}
-		if diff := cmp.Diff([]string{app + " no_column"}, errs); diff != "" {
-			t.Errorf("errors (-want +got):\n%s", diff)
-		}
+		expectScripts(t, want, got, []string{app + " no_column"}, errs)
 	})
 
 	t.Run("a map found by debug id names sources after abs_path", func(t *testing.T) {
@@ -298,16 +291,11 @@ func TestScripts(t *testing.T) {
 			discount("https://app.example/src/discount.js", "https://app.example/static/app.min.js.map"),
 			discount("app:///src/discount.js", "app:///bundle/app.min.js.map"),
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("frames (-want +got):\n%s", diff)
-		}
+		expectScripts(t, want, got, nil, errs)
 		for _, st := range ans.Stacktraces {
 			if with := st.Frames[0].Data.ResolvedWith; with == nil || *with != "debug-id" {
 				t.Errorf("resolved with %v, want debug-id", valueOr(with, "-"))
 			}
-		}
-		if len(errs) != 0 {
-			t.Errorf("errors %v", errs)
 		}
 	})
 
@@ -336,12 +324,7 @@ func TestScripts(t *testing.T) {
 			{"min", "./src/b.js", "webpack://shop/./src/b.js", 1, 1, true, "https://app.example/static/maps/wp.js.map"},
 			{"min", "lib/x/a.js", "https://app.example/static/lib/x/a.js", 1, 1, true, "https://app.example/static/rooted.js.map"},
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("frames (-want +got):\n%s", diff)
-		}
-		if len(errs) != 0 {
-			t.Errorf("errors %v", errs)
-		}
+		expectScripts(t, want, got, nil, errs)
 	})
 
 	t.Run("a script without its map shows its own lines", func(t *testing.T) {

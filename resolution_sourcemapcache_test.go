@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestSourcemapcache resolves the frames of symbolic's sourcemapcache
@@ -126,12 +124,7 @@ func TestSourcemapcache(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, errs, ans := resolveScripts(t, s, "symbolic@1", "", tc.frames)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("frames (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.errs, errs); diff != "" {
-				t.Errorf("errors (-want +got):\n%s", diff)
-			}
+			expectScripts(t, tc.want, got, tc.errs, errs)
 			for i, want := range tc.context {
 				if line := ans.Stacktraces[i].Frames[0].ContextLine; want != "-" && (line == nil || *line != want) {
 					t.Errorf("frame %d: context line %v, want %q", i, valueOr(line, "-"), want)
