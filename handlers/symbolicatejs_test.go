@@ -456,3 +456,41 @@ func TestSymbolicateJSTrimsLongContextLines(t *testing.T) {
 		t.Errorf("answer %s\nwant it to hold %s", r.body, want)
 	}
 }
+
+// TestSymbolicateJSScriptContextWithinBudget stores three scripts without
+// a map, each nearly half of what a request may hold: frames in each are
+// missing_sourcemap, the first two show their script's lines, and the
+// third, which the request has no room left to read, shows none rather
+// than failing the request.
+func TestSymbolicateJSScriptContextWithinBudget(t *testing.T) {
+	f := newSymbolicateJSFixtureCache(t, 1<<20)
+	script := []byte(strings.Repeat("f();\n", 400<<10/5))
+	var frames []any
+	for _, name := range []string{"a.js", "b.js", "c.js"} {
+		body, ct := multipartBody(t, [][2]string{{"name", "~/static/" + name}}, []filePart{{"file", name, append([]byte("// "+name+"\n"), script...)}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/1.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+		frames = append(frames, jsFrame("https://app.example/static/"+name, 3, 1, "f"))
+	}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok,
+		map[string]any{"stacktraces": []any{map[string]any{"frames": frames}}, "release": "1.0"})
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var got jsengine.Response
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, fr := range got.Stacktraces[0].Frames {
+		shown = append(shown, fmt.Sprint(fr.PreContext, fr.ContextLine != nil))
+	}
+	want := []string{"[// a.js f();] true", "[// b.js f();] true", "[] false"}
+	if diff := cmp.Diff(want, shown); diff != "" {
+		t.Errorf("context (-want +got):\n%s", diff)
+	}
+	if len(got.Errors) != 3 || got.Errors[2].Type != "missing_sourcemap" {
+		t.Errorf("errors %+v", got.Errors)
+	}
+}

@@ -445,19 +445,24 @@ func (rs *resolver) findSource(file *jsFile, abs string) (*symbolication.Source,
 	if err != nil {
 		return nil, err
 	}
-	return rs.readSource(f)
+	return rs.readSource(f, false)
 }
 
 // readSource returns the text of stored file f with the index of its
 // lines, from the cache when it was read before, else read within the
-// request's budget and kept there; nil for a file over maxSourceBytes.
-func (rs *resolver) readSource(f store.SourceFile) (*symbolication.Source, error) {
+// request's budget and kept there; nil for a file over maxSourceBytes,
+// and, when spare, for one the request's budget has no room left for
+// (else that is a *symbolication.LimitError).
+func (rs *resolver) readSource(f store.SourceFile, spare bool) (*symbolication.Source, error) {
 	key := "source:" + f.SHA1
 	if v, ok := rs.e.Cache.Get(key); ok {
 		rs.e.Cache.Touch(rs.ctx, rs.e.Store, f)
 		return v.(*symbolication.Source), nil
 	}
 	if f.Size > maxSourceBytes {
+		return nil, nil
+	}
+	if spare && (rs.read+f.Size > symbolication.MaxReadBytes || f.Size+symbolication.IndexSize(int(f.Size)) > rs.budget.Left()) {
 		return nil, nil
 	}
 	data, err := rs.readFile(f, maxSourceBytes)
@@ -475,13 +480,15 @@ func (rs *resolver) readSource(f store.SourceFile) (*symbolication.Source, error
 // scriptContext sets the context of f, a frame left unresolved in a stored
 // script without its map, from the script's own lines (cut around the
 // column, as every context line), as Sentry shows them: the script is
-// read once a request, within its budget, none over maxSourceBytes.
+// read once a request, none over maxSourceBytes, and only within what the
+// request's budget has left: a frame's context is never what makes a
+// request fail.
 func (rs *resolver) scriptContext(file *jsFile, f FrameIn, o *FrameOut) error {
 	if *f.Lineno > 1<<31 || *f.Colno > 1<<31 {
 		return nil
 	}
 	if !file.scriptRead {
-		text, err := rs.readSource(*file.script)
+		text, err := rs.readSource(*file.script, true)
 		if err != nil {
 			return err
 		}
