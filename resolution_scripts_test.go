@@ -299,6 +299,19 @@ func TestScripts(t *testing.T) {
 		}
 	})
 
+	t.Run("a debug id no file has leaves the lookup to the release", func(t *testing.T) {
+		t.Parallel()
+		storeRelease(t, s, "fallback@1", releaseFile{"~/static/app.min.js", "", script}, releaseFile{"~/static/app.min.js.map", "", sourceMap})
+		const app = "https://app.example/static/app.min.js"
+		body := map[string]any{"release": "fallback@1", "modules": []map[string]string{
+			{"type": "sourcemap", "code_file": app, "debug_id": "5f0c8a8e-7e4b-4a34-9a51-1d2f3c4b5a69"}}}
+		got, errs, ans := resolveScriptsIn(t, s, body, [][3]any{{app, 1, 88}})
+		expectScripts(t, []scriptFrame{discount("https://app.example/src/discount.js", app+".map")}, got, nil, errs)
+		if with := ans.Stacktraces[0].Frames[0].Data.ResolvedWith; with == nil || *with != "release" {
+			t.Errorf("resolved with %v, want release", valueOr(with, "-"))
+		}
+	})
+
 	t.Run("abs_path is the source resolved against the map's URL", func(t *testing.T) {
 		t.Parallel()
 		webpack := `{"version":3,"sources":["webpack:///./src/a.js","webpack://shop/./src/b.js"],"names":[],"mappings":"AAAA,ICAA",` +

@@ -57,7 +57,11 @@ func (rs *resolver) findFile(absPath string) (*jsFile, error) {
 		if m.Type != nil && *m.Type != "sourcemap" {
 			continue
 		}
-		return rs.findByDebugID(bare, *m.DebugID)
+		f, err := rs.findByDebugID(bare, *m.DebugID)
+		if f != nil || err != nil {
+			return f, err
+		}
+		break // nothing of that debug id: the release may have the file
 	}
 	if rs.req.Release == nil || *rs.req.Release == "" {
 		return &jsFile{errType: "missing_source"}, nil
@@ -98,7 +102,8 @@ func (rs *resolver) findFile(absPath string) (*jsFile, error) {
 
 // findByDebugID looks the map of the script of URL bare (without query
 // and fragment) up among the artifact bundles by its debug id: the map of
-// that debug id, else the map its script names, in the script's bundle.
+// that debug id, else the map its script names, in the script's bundle;
+// nil when no file has that debug id.
 func (rs *resolver) findByDebugID(bare, debugID string) (*jsFile, error) {
 	ctx := rs.ctx
 	src, err := rs.e.Store.ArtifactFileByDebugID(ctx, rs.sc, debugID, "minified_source")
@@ -125,7 +130,7 @@ func (rs *resolver) findByDebugID(bare, debugID string) (*jsFile, error) {
 	}
 	switch {
 	case !hasScript:
-		return &jsFile{errType: "missing_source"}, nil
+		return nil, nil
 	case refErr != "":
 		return &jsFile{errType: refErr, script: &src}, nil
 	case isInlineMap(ref):
