@@ -141,11 +141,11 @@ func TestSymbolicateJSResolvesReleaseFiles(t *testing.T) {
 	// name in the map) are named after the function around them in the
 	// minified file.
 	want := []string{
-		"main /src/main.js ~/src/main.js:11:17 true release",
-		"checkout /src/main.js ~/src/main.js:5:15 true release",
-		"Cart.applyDiscount /src/cart.js ~/src/cart.js:17:18 true release",
-		"discountFor /src/discount.js ~/src/discount.js:4:16 true release",
-		"lookupRate /src/discount.js ~/src/discount.js:10:11 true release",
+		"main ../src/main.js https://app.example/src/main.js:11:17 true release",
+		"checkout ../src/main.js https://app.example/src/main.js:5:15 true release",
+		"Cart.applyDiscount ../src/cart.js https://app.example/src/cart.js:17:18 true release",
+		"discountFor ../src/discount.js https://app.example/src/discount.js:4:16 true release",
+		"lookupRate ../src/discount.js https://app.example/src/discount.js:10:11 true release",
 		"x /static/other.js https://app.example/static/other.js:1:1 false -",
 		"y /static/app.min.js https://app.example/static/app.min.js:9:1 false release",
 		"- /static/app.min.js https://app.example/static/app.min.js:1:- false -",
@@ -365,11 +365,12 @@ func TestSymbolicateJSMapNamedOtherwise(t *testing.T) {
 		t.Fatalf("the fixture's frame: %v", fr[0])
 	}
 	named := fr[1]
-	if named["data"].(map[string]any)["sourcemap"] != "~/static/maps/named.map" {
+	if named["data"].(map[string]any)["sourcemap"] != "https://app.example/static/maps/named.map" {
 		t.Errorf("named.min.js resolved through %v", named["data"])
 	}
-	// Its sources are named from the map's folder.
-	if named["abs_path"] != "~/static/src/discount.js" || fr[0]["abs_path"] != "~/src/discount.js" {
+	// Its sources are named from the map's folder, its URL the one the
+	// script's reference makes of abs_path.
+	if named["abs_path"] != "https://app.example/static/src/discount.js" || fr[0]["abs_path"] != "https://app.example/src/discount.js" {
 		t.Errorf("abs_path %v through maps/named.map, %v through app.min.js.map", named["abs_path"], fr[0]["abs_path"])
 	}
 	for _, k := range []string{"lineno", "colno", "context_line", "function"} {
@@ -458,5 +459,43 @@ func TestSymbolicateJSTrimsLongContextLines(t *testing.T) {
 	line, _ := json.Marshal((source + strings.Repeat(" ", 140))[:140] + " {snip}")
 	if want := `"context_line":` + string(line); !strings.Contains(string(r.body), want) {
 		t.Errorf("answer %s\nwant it to hold %s", r.body, want)
+	}
+}
+
+// TestSymbolicateJSScriptContextWithinBudget stores three scripts without
+// a map, each nearly half of what a request may hold: frames in each are
+// missing_sourcemap, the first two show their script's lines, and the
+// third, which the request has no room left to read, shows none rather
+// than failing the request.
+func TestSymbolicateJSScriptContextWithinBudget(t *testing.T) {
+	f := newSymbolicateJSFixtureCache(t, 1<<20)
+	script := []byte(strings.Repeat("f();\n", 400<<10/5))
+	var frames []any
+	for _, name := range []string{"a.js", "b.js", "c.js"} {
+		body, ct := multipartBody(t, [][2]string{{"name", "~/static/" + name}}, []filePart{{"file", name, append([]byte("// "+name+"\n"), script...)}})
+		if r := f.doMultipart("POST", "/api/0/projects/acme/web/releases/1.0/files/", f.tok, body, ct); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, r.status, r.body)
+		}
+		frames = append(frames, jsFrame("https://app.example/static/"+name, 3, 1, "f"))
+	}
+	r := f.do("POST", "/api/0/projects/acme/web/symbolicate-js/", f.tok,
+		map[string]any{"stacktraces": []any{map[string]any{"frames": frames}}, "release": "1.0"})
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var got jsengine.Response
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, fr := range got.Stacktraces[0].Frames {
+		shown = append(shown, fmt.Sprint(fr.PreContext, fr.ContextLine != nil))
+	}
+	want := []string{"[// a.js f();] true", "[// b.js f();] true", "[] false"}
+	if diff := cmp.Diff(want, shown); diff != "" {
+		t.Errorf("context (-want +got):\n%s", diff)
+	}
+	if len(got.Errors) != 3 || got.Errors[2].Type != "missing_sourcemap" {
+		t.Errorf("errors %+v", got.Errors)
 	}
 }

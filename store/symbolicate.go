@@ -71,7 +71,9 @@ func (s *Store) ArtifactFileByURL(ctx context.Context, sc ProjectScope, bundleID
 // ReleaseFileByURL returns the first of urls found among the files of
 // release version (and dist, nil for none) when the release is linked to
 // the project sc names: release files and the members of the release's
-// bundles. None is ErrNotFound.
+// bundles. A dist that none of the release's files has is read as none,
+// as Sentry reads a dist the release does not know: the files stored
+// without a dist serve it. None is ErrNotFound.
 func (s *Store) ReleaseFileByURL(ctx context.Context, sc ProjectScope, version string, dist *string, urls []string) (SourceFile, error) {
 	files, found, err := s.ReleaseFilesByURL(ctx, sc, version, dist, urls)
 	if err != nil {
@@ -93,7 +95,9 @@ func (s *Store) ReleaseFilesByURL(ctx context.Context, sc ProjectScope, version 
 	rows, err := s.pool.Query(ctx, `
 		SELECT rf.name, rf.headers, rf.size, rf.sha1, r.organization_id, rf.file_id,
 			rf.member_start, rf.member_csize, rf.member_method`+releaseFileFrom+`
-		  AND $4 <> '' AND rf.dist IS NOT DISTINCT FROM $5::text AND rf.name = ANY($6::text[])`,
+		  AND $4 <> '' AND rf.name = ANY($6::text[])
+		  AND rf.dist IS NOT DISTINCT FROM (CASE WHEN EXISTS (
+			SELECT 1 FROM release_files d WHERE d.release_id = r.id AND d.dist = $5::text) THEN $5::text END)`,
 		sc.UserID, sc.OrgSlug, version, sc.ProjectSlug, dist, urls)
 	if err != nil {
 		return nil, nil, wrap(err)

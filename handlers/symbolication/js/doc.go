@@ -8,8 +8,8 @@
 // source.
 //
 // It owns the request and answer types of the route symbolicate-js/, the
-// lookup rules (candidate URLs, ~/ paths, source URLs joined against the
-// map's), the resolution and the answer's hand-written JSON
+// lookup rules (decorations read off abs_path, candidate URLs, ~/ paths,
+// source URLs joined against the map's, as Sentry has them), the resolution and the answer's hand-written JSON
 // (Response.AppendJSON, with the JSON of each file's and source's names
 // made once and kept with the parsed map). Stored files are read through
 // errata/store and maps parsed by errata/worker/dif/sourcemap; parsed maps,
@@ -27,7 +27,8 @@
 // minified file larger than 32 MiB is read for its reference
 // (missing_sourcemap), no map larger than sourcemap.MaxSize (64 MiB)
 // (malformed_sourcemap) and no original source larger than 8 MiB (no
-// context: missing_source_content). Held: a parsed map is charged to the
+// context: missing_source_content), nor a script without its map larger
+// than 8 MiB for its own lines of context (none then). Held: a parsed map is charged to the
 // cache and to the request's symbolication.Budget (the cache's bound:
 // MapCache.EntryBound) at its size and the budget of the source names it
 // keeps for two URLs (a quarter of the map's size each, and 64 KiB), an

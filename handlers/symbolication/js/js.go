@@ -160,6 +160,12 @@ type jsFile struct {
 	// entry is the cache's entry of m, which keeps the sources m carries
 	// with the index of their lines; nil for a file of a test.
 	entry *mapEntry
+	// script is the stored script of a file without its map
+	// (missing_sourcemap), whose own lines its frames show as context;
+	// scriptText is its text once read, scriptRead whether it was.
+	script     *store.SourceFile
+	scriptText *symbolication.Source
+	scriptRead bool
 }
 
 // newJSFile is the file of frames resolved through m, found under mapURL
@@ -228,10 +234,13 @@ func (rs *resolver) resolve() (*Response, error) {
 		// their names, and their lines and columns.
 		nameOf := make([]string, n)
 		lines := make([]int64, 2*n)
+		read := make([]FrameIn, n) // each frame as it was looked up, its decorations read off
 		for i, f := range st.Frames {
 			if err := rs.budget.Err(); err != nil {
 				return nil, err // the client left
 			}
+			f = undecorate(f)
+			read[i] = f
 			o := FrameOut{Function: f.Function, AbsPath: f.AbsPath, Lineno: f.Lineno, Colno: f.Colno,
 				OriginalIndex: i, PreContext: []string{}, PostContext: []string{}}
 			if f.AbsPath != nil {
@@ -276,7 +285,7 @@ func (rs *resolver) resolve() (*Response, error) {
 			if name == nil {
 				// Else the function around it in the minified file.
 				var err error
-				if name, err = rs.scopeName(st.Frames[i]); err != nil {
+				if name, err = rs.scopeName(read[i]); err != nil {
 					return nil, err
 				}
 			}
@@ -364,6 +373,11 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 		return false, "", err
 	}
 	if file.errType != "" {
+		if file.script != nil && withContext {
+			if err := rs.scriptContext(file, f, o); err != nil {
+				return false, "", err
+			}
+		}
 		return false, file.errType, nil
 	}
 	o.Data = file.data
@@ -380,8 +394,11 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 	if file.own == nil {
 		file.own = map[int]*frameSource{}
 	}
-	src := file.sources.find(p.SourceID, p.Source, file.own)
-	if p.Source != "" { // a null source names nothing: the frame keeps its own names, as symbolicator does
+	// A position of a source without a name (null in the map's
+	// sources) keeps the frame's abs_path and filename, as Sentry does.
+	var src *frameSource
+	if p.Source != "" {
+		src = file.sources.find(p.SourceID, p.Source, file.own)
 		o.source = src
 		o.AbsPath, o.Filename = &src.abs, &src.filename
 	}
@@ -401,6 +418,8 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 			text = file.entry.context(p.SourceID, p.Content)
 		case p.HasContent:
 			text = symbolication.NewSource(p.Content, symbolication.EndsLastLine)
+		case src == nil:
+			return p.HasName, "missing_source_content", nil
 		default:
 			text, err = rs.storedSource(file, src.url)
 			if err != nil {
@@ -437,15 +456,14 @@ func (rs *resolver) storedSource(file *jsFile, abs string) (*symbolication.Sourc
 }
 
 func (rs *resolver) findSource(file *jsFile, abs string) (*symbolication.Source, error) {
-	ctx := rs.ctx
-	urls := candidateURLs(stripQuery(abs))
+	urls := candidateURLs(abs)
 	var f store.SourceFile
 	var err error
 	switch {
 	case file.bundle != "":
-		f, err = rs.e.Store.ArtifactFileByURL(ctx, rs.sc, file.bundle, urls)
+		f, err = rs.e.Store.ArtifactFileByURL(rs.ctx, rs.sc, file.bundle, urls)
 	case rs.req.Release != nil && *rs.req.Release != "":
-		f, err = rs.e.Store.ReleaseFileByURL(ctx, rs.sc, *rs.req.Release, rs.req.Dist, urls)
+		f, err = rs.e.Store.ReleaseFileByURL(rs.ctx, rs.sc, *rs.req.Release, rs.req.Dist, urls)
 	default:
 		return nil, nil
 	}
@@ -455,12 +473,24 @@ func (rs *resolver) findSource(file *jsFile, abs string) (*symbolication.Source,
 	if err != nil {
 		return nil, err
 	}
+	return rs.readSource(f, false)
+}
+
+// readSource returns the text of stored file f with the index of its
+// lines, from the cache when it was read before, else read within the
+// request's budget and kept there; nil for a file over maxSourceBytes,
+// and, when spare, for one the request's budget has no room left for
+// (else that is a *symbolication.LimitError).
+func (rs *resolver) readSource(f store.SourceFile, spare bool) (*symbolication.Source, error) {
 	key := "source:" + f.SHA1
 	if v, ok := rs.e.Cache.Get(key); ok {
-		rs.e.Cache.Touch(ctx, rs.e.Store, f)
+		rs.e.Cache.Touch(rs.ctx, rs.e.Store, f)
 		return v.(*symbolication.Source), nil
 	}
 	if f.Size > maxSourceBytes {
+		return nil, nil
+	}
+	if spare && (rs.read+f.Size > symbolication.MaxReadBytes || f.Size+symbolication.IndexSize(int(f.Size)) > rs.budget.Left()) {
 		return nil, nil
 	}
 	data, err := rs.readFile(f, maxSourceBytes)
@@ -473,6 +503,29 @@ func (rs *resolver) findSource(file *jsFile, abs string) (*symbolication.Source,
 	}
 	rs.e.Cache.Put(key, text, text.Size()+int64(len(key)+64))
 	return text, nil
+}
+
+// scriptContext sets the context of f, a frame left unresolved in a stored
+// script without its map, from the script's own lines (cut around the
+// column, as every context line), as Sentry shows them: the script is
+// read once a request, none over maxSourceBytes, and only within what the
+// request's budget has left: a frame's context is never what makes a
+// request fail.
+func (rs *resolver) scriptContext(file *jsFile, f FrameIn, o *FrameOut) error {
+	if *f.Lineno > 1<<31 || *f.Colno > 1<<31 {
+		return nil
+	}
+	if !file.scriptRead {
+		text, err := rs.readSource(*file.script, true)
+		if err != nil {
+			return err
+		}
+		file.scriptText, file.scriptRead = text, true
+	}
+	if file.scriptText != nil {
+		o.PreContext, o.ContextLine, o.PostContext = file.scriptText.Context(int(*f.Lineno-1), int(max(*f.Colno-1, 0)))
+	}
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -23,7 +23,7 @@ import (
 // its minified file; nil when there is none.
 func (rs *resolver) scopeName(f FrameIn) (*string, error) {
 	file, err := rs.file(*f.AbsPath)
-	if err != nil {
+	if err != nil || file.m == nil {
 		return nil, err
 	}
 	x, err := rs.scopeIndex(*f.AbsPath, file)

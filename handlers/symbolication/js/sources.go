@@ -104,9 +104,11 @@ func localSources(mapURL string) *frameSources {
 	return &frameSources{mapURL: mapURL, local: map[int]*frameSource{}}
 }
 
-// frameSource is a source of a resolved frame: its URL, its abs_path and
-// filename as the answer's frame writes them (cut to
-// symbolication.MaxNameBytes), and the JSON of both.
+// frameSource is a source of a resolved frame: its URL (the map's name of
+// it resolved against the map's URL), its abs_path and filename as the
+// answer's frame writes them (that URL, and the map's name cleaned by
+// sourceFilename, each cut to symbolication.MaxNameBytes), and the JSON of
+// both.
 type frameSource struct {
 	url           string // where its original source is looked for
 	abs, filename string
@@ -131,7 +133,7 @@ func (v *frameSources) find(id int, source string, own map[int]*frameSource) *fr
 		return s
 	}
 	abs := joinSourceURL(v.mapURL, source)
-	s := &frameSource{url: abs, abs: symbolication.CutName(abs), filename: symbolication.CutName(filenameOf(abs))}
+	s := &frameSource{url: abs, abs: symbolication.CutName(abs), filename: symbolication.CutName(sourceFilename(source))}
 	s.json = append(s.json, `"filename":`...)
 	s.json = appendjson.String(s.json, s.filename)
 	s.json = append(s.json, `,"abs_path":`...)

@@ -44,8 +44,8 @@ func TestMapEntrySourcesPerURL(t *testing.T) {
 				if err := json.Unmarshal(append(append([]byte("{"), s.json...), '}'), &frame); err != nil {
 					t.Fatalf("%s %q: %v: %s", mapURL, source, err, s.json)
 				}
-				if s.abs != abs || s.filename != filenameOf(abs) || frame.AbsPath != abs || frame.Filename != filenameOf(abs) {
-					t.Errorf("%s %q: %+v %+v, want %q %q", mapURL, source, s, frame, abs, filenameOf(abs))
+				if s.abs != abs || s.filename != sourceFilename(source) || frame.AbsPath != abs || frame.Filename != sourceFilename(source) {
+					t.Errorf("%s %q: %+v %+v, want %q %q", mapURL, source, s, frame, abs, sourceFilename(source))
 				}
 			}
 		}
