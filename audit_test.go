@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"mime/multipart"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +32,53 @@ const (
 	// after its client gave up included.
 	auditIdle = 2 * time.Second
 )
+
+// TestAudit reproduces the audit's findings, each group on a server of
+// its own as shipped, one finding after the other: what an answer
+// repeats (audit_answers_test.go), bounds that counted the wrong thing
+// (audit_charges_test.go), work that grew with frames times file
+// (audit_indexes_test.go) and the DWARF reader's (audit_dwarf_test.go).
+// A group's findings are measured against what its server held before
+// the first of them, and what the server still holds after the last is
+// checked. The groups run side by side: one server for all would measure
+// each group over what the others' caches hold.
+func TestAudit(t *testing.T) {
+	t.Parallel()
+	for _, group := range []struct {
+		name string
+		// findings uploads what the group's findings need up front, if
+		// anything, and returns them.
+		findings func(t *testing.T, a *auditServer) []auditFinding
+	}{
+		{"charges", auditCharges},
+		{"answers", auditAnswers},
+		{"indexes", auditIndexes},
+		{"DWARF", auditDWARF},
+	} {
+		t.Run(group.name, func(t *testing.T) {
+			t.Parallel()
+			a := startAuditServer(t)
+			for _, f := range group.findings(t, a) {
+				t.Run(f.name, func(t *testing.T) {
+					if f.before != nil {
+						f.before(t)
+					}
+					a.finding(t, f.maxCPU, f.attack)
+				})
+			}
+			a.checkHeld(t)
+		})
+	}
+}
+
+// auditFinding is one reproduction: attack, measured by finding within
+// maxCPU, after before (when set), which puts in place what the attack
+// needs and is not measured.
+type auditFinding struct {
+	name           string
+	maxCPU         time.Duration
+	before, attack func(t *testing.T)
+}
 
 // auditServer is a server as shipped, with default settings, on which
 // findings of an audit are reproduced one after the other.
@@ -148,4 +200,54 @@ func (a *auditServer) checkHeld(t *testing.T) {
 	if held >= maxAuditGrowth {
 		t.Errorf("the server holds %d MB more than before the reproductions, want less than %d MB", held>>20, maxAuditGrowth>>20)
 	}
+}
+
+// settle waits until the server's resident set is back within 32 MB of
+// what it was at its start, or its forced collection and the return of
+// the freed pages have had their time.
+func (a *auditServer) settle(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(auditHeldAfter)
+	for time.Now().Before(deadline) && a.usage(t).rss-a.base > 32<<20 {
+		time.Sleep(2 * time.Second)
+	}
+	t.Logf("before the reproductions the server holds %+d MB", (a.usage(t).rss-a.base)>>20)
+}
+
+// auditRelease creates release version of acme/web and uploads files
+// (name to content) to it as release files.
+func auditRelease(t *testing.T, a *auditServer, version string, files map[string]string) {
+	t.Helper()
+	if status, b := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": version, "projects": []string{"web"}}); status != http.StatusCreated {
+		t.Fatalf("create release: %d %s", status, b)
+	}
+	for name, data := range files {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("name", name)
+		w, _ := mw.CreateFormFile("file", filepath.Base(name))
+		w.Write([]byte(data))
+		mw.Close()
+		if r := send(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/releases/"+version+"/files/", mw.FormDataContentType(), &body); r.status != http.StatusCreated {
+			t.Fatalf("upload %s: %v", name, r)
+		}
+	}
+}
+
+// auditSymbolicate sends body to route of acme/web and decodes its 200
+// answer into v; it reports whether it could (the test fails when not,
+// and goes on, so that what the request cost the server is measured).
+func auditSymbolicate(t *testing.T, a *auditServer, route string, body, v any) bool {
+	t.Helper()
+	r := sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/"+route+"/", body)
+	if r.err != nil || r.status != http.StatusOK {
+		t.Errorf("%.300s", r)
+		return false
+	}
+	t.Logf("%s answered %d bytes", route, len(r.body))
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Errorf("%s: %v", route, err)
+		return false
+	}
+	return true
 }
