@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,40 +14,18 @@ import (
 // (symbolication.MaxNameBytes, docs/resolution.md).
 const auditMaxName = 1024
 
-// TestAuditAnswers reproduces the audit's answers that repeat what a file
-// says (docs/resolution.md, "Bounds of an answer") on the server as
-// shipped: a Breakpad file whose function and file are named by 60 KiB
-// (a record's most) hit by 2,000 frames, a source map whose name and
-// source are 256 KiB hit by 600 frames, and a ProGuard line shared by
-// 200,000 methods hit by 8 frames. Each answers 200 with its names cut
-// and its expansions capped, within the audit's memory and CPU.
-func TestAuditAnswers(t *testing.T) {
-	t.Parallel()
-	a := startAuditServer(t)
-	t.Run("native long name", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditNativeLongName(t, a) })
-	})
-	t.Run("JS long name", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditJSLongName(t, a) })
-	})
-	t.Run("ProGuard fan-out", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditProguardFanOut(t, a) })
-	})
-	a.checkHeld(t)
-}
-
-// auditAnswer sends body to route of acme/web and decodes its 200 answer
-// into v (the test fails otherwise, and goes on).
-func auditAnswer(t *testing.T, a *auditServer, route string, body, v any) {
-	t.Helper()
-	status, b := a.api(t, "POST", "/api/0/projects/acme/web/"+route+"/", body)
-	if status != http.StatusOK {
-		t.Errorf("%s: %d %.300s", route, status, b)
-		return
-	}
-	t.Logf("%s answered %d bytes", route, len(b))
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Errorf("%s: %v", route, err)
+// auditAnswers are the audit's answers that repeat what a file says
+// (docs/resolution.md, "Bounds of an answer"): a Breakpad file whose
+// function and file are named by 60 KiB (a record's most) hit by 2,000
+// frames, a source map whose name and source are 256 KiB hit by 600
+// frames, and a ProGuard line shared by 200,000 methods hit by 8 frames.
+// Each answers 200 with its names cut and its expansions capped, within
+// the audit's memory and CPU.
+func auditAnswers(_ *testing.T, a *auditServer) []auditFinding {
+	return []auditFinding{
+		{name: "native long name", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditNativeLongName(t, a) }},
+		{name: "JS long name", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditJSLongName(t, a) }},
+		{name: "ProGuard fan-out", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditProguardFanOut(t, a) }},
 	}
 }
 
@@ -86,7 +61,7 @@ func auditNativeLongName(t *testing.T, a *auditServer) {
 		frames[i] = map[string]any{"instruction_addr": "0x1010", "addr_mode": "rel:0"}
 	}
 	var out symbolicated
-	auditAnswer(t, a, "symbolicate", map[string]any{
+	auditSymbolicate(t, a, "symbolicate", map[string]any{
 		"modules":     []map[string]any{{"type": "elf", "debug_id": difs[0].DebugID, "image_addr": "0x0"}},
 		"stacktraces": []map[string]any{{"frames": frames}},
 	}, &out)
@@ -106,29 +81,16 @@ func auditNativeLongName(t *testing.T, a *auditServer) {
 func auditJSLongName(t *testing.T, a *auditServer) {
 	long := strings.Repeat("n", 256<<10)
 	const version = "audit-answers"
-	if status, b := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": version, "projects": []string{"web"}}); status != http.StatusCreated {
-		t.Fatalf("create release: %d %s", status, b)
-	}
-	for name, data := range map[string]string{
+	auditRelease(t, a, version, map[string]string{
 		"~/app.min.js":     "function a(){throw new Error}a();\n//# sourceMappingURL=app.min.js.map\n",
 		"~/app.min.js.map": `{"version":3,"sources":["` + long + `.js"],"names":["` + long + `"],"mappings":"AAAAA"}`,
-	} {
-		var body bytes.Buffer
-		mw := multipart.NewWriter(&body)
-		mw.WriteField("name", name)
-		w, _ := mw.CreateFormFile("file", filepath.Base(name))
-		w.Write([]byte(data))
-		mw.Close()
-		if r := send(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/releases/"+version+"/files/", mw.FormDataContentType(), &body); r.status != http.StatusCreated {
-			t.Fatalf("upload %s: %v", name, r)
-		}
-	}
+	})
 	frames := make([]map[string]any, 600)
 	for i := range frames {
 		frames[i] = map[string]any{"abs_path": "https://app.example/app.min.js", "lineno": 1, "colno": 1}
 	}
 	var out jsResolved
-	auditAnswer(t, a, "symbolicate-js", map[string]any{
+	auditSymbolicate(t, a, "symbolicate-js", map[string]any{
 		"stacktraces": []map[string]any{{"frames": frames}},
 		"release":     version,
 	}, &out)
@@ -176,7 +138,7 @@ func auditProguardFanOut(t *testing.T, a *auditServer) {
 			} `json:"frames"`
 		} `json:"stacktraces"`
 	}
-	auditAnswer(t, a, "symbolicate-jvm", map[string]any{
+	auditSymbolicate(t, a, "symbolicate-jvm", map[string]any{
 		"stacktraces": []map[string]any{{"frames": frames}},
 		"modules":     []map[string]any{{"type": "proguard", "uuid": uuid}},
 		"options":     map[string]any{"frame_order": "callee_first"},

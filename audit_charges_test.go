@@ -3,10 +3,10 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,9 +16,9 @@ import (
 	"errata/worker/dif/diftest"
 )
 
-// TestAuditCharges reproduces the audit's findings of bounds that counted
-// the wrong thing (docs/resolution.md, docs/symbol-server.md) on the
-// server as shipped, with its default settings:
+// auditCharges uploads the files of the audit's findings of bounds that
+// counted the wrong thing (docs/resolution.md, docs/symbol-server.md) and
+// returns their reproductions:
 //   - a source map that parses to 24 times its size, larger than the map
 //     cache takes, which every request parsed again (three requests at
 //     once, two after): refused once, its refusal kept by SHA-1;
@@ -34,26 +34,29 @@ import (
 // The files are uploaded first, and the server left until what the
 // uploads used is returned (its forced collection, every two minutes), so
 // that each finding measures its requests.
-func TestAuditCharges(t *testing.T) {
-	t.Parallel()
-	a := startAuditServer(t)
-
+func auditCharges(t *testing.T, a *auditServer) []auditFinding {
+	t.Helper()
 	// 16 MB of line separators: 16 million lines of no segment, 390 MB
 	// once parsed.
-	if status, body := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": "1.0", "projects": []string{"web"}}); status != http.StatusCreated {
-		t.Fatalf("release: %d %s", status, body)
-	}
-	auditReleaseFile(t, a, "1.0", "~/static/big.js", []byte("f()\n//# sourceMappingURL=big.js.map\n"))
-	auditReleaseFile(t, a, "1.0", "~/static/big.js.map", []byte(`{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA`+strings.Repeat(";", 16_000_000)+`"}`))
+	auditRelease(t, a, "1.0", map[string]string{
+		"~/static/big.js":     "f()\n//# sourceMappingURL=big.js.map\n",
+		"~/static/big.js.map": `{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA` + strings.Repeat(";", 16_000_000) + `"}`,
+	})
 	jsBody := map[string]any{"release": "1.0", "stacktraces": []any{map[string]any{"frames": []any{
 		map[string]any{"abs_path": "https://app.example/static/big.js", "lineno": 1, "colno": 1, "function": "f"}}}}}
 
 	// Twelve Breakpad files of a million records, 16 MB each (a zip of
-	// 2 MB), each 21 MB once parsed (49 MB as the cache counts it).
+	// 2 MB), each 21 MB once parsed (49 MB as the cache counts it). They
+	// differ in their MODULE record (a module of no records) only, and are
+	// deflated at the fastest level: under the race detector, writing
+	// each from its first byte took minutes.
+	first, _ := diftest.BreakpadModule(0, 0)
+	records, _ := diftest.BreakpadModule(0, 1_000_000)
+	records = records[len(first):]
 	var modules, frames []any
 	for i := range 12 {
-		sym, debugID := diftest.BreakpadModule(i, 1_000_000)
-		upload := zipOf(t, fmt.Sprintf("m%d.sym", i), sym)
+		sym, debugID := diftest.BreakpadModule(i, 0)
+		upload := zipAt(t, flate.BestSpeed, fmt.Sprintf("m%d.sym", i), append(sym, records...))
 		if r := postDsyms(t, a.errataServer, upload); r.err != nil || r.status != http.StatusCreated {
 			t.Fatalf("upload of module %d (a zip of %d bytes): %v %d %s", i, len(upload), r.err, r.status, r.body)
 		}
@@ -72,10 +75,9 @@ func TestAuditCharges(t *testing.T) {
 	zw := zip.NewWriter(&zb)
 	w, _ := zw.Create("files/_/src/main.c")
 	line := []byte("int main(void) { return 0; }\n")
-	sourceSize := int64(0)
-	for ; sourceSize+int64(len(line)) <= 64<<20; sourceSize += int64(len(line)) {
-		w.Write(line)
-	}
+	source := bytes.Repeat(line, (64<<20)/len(line)) // written at once: line by line took twice as long
+	sourceSize := int64(len(source))
+	w.Write(source)
 	w, _ = zw.Create("manifest.json")
 	fmt.Fprintf(w, `{"debug_id": "b644072b-511e-55db-ac27-1ee28d84d991", "code_id": "%s",
 		"files": {"files/_/src/main.c": {"type": "source", "path": "/src/main.c"}}}`, buildID)
@@ -85,9 +87,8 @@ func TestAuditCharges(t *testing.T) {
 		t.Fatalf("upload of the source bundle (a zip of %d bytes): %v %d %s", len(upload), r.err, r.status, r.body)
 	}
 	a.settle(t)
-
-	t.Run("a source map larger than the cache", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) {
+	return []auditFinding{
+		{name: "a source map larger than the cache", maxCPU: 10 * time.Second, attack: func(t *testing.T) {
 			check := func(r result) {
 				if r.err != nil || r.status != http.StatusOK || !strings.Contains(string(r.body), "malformed_sourcemap") {
 					t.Errorf("a resolution over the map: %v %d %.300s, want 200 with the map malformed", r.err, r.status, r.body)
@@ -101,11 +102,8 @@ func TestAuditCharges(t *testing.T) {
 			for range 2 {
 				check(sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate-js/", jsBody))
 			}
-		})
-	})
-
-	t.Run("a request holding every module's parsed file", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) {
+		}},
+		{name: "a request holding every module's parsed file", maxCPU: 10 * time.Second, attack: func(t *testing.T) {
 			r := sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/symbolicate/", nativeBody)
 			if r.err != nil || r.status >= 500 {
 				t.Fatalf("the resolution of twelve modules: %v %d %.300s, want no 5xx", r.err, r.status, r.body)
@@ -117,11 +115,8 @@ func TestAuditCharges(t *testing.T) {
 			}
 			json.Unmarshal(r.body, &out)
 			t.Logf("%d, modules %+v", r.status, out.Modules)
-		})
-	})
-
-	t.Run("source/ inflating 64 MiB twelve times at once", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) {
+		}},
+		{name: "source/ inflating 64 MiB twelve times at once", maxCPU: 10 * time.Second, attack: func(t *testing.T) {
 			got := auditAtOnce(12, func() auditGetResult {
 				return auditGet(a, "/debuginfod/acme/buildid/"+buildID+"/source/src/main.c")
 			})
@@ -135,36 +130,7 @@ func TestAuditCharges(t *testing.T) {
 				}
 			}
 			t.Logf("%d of 12 served", served)
-		})
-	})
-	a.checkHeld(t)
-}
-
-// settle waits until the server's resident set is back within 32 MB of
-// what it was at its start, or its forced collection and the return of
-// the freed pages have had their time.
-func (a *auditServer) settle(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(auditHeldAfter)
-	for time.Now().Before(deadline) && a.usage(t).rss-a.base > 32<<20 {
-		time.Sleep(2 * time.Second)
-	}
-	t.Logf("before the reproductions the server holds %+d MB", (a.usage(t).rss-a.base)>>20)
-}
-
-// auditReleaseFile uploads data as the file name of release version of
-// acme/web.
-func auditReleaseFile(t *testing.T, a *auditServer, version, name string, data []byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	mw.WriteField("name", name)
-	w, _ := mw.CreateFormFile("file", name[strings.LastIndexByte(name, '/')+1:])
-	w.Write(data)
-	mw.Close()
-	r := send(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/releases/"+version+"/files/", mw.FormDataContentType(), &buf)
-	if r.err != nil || r.status != http.StatusCreated {
-		t.Fatalf("upload %s: %v %d %s", name, r.err, r.status, r.body)
+		}},
 	}
 }
 

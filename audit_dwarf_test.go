@@ -12,10 +12,9 @@ import (
 	"errata/worker/dif/diftest"
 )
 
-// TestAuditDWARF reproduces the audit's findings in the DWARF reader
-// (docs/resolution.md) on the server as shipped, with its default
-// settings, each with ELF files of units that all point at one line
-// program:
+// auditDWARF are the audit's findings in the DWARF reader
+// (docs/resolution.md), each with ELF files of units that all point at
+// one line program:
 //   - three files of 25 KB whose line table names 2,000 files in a
 //     directory of 4 KiB (8 MiB of paths), shared by 24 units: a parsed
 //     unit was charged 16 bytes a path it held;
@@ -31,26 +30,21 @@ import (
 //     finding's measure).
 //
 // Each answers without a 5xx, within the audit's memory and CPU.
-func TestAuditDWARF(t *testing.T) {
-	t.Parallel()
-	a := startAuditServer(t)
-	t.Run("paths charged 16 bytes", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditDWARFPaths(t, a) })
-	})
-	t.Run("ends of sequence", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditDWARFEndSequences(t, a) })
-	})
-	t.Run("units without ranges, cached", func(t *testing.T) {
-		debugID := auditDWARFUpload(t, a, auditBuildID(4), diftest.HostileUnits{Units: auditRangeless, FuncBase: 0x100000,
-			Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(1, 1))})
-		// A first request parses the units; the file is cached.
-		auditDWARFResolve(t, a, http.DefaultClient, debugID, []uint64{0x100000 + 8})
-		a.finding(t, 5*time.Second, func(t *testing.T) { auditDWARFRangeless(t, a, debugID) })
-	})
-	t.Run("shared line program, client gone", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditDWARFSharedProgram(t, a) })
-	})
-	a.checkHeld(t)
+func auditDWARF(_ *testing.T, a *auditServer) []auditFinding {
+	var rangeless string // the debug id of the file of units without ranges
+	return []auditFinding{
+		{name: "paths charged 16 bytes", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditDWARFPaths(t, a) }},
+		{name: "ends of sequence", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditDWARFEndSequences(t, a) }},
+		{name: "units without ranges, cached", maxCPU: 5 * time.Second,
+			before: func(t *testing.T) {
+				rangeless = auditDWARFUpload(t, a, auditBuildID(4), diftest.HostileUnits{Units: auditRangeless, FuncBase: 0x100000,
+					Line: diftest.LineSection(nil, []string{"a.c"}, diftest.Sequences(1, 1))})
+				// A first request parses the units; the file is cached.
+				auditDWARFResolve(t, a, http.DefaultClient, rangeless, []uint64{0x100000 + 8})
+			},
+			attack: func(t *testing.T) { auditDWARFRangeless(t, a, rangeless) }},
+		{name: "shared line program, client gone", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditDWARFSharedProgram(t, a) }},
+	}
 }
 
 // auditRangeless is how many units without ranges the file of the

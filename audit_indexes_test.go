@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
-	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,66 +14,20 @@ import (
 	"errata/worker/dif/diftest"
 )
 
-// TestAuditIndexes reproduces the audit's work that grew with frames times
-// file (docs/resolution.md, "Source context") on the server as shipped:
-// source context of 600 JavaScript frames at the end of a source of 8
-// million lines, native source context over sources of 8 MiB of newlines,
-// a source bundle of a large manifest shared by 40 modules, and 14,000
-// lookups in a line of 2 million segments at one column. Each answers 200
-// with the frames resolved, within the audit's memory and CPU.
-func TestAuditIndexes(t *testing.T) {
-	t.Parallel()
-	a := startAuditServer(t)
-	t.Run("JS source context", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditJSSourceContext(t, a) })
-	})
-	t.Run("native source context", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditNativeSourceContext(t, a) })
-	})
-	t.Run("source bundle manifest", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditBundleManifest(t, a) })
-	})
-	t.Run("equal columns", func(t *testing.T) {
-		a.finding(t, 10*time.Second, func(t *testing.T) { auditEqualColumns(t, a) })
-	})
-	a.checkHeld(t)
-}
-
-// auditRelease creates release version of acme/web and uploads files
-// (name to content) to it as release files.
-func auditRelease(t *testing.T, a *auditServer, version string, files map[string]string) {
-	t.Helper()
-	if status, b := a.api(t, "POST", "/api/0/organizations/acme/releases/", map[string]any{"version": version, "projects": []string{"web"}}); status != http.StatusCreated {
-		t.Fatalf("create release: %d %s", status, b)
+// auditIndexes are the audit's work that grew with frames times file
+// (docs/resolution.md, "Source context"): source context of 600
+// JavaScript frames at the end of a source of 8 million lines, native
+// source context over sources of 8 MiB of newlines, a source bundle of a
+// large manifest shared by 40 modules, and 14,000 lookups in a line of 2
+// million segments at one column. Each answers 200 with the frames
+// resolved, within the audit's memory and CPU.
+func auditIndexes(_ *testing.T, a *auditServer) []auditFinding {
+	return []auditFinding{
+		{name: "JS source context", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditJSSourceContext(t, a) }},
+		{name: "native source context", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditNativeSourceContext(t, a) }},
+		{name: "source bundle manifest", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditBundleManifest(t, a) }},
+		{name: "equal columns", maxCPU: 10 * time.Second, attack: func(t *testing.T) { auditEqualColumns(t, a) }},
 	}
-	for name, data := range files {
-		var body bytes.Buffer
-		mw := multipart.NewWriter(&body)
-		mw.WriteField("name", name)
-		w, _ := mw.CreateFormFile("file", filepath.Base(name))
-		w.Write([]byte(data))
-		mw.Close()
-		if r := send(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/releases/"+version+"/files/", mw.FormDataContentType(), &body); r.status != http.StatusCreated {
-			t.Fatalf("upload %s: %v", name, r)
-		}
-	}
-}
-
-// auditSymbolicate sends body to route of acme/web and decodes its 200
-// answer into v; it reports whether it could (the test fails when not,
-// and goes on, so that what the request cost the server is measured).
-func auditSymbolicate(t *testing.T, a *auditServer, route string, body, v any) bool {
-	t.Helper()
-	r := sendJSON(http.DefaultClient, a.errataServer, "POST", "/api/0/projects/acme/web/"+route+"/", body)
-	if r.err != nil || r.status != http.StatusOK {
-		t.Errorf("%.300s", r)
-		return false
-	}
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Errorf("%s: %v", route, err)
-		return false
-	}
-	return true
 }
 
 // auditJSSourceContext: a map whose one source, carried in the map, is 8

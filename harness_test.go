@@ -45,10 +45,10 @@ const childEnv = "ERRATA_TEST_RUN_MAIN"
 
 // parallelGroups is how many groups run at once unless -parallel says: the
 // groups wait on child processes, peers and timers more than they compute
-// (the audit's reproductions wait two minutes to measure what the server
-// still holds), so that three times the CPU count keeps a small machine
-// busy, not swamped; at most 8, whose servers' pools stay well within
-// dev.sh's PostgreSQL max_connections.
+// (the audit's charges wait up to two minutes for their server to return
+// what their uploads used), so that three times the CPU count keeps a
+// small machine busy, not swamped; at most 8, whose servers' pools stay
+// well within dev.sh's PostgreSQL max_connections.
 func parallelGroups() int { return min(8, max(6, 3*runtime.GOMAXPROCS(0))) }
 
 func TestMain(m *testing.M) {

@@ -36,6 +36,7 @@ func mustCLI(t *testing.T, dbURL string, args ...string) string {
 }
 
 func TestMigrateIsIdempotentAndSerialized(t *testing.T) {
+	t.Parallel()
 	db := storetest.NewEmptyDatabase(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -58,6 +59,7 @@ func TestMigrateIsIdempotentAndSerialized(t *testing.T) {
 }
 
 func TestServeRefusesUnmigratedDatabase(t *testing.T) {
+	t.Parallel()
 	db := storetest.NewEmptyDatabase(t)
 	env := map[string]string{"DATABASE_URL": db, "SECRET_KEY": testSecretKey, "PUBLIC_URL": "http://errata.test", "ADDR": "127.0.0.1:0"}
 	err := run(t.Context(), []string{"serve"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
@@ -71,6 +73,7 @@ func TestServeRefusesUnmigratedDatabase(t *testing.T) {
 }
 
 func TestServeNeedsSecretKey(t *testing.T) {
+	t.Parallel()
 	db := storetest.NewDatabase(t)
 	_, _, err := cli(t, db, "serve", "--addr", "127.0.0.1:0")
 	if err == nil || !strings.Contains(err.Error(), "SECRET_KEY") {
@@ -79,6 +82,7 @@ func TestServeNeedsSecretKey(t *testing.T) {
 }
 
 func TestAdminCommands(t *testing.T) {
+	t.Parallel()
 	db := storetest.NewDatabase(t)
 	if id := mustCLI(t, db, "admin", "create-user", "--email", "ann@example.com", "--name", "Ann"); id != "1" {
 		t.Errorf("create-user printed %q, want the id 1", id)
@@ -178,6 +182,7 @@ func startDev(t *testing.T, env map[string]string) (base string, stdout *lockedB
 }
 
 func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
+	t.Parallel()
 	db := storetest.NewEmptyDatabase(t)
 	base, out := startDev(t, map[string]string{"DATABASE_URL": db})
 	m := regexp.MustCompile(`curl -H 'Authorization: Bearer (sntryu_[0-9a-f]{64})' (http://\S+)/api/0/`).FindStringSubmatch(out.String())
@@ -232,6 +237,7 @@ func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 }
 
 func TestBadDurationSettingsAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ key, value string }{
 		{"SHUTDOWN_TIMEOUT", "10"},
 		{"READ_HEADER_TIMEOUT", "soon"},
@@ -251,6 +257,7 @@ func TestBadDurationSettingsAreRefused(t *testing.T) {
 const testSecretKey = "errata-test-secret-0123456789abcdef"
 
 func TestServeNeedsALongSecretKeyAndPublicURL(t *testing.T) {
+	t.Parallel()
 	db := storetest.NewDatabase(t)
 	for _, tc := range []struct {
 		name string
@@ -277,6 +284,7 @@ func TestServeNeedsALongSecretKeyAndPublicURL(t *testing.T) {
 // TestEveryBadSettingIsReported sets four settings wrong, by variable and
 // by flag: serve refuses to start and its one error names each of them.
 func TestEveryBadSettingIsReported(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"DATABASE_URL": "postgres://unused", "PUBLIC_URL": "http://errata.test",
 		"SECRET_KEY": "short", "SHUTDOWN_TIMEOUT": "10", "ORG_JOB_LIMIT": "0"}
 	err := run(t.Context(), []string{"serve", "--user-routes-scope", "all"}, func(k string) string { return env[k] }, io.Discard, io.Discard)

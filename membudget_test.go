@@ -3,8 +3,10 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"testing"
@@ -29,8 +31,16 @@ func peakRSS(t *testing.T, pid int) int64 {
 // zipOf returns a zip of one deflated member, name, holding data.
 func zipOf(t *testing.T, name string, data []byte) []byte {
 	t.Helper()
+	return zipAt(t, 5, name, data) // archive/zip's own level
+}
+
+// zipAt returns a zip of one member, name, holding data deflated at level
+// (compress/flate's).
+func zipAt(t *testing.T, level int, name string, data []byte) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, level) })
 	w, err := zw.Create(name)
 	if err != nil {
 		t.Fatal(err)

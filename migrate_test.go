@@ -25,6 +25,7 @@ import (
 // after `errata migrate` every file downloads byte for byte, the chunks are
 // blobs of their organization, and the old tables are empty.
 func TestMigrateFromTheFirstSchema(t *testing.T) {
+	t.Parallel()
 	old, err := os.ReadFile("testdata/schema_v1.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +150,7 @@ func TestMigrateFromTheFirstSchema(t *testing.T) {
 // repositories and commits: its releases keep their fields and read with
 // no commits, then take some.
 func TestMigrateFromTheSecondSchema(t *testing.T) {
+	t.Parallel()
 	db := oldDatabase(t, "testdata/schema_v2.sql", `
 		INSERT INTO releases (id, organization_id, version, ref, status) VALUES (1, 1, '1.0.0', 'abc', 'archived');
 		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1)`)
@@ -181,6 +183,7 @@ func TestMigrateFromTheSecondSchema(t *testing.T) {
 // changes had no id, to version 4: the release keeps its commits and its
 // file changes list with ids.
 func TestMigrateFromTheThirdSchema(t *testing.T) {
+	t.Parallel()
 	db := oldDatabase(t, "testdata/schema_v3.sql", `
 		INSERT INTO repositories (id, organization_id, name) VALUES (1, 1, 'acme/web');
 		INSERT INTO commit_authors (id, organization_id, email, name) VALUES (1, 1, 'dev@example.com', 'Dev');
@@ -257,6 +260,7 @@ func TestMigrateFromTheThirdSchema(t *testing.T) {
 // 5: its project gets a platform, null until someone sets one, and its
 // repository's commits list through the new page index.
 func TestMigrateFromTheFourthSchema(t *testing.T) {
+	t.Parallel()
 	db := oldDatabase(t, "testdata/schema_v4.sql", `
 		INSERT INTO repositories (id, organization_id, name) VALUES (1, 1, 'acme/web');
 		INSERT INTO commits (id, organization_id, repository_id, key, date_added)
@@ -293,6 +297,7 @@ func TestMigrateFromTheFourthSchema(t *testing.T) {
 // are there after the upgrade, the debug file downloads, and the database
 // has a deployment id of its own, written once.
 func TestMigrateFromTheFourthSchemaKeepsUploads(t *testing.T) {
+	t.Parallel()
 	const sym = "MODULE Linux x86_64 88221100554477668899AABBCCDDEEFF0 hello\nPUBLIC 1130 0 main\n"
 	sum := sha1.Sum([]byte(sym))
 	db := oldDatabase(t, "testdata/schema_v4.sql", fmt.Sprintf(`
@@ -369,6 +374,7 @@ func upgraded(t *testing.T, db string) *errataServer {
 // source bundle: errata migrate reads the section table and the source index
 // from the stored files, once, and the debuginfod routes then serve them.
 func TestMigrateFromTheFourthSchemaReadsSectionTables(t *testing.T) {
+	t.Parallel()
 	elf, err := os.ReadFile("worker/dif/testdata/tiny.elf")
 	if err != nil {
 		t.Fatal(err)
@@ -446,6 +452,7 @@ func TestMigrateFromTheFourthSchemaReadsSectionTables(t *testing.T) {
 // table read at its assembly. All of it reads the same after the upgrade:
 // the stored section table is served as it was, not read again or dropped.
 func TestMigrateFromTheFifthSchema(t *testing.T) {
+	t.Parallel()
 	elf, err := os.ReadFile("worker/dif/testdata/tiny.elf")
 	if err != nil {
 		t.Fatal(err)
