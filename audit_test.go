@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// The audit's reproductions (docs/reliability.md, "Budgets of the
-// read-back routes") run against the server binary as shipped, with its
+// The audit's reproductions (docs/resolution.md, "Bounds of an answer",
+// and SECURITY.md, "Budgets of the object-file readers") run against the server binary as shipped, with its
 // default settings: one tenant's small upload and few requests must not
 // take the memory or the CPU of the process that serves every other.
 const (
