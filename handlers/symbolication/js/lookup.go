@@ -136,18 +136,7 @@ func (rs *resolver) findByDebugID(bare, debugID string) (*jsFile, error) {
 	case isInlineMap(ref):
 		return rs.parseInline(ref, src, "debug-id", bare)
 	}
-	// The map named by URL: as abs_path names it, else as the script's
-	// own stored name does (a bundle names its files ~/path, which need
-	// not be abs_path's).
-	urls := candidateURLs(mapURL)
-	if src.URL != "" {
-		for _, u := range candidateURLs(joinSourceURL(src.URL, ref)) {
-			if !slices.Contains(urls, u) {
-				urls = append(urls, u)
-			}
-		}
-	}
-	mf, err = rs.e.Store.ArtifactFileByURL(ctx, rs.sc, src.InBundle, urls)
+	mf, err = rs.e.Store.ArtifactFileByURL(ctx, rs.sc, src.InBundle, bundledMapURLs(mapURL, src, ref))
 	if errors.Is(err, store.ErrNotFound) {
 		return &jsFile{errType: "missing_sourcemap", script: &src}, nil
 	}
@@ -158,7 +147,9 @@ func (rs *resolver) findByDebugID(bare, debugID string) (*jsFile, error) {
 }
 
 // bundledMap returns the map of src, a file of an artifact bundle found
-// for the URL absPath, that its reference names in the same bundle.
+// for the URL absPath, that its reference names in the same bundle: its
+// URL is the reference resolved against absPath, the names of its
+// sources too.
 func (rs *resolver) bundledMap(src store.SourceFile, absPath string) (*jsFile, error) {
 	ref, errType, err := rs.sourceMappingURL(src)
 	if err != nil || errType != "" {
@@ -167,8 +158,8 @@ func (rs *resolver) bundledMap(src store.SourceFile, absPath string) (*jsFile, e
 	if isInlineMap(ref) {
 		return rs.parseInline(ref, src, "debug-id", absPath)
 	}
-	mapURL := joinSourceURL(urlOrAbs(src.URL, absPath), ref)
-	mf, err := rs.e.Store.ArtifactFileByURL(rs.ctx, rs.sc, src.InBundle, candidateURLs(mapURL))
+	mapURL := joinSourceURL(absPath, ref)
+	mf, err := rs.e.Store.ArtifactFileByURL(rs.ctx, rs.sc, src.InBundle, bundledMapURLs(mapURL, src, ref))
 	if errors.Is(err, store.ErrNotFound) {
 		return &jsFile{errType: "missing_sourcemap"}, nil
 	}
@@ -178,13 +169,21 @@ func (rs *resolver) bundledMap(src store.SourceFile, absPath string) (*jsFile, e
 	return rs.loadMap(mf, "debug-id", mapURL)
 }
 
-// urlOrAbs is the URL a stored file stands for: its own, unless it has
-// none, then the frame's.
-func urlOrAbs(stored, abs string) string {
-	if stored != "" {
-		return stored
+// bundledMapURLs are the names the map of src, a file of an artifact
+// bundle whose reference to its map is ref, may be stored under in the
+// bundle: as mapURL, the reference resolved against the URL the file was
+// asked for, names it, else as the file's own stored name does (a bundle
+// names its files ~/path, which need not be the frame's).
+func bundledMapURLs(mapURL string, src store.SourceFile, ref string) []string {
+	urls := candidateURLs(mapURL)
+	if src.URL != "" {
+		for _, u := range candidateURLs(joinSourceURL(src.URL, ref)) {
+			if !slices.Contains(urls, u) {
+				urls = append(urls, u)
+			}
+		}
 	}
-	return abs
+	return urls
 }
 
 // sourceMappingURL returns the reference to f's map: its Sourcemap header,
