@@ -45,6 +45,13 @@ const collectBatch = 1000
 // organization owns, bytes first. With retention > 0, release files,
 // artifact bundles and debug files whose file nobody read or wrote for retention go first.
 //
+// A file used while it is being expired is kept: each expiry locks the
+// files it expires, skipping those an upload or a read is marking used
+// right now, and reads their date_used again once locked, so that a use
+// committed after the statement began counts (without the lock, a
+// statement that began before an upload of the same file answered 201
+// removed it all the same).
+//
 // What an upload or an assembly in flight needs is never removed: a file
 // is stored in the transaction of its first reference, a chunk's ownership
 // is renewed by its upload and by every assembly request that names it,
@@ -57,13 +64,13 @@ func (s *Store) Collect(ctx context.Context, grace, retention time.Duration) (Co
 		for _, q := range []string{
 			`DELETE FROM release_files WHERE id IN (
 				SELECT rf.id FROM release_files rf JOIN files f ON f.id = rf.file_id
-				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2)`,
+				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE OF f SKIP LOCKED)`,
 			`DELETE FROM artifact_bundles WHERE id IN (
 				SELECT ab.id FROM artifact_bundles ab JOIN files f ON f.id = ab.file_id
-				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2)`,
+				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE OF f SKIP LOCKED)`,
 			`WITH gone AS (
 				SELECT d.id, d.project_id, d.debug_id FROM debug_files d JOIN files f ON f.id = d.file_id
-				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2),
+				WHERE f.date_used < now() - make_interval(secs => $1) LIMIT $2 FOR UPDATE OF f SKIP LOCKED),
 			` + unmappedProguardReleases + `
 			DELETE FROM debug_files WHERE id IN (SELECT id FROM gone)`,
 		} {

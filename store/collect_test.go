@@ -17,6 +17,8 @@ import (
 
 	"errata/store"
 	"errata/store/storetest"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // collectEnv is an organization acme with project web, on a store of its
@@ -490,4 +492,50 @@ func TestReconfirmedFilesSurviveRetention(t *testing.T) {
 	}
 	reassemble()
 	collect("an ok from difs/assemble and the bundle's assembly asked again")
+}
+
+// TestExpiryKeepsAFileBeingUsed: a debug file whose file an upload is
+// marking used right now (its transaction holds the files row) is not
+// expired by a collection that runs meanwhile, nor once the use commits.
+func TestExpiryKeepsAFileBeingUsed(t *testing.T) {
+	ctx := context.Background()
+	e := newCollectEnv(t)
+	sc := store.ProjectScope{UserID: e.user, OrgSlug: "acme", ProjectSlug: "web"}
+	content := []byte("MODULE Linux x86_64 78221100554477668899AABBCCDDEEFF0 hello\nPUBLIC 1130 0 main\n")
+	if _, err := e.st.CreateDebugFiles(ctx, sc, []store.DebugUpload{{Content: bytes.NewReader(content), Objects: []store.DebugFileObject{{
+		DebugID: "78221100-5544-7766-8899-aabbccddeeff", ObjectName: "hello", CPUName: "x86_64", FileFormat: "breakpad"}}}}, true); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Exec(t, e.db, `UPDATE files SET date_used = now() - interval '2 days'`)
+	conn, err := pgx.Connect(ctx, e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE files SET date_used = now()`); err != nil {
+		t.Fatal(err)
+	}
+	// The collection runs while the use is not committed: it must neither
+	// wait for it nor remove the file.
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := e.st.Collect(cctx, 0, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := storetest.Count(t, e.db, `SELECT count(*) FROM debug_files`); n != 1 {
+		t.Fatalf("%d debug files while its file was being used, want 1", n)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Collect(ctx, 0, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := storetest.Count(t, e.db, `SELECT count(*) FROM debug_files`); n != 1 {
+		t.Fatalf("%d debug files after the use committed, want 1", n)
+	}
 }
