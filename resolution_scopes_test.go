@@ -73,9 +73,7 @@ func TestScopesNameFramesWithoutCaller(t *testing.T) {
 	t.Parallel()
 	esbuild, terser := toolEnv(t, "ESBUILD"), toolEnv(t, "TERSER")
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 
 	// resolve sends each frame as a stack trace of its own and returns the
 	// function of each answer.

@@ -146,9 +146,7 @@ func valueOr[T any](p *T, none T) T {
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 	script, sourceMap := scriptsApp(t)
 	// discount is the app's frame at discount.js:10:11 through a map found
 	// at mapURL, named as Sentry names it: no caller names it, so it is
