@@ -85,17 +85,8 @@ func auditJSLongName(t *testing.T, a *auditServer) {
 		"~/app.min.js":     "function a(){throw new Error}a();\n//# sourceMappingURL=app.min.js.map\n",
 		"~/app.min.js.map": `{"version":3,"sources":["` + long + `.js"],"names":["` + long + `"],"mappings":"AAAAA"}`,
 	})
-	frames := make([]map[string]any, 600)
-	for i := range frames {
-		frames[i] = map[string]any{"abs_path": "https://app.example/app.min.js", "lineno": 1, "colno": 1}
-	}
-	var out jsResolved
-	auditSymbolicate(t, a, "symbolicate-js", map[string]any{
-		"stacktraces": []map[string]any{{"frames": frames}},
-		"release":     version,
-	}, &out)
-	if len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != len(frames) {
-		t.Errorf("%d stack traces, want 1 of %d frames", len(out.Stacktraces), len(frames))
+	out, ok := auditJSFrames(t, a, version, "https://app.example/app.min.js", 600)
+	if !ok {
 		return
 	}
 	for i, f := range out.Stacktraces[0].Frames {
@@ -158,4 +149,26 @@ func auditProguardFanOut(t *testing.T, a *auditServer) {
 			break
 		}
 	}
+}
+
+// auditJSFrames asks symbolicate-js for one stack trace of n frames, all
+// at line 1, column 1 of absPath in release, and returns the answer; it
+// is false, the test failed, unless the answer is one stack trace of n
+// frames.
+func auditJSFrames(t *testing.T, a *auditServer, release, absPath string, n int) (jsResolved, bool) {
+	t.Helper()
+	frames := make([]map[string]any, n)
+	for i := range frames {
+		frames[i] = map[string]any{"abs_path": absPath, "lineno": 1, "colno": 1}
+	}
+	var out jsResolved
+	auditSymbolicate(t, a, "symbolicate-js", map[string]any{
+		"stacktraces": []map[string]any{{"frames": frames}},
+		"release":     release,
+	}, &out)
+	if len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != n {
+		t.Errorf("%d stack traces, want 1 of %d frames", len(out.Stacktraces), n)
+		return out, false
+	}
+	return out, true
 }

@@ -44,17 +44,9 @@ func auditJSSourceContext(t *testing.T, a *auditServer) {
 		"~/ctx.min.js":     "function a(){throw new Error}a();\n//# sourceMappingURL=ctx.min.js.map\n",
 		"~/ctx.min.js.map": `{"version":3,"sources":["src/ctx.js"],"sourcesContent":` + string(src) + `,"names":[],"mappings":"` + string(mappings) + `"}`,
 	})
-	frames := make([]map[string]any, 600)
-	for i := range frames {
-		frames[i] = map[string]any{"abs_path": "https://app.example/ctx.min.js", "lineno": 1, "colno": 1}
-	}
-	var out jsResolved
-	auditSymbolicate(t, a, "symbolicate-js", map[string]any{
-		"stacktraces": []map[string]any{{"frames": frames}},
-		"release":     "audit-indexes-js",
-	}, &out)
-	if len(out.Stacktraces) != 1 || len(out.Stacktraces[0].Frames) != len(frames) {
-		t.Fatalf("%d stack traces, want 1 of %d frames", len(out.Stacktraces), len(frames))
+	out, ok := auditJSFrames(t, a, "audit-indexes-js", "https://app.example/ctx.min.js", 600)
+	if !ok {
+		t.FailNow()
 	}
 	for i, f := range out.Stacktraces[0].Frames {
 		if f.Lineno == nil || *f.Lineno != blank+2 || f.ContextLine == nil || *f.ContextLine != "  throw new Error('x');" ||

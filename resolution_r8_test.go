@@ -82,9 +82,7 @@ com.google.protobuf.AbstractParser -> yy.xv:
 func TestR8Metadata(t *testing.T) {
 	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 	dir := t.TempDir()
 	mapping := filepath.Join(dir, "mapping.txt")
 	if err := os.WriteFile(mapping, []byte(r8Mapping), 0o644); err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,33 +71,19 @@ func TestScopesNameFramesWithoutCaller(t *testing.T) {
 	t.Parallel()
 	esbuild, terser := toolEnv(t, "ESBUILD"), toolEnv(t, "TERSER")
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 
 	// resolve sends each frame as a stack trace of its own and returns the
 	// function of each answer.
 	resolve := func(t *testing.T, body map[string]any, frames []map[string]any) []*string {
 		t.Helper()
-		var traces []any
-		for _, f := range frames {
-			traces = append(traces, map[string]any{"frames": []any{f}})
-		}
-		body["stacktraces"] = traces
-		status, resBody := s.api(t, "POST", "/api/0/projects/acme/web/symbolicate-js/", body)
-		if status != http.StatusOK {
-			t.Fatalf("symbolicate-js: %d %s", status, resBody)
-		}
-		var got jsResolved
-		if err := json.Unmarshal(resBody, &got); err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Errors) != 0 || len(got.Stacktraces) != len(frames) {
+		got, resBody := symbolicateEachJS(t, s, body, frames)
+		if len(got.Errors) != 0 {
 			t.Fatalf("answer: %s", resBody)
 		}
 		var out []*string
 		for i, st := range got.Stacktraces {
-			if len(st.Frames) != 1 || !st.Frames[0].Data.Symbolicated {
+			if !st.Frames[0].Data.Symbolicated {
 				t.Fatalf("frame %d is not resolved: %s", i, resBody)
 			}
 			out = append(out, st.Frames[0].Function)

@@ -85,13 +85,37 @@ func resolveScripts(t *testing.T, s *errataServer, release, dist string, frames 
 // resolveScriptsIn is resolveScripts with the rest of the request in body.
 func resolveScriptsIn(t *testing.T, s *errataServer, body map[string]any, frames [][3]any) ([]scriptFrame, []string, jsResolved) {
 	t.Helper()
-	var traces []any
+	var sent []map[string]any
 	for _, f := range frames {
 		fr := map[string]any{"abs_path": f[0], "lineno": f[1], "function": "min"}
 		if f[2] != 0 {
 			fr["colno"] = f[2]
 		}
-		traces = append(traces, map[string]any{"frames": []any{fr}})
+		sent = append(sent, fr)
+	}
+	got, _ := symbolicateEachJS(t, s, body, sent)
+	var out []scriptFrame
+	for _, st := range got.Stacktraces {
+		f := st.Frames[0]
+		out = append(out, scriptFrame{valueOr(f.Function, "-"), valueOr(f.Filename, "-"), valueOr(f.AbsPath, "-"),
+			valueOr(f.Lineno, 0), valueOr(f.Colno, 0), f.Data.Symbolicated, valueOr(f.Data.Sourcemap, "-")})
+	}
+	var errs []string
+	for _, e := range got.Errors {
+		errs = append(errs, e.AbsPath+" "+e.Type)
+	}
+	return out, errs, got
+}
+
+// symbolicateEachJS asks acme/web's symbolicate-js for frames, each in a
+// stack trace of its own (no caller names it), with the rest of the
+// request in body, and returns the answer, which has one stack trace of
+// one frame for each frame sent, and its body.
+func symbolicateEachJS(t *testing.T, s *errataServer, body map[string]any, frames []map[string]any) (jsResolved, []byte) {
+	t.Helper()
+	var traces []any
+	for _, f := range frames {
+		traces = append(traces, map[string]any{"frames": []any{f}})
 	}
 	body["stacktraces"] = traces
 	status, b := s.api(t, "POST", "/api/0/projects/acme/web/symbolicate-js/", body)
@@ -107,17 +131,7 @@ func resolveScriptsIn(t *testing.T, s *errataServer, body map[string]any, frames
 			t.Fatalf("answer %s", b)
 		}
 	}
-	var out []scriptFrame
-	for _, st := range got.Stacktraces {
-		f := st.Frames[0]
-		out = append(out, scriptFrame{valueOr(f.Function, "-"), valueOr(f.Filename, "-"), valueOr(f.AbsPath, "-"),
-			valueOr(f.Lineno, 0), valueOr(f.Colno, 0), f.Data.Symbolicated, valueOr(f.Data.Sourcemap, "-")})
-	}
-	var errs []string
-	for _, e := range got.Errors {
-		errs = append(errs, e.AbsPath+" "+e.Type)
-	}
-	return out, errs, got
+	return got, b
 }
 
 // expectScripts compares the frames and errors of an answer with those
@@ -146,9 +160,7 @@ func valueOr[T any](p *T, none T) T {
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 	script, sourceMap := scriptsApp(t)
 	// discount is the app's frame at discount.js:10:11 through a map found
 	// at mapURL, named as Sentry names it: no caller names it, so it is

@@ -25,9 +25,7 @@ func TestSourcemapcache(t *testing.T) {
 	t.Parallel()
 	fixtures := suitePath(t, "symbolic/symbolic-testutils/fixtures/sourcemapcache")
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 	var files []releaseFile
 	for _, name := range []string{
 		"inlining/module.js", "inlining/module.js.map", "simple/minified.js", "simple/minified.js.map",

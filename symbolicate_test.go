@@ -227,9 +227,7 @@ func TestSymbolicateJSEndToEnd(t *testing.T) {
 	original := runNode(t, work, filepath.Join(work, "src/main.js"))
 
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 
 	for _, variant := range []struct {
 		name  string

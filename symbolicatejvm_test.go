@@ -237,9 +237,7 @@ func TestSymbolicateJVMEndToEnd(t *testing.T) {
 	}
 
 	s := startErrata(t, map[string]string{"LOG_LEVEL": "warn"})
-	s.token = s.user(t, "dev@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "dev@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+	setupAcme(t, s)
 	cli := newSentryCLI(t, "SENTRY_CLI_3", s, "acme").in(dir)
 	mapping := filepath.Join(dir, "mapping.txt")
 	uuid := proguardUUID(t, mapping)
