@@ -235,15 +235,6 @@ func (l *load) finish() []result {
 
 func succeeded(r result) bool { return r.err == nil && r.status >= 200 && r.status < 300 }
 
-// setupAcme gives s a token of a user who owns organization acme with
-// project web.
-func setupAcme(t *testing.T, s *errataServer) {
-	t.Helper()
-	s.token = s.user(t, "ops@example.com", "project:releases,project:read,project:write,org:read")
-	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "ops@example.com")
-	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
-}
-
 // releaseLoad creates releases and lists them from 8 goroutines; the
 // versions begin with prefix.
 func releaseLoad(client *http.Client, s *errataServer, prefix string) *load {

@@ -358,6 +358,15 @@ func (s *errataServer) count(t *testing.T, query string, args ...any) int {
 	return n
 }
 
+// setupAcme gives s a token of a user who owns organization acme with
+// project web.
+func setupAcme(t *testing.T, s *errataServer) {
+	t.Helper()
+	s.token = s.user(t, "ops@example.com", "project:releases,project:read,project:write,org:read")
+	s.cli(t, "admin", "create-org", "--slug", "acme", "--owner", "ops@example.com")
+	s.cli(t, "admin", "create-project", "--org", "acme", "--slug", "web")
+}
+
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
