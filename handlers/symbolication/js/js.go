@@ -166,6 +166,9 @@ type jsFile struct {
 	script     *store.SourceFile
 	scriptText *symbolication.Source
 	scriptRead bool
+	// minified is the stored minified file whose map is m, as the lookup
+	// found it, read for its scopes (scopes.go); nil when none is stored.
+	minified *store.SourceFile
 }
 
 // newJSFile is the file of frames resolved through m, found under mapURL
