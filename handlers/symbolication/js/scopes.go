@@ -42,18 +42,14 @@ func (rs *resolver) scopeName(f FrameIn) (*string, error) {
 // scopeIndex returns the index of the scopes of the minified file whose
 // map is file's: nil when it has none.
 func (rs *resolver) scopeIndex(file *jsFile) (*jsscope.Index, error) {
-	if x, ok := rs.scopes[file]; ok {
-		return x, nil
+	if !file.scopesRead {
+		x, err := rs.buildScopeIndex(file)
+		if err != nil {
+			return nil, err
+		}
+		file.scopes, file.scopesRead = x, true
 	}
-	x, err := rs.buildScopeIndex(file)
-	if err != nil {
-		return nil, err
-	}
-	if rs.scopes == nil {
-		rs.scopes = map[*jsFile]*jsscope.Index{}
-	}
-	rs.scopes[file] = x
-	return x, nil
+	return file.scopes, nil
 }
 
 func (rs *resolver) buildScopeIndex(file *jsFile) (*jsscope.Index, error) {
