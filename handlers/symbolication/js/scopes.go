@@ -12,9 +12,9 @@ import (
 // through the frame's map. The index of a file is made once, for the
 // first frame of a request that needs it, and kept in the MapCache under
 // the file's SHA-1, charged at its size (jsscope.Index.Size) to the cache
-// and the request; a file larger than jsscope.MaxBytes, or one whose read
-// or index the request has no budget left for, has no index and its
-// frames keep the name they came with.
+// and the request; a file larger than jsscope.MaxBytes, or one whose read,
+// bytes (held while they are scanned) or index the request has no budget
+// left for, has no index and its frames keep the name they came with.
 
 // scopeName returns the name of the function around resolved frame f in
 // its minified file; nil when there is none.
@@ -62,7 +62,9 @@ func (rs *resolver) buildScopeIndex(file *jsFile) (*jsscope.Index, error) {
 		rs.e.Cache.Touch(rs.ctx, rs.e.Store, src)
 		return v.(*jsscope.Index), nil
 	}
-	if src.Size > jsscope.MaxBytes || rs.read+src.Size > symbolication.MaxReadBytes {
+	// The file is held while it is scanned: it must fit in what the
+	// request may still hold, as its index then must.
+	if src.Size > jsscope.MaxBytes || rs.read+src.Size > symbolication.MaxReadBytes || src.Size > rs.budget.Left() {
 		return nil, nil
 	}
 	data, err := rs.readFile(src, jsscope.MaxBytes)
