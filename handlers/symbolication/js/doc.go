@@ -41,7 +41,8 @@
 // names) is read within the same bytes, cached under the file's SHA-1 and
 // charged to the cache and the request at its size (jsscope.Index.Size);
 // a file larger than jsscope.MaxBytes, or one the request has no budget
-// left for, has none.
+// left for (its bytes, held while they are scanned, or its index), has
+// none.
 // The index of the lines of every source a map carries counts in its
 // cache entry (symbolication.IndexSize), made on first use; an original
 // source is cached with the index of its lines, charged at both. Per

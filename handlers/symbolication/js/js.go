@@ -166,6 +166,13 @@ type jsFile struct {
 	script     *store.SourceFile
 	scriptText *symbolication.Source
 	scriptRead bool
+	// minified is the stored minified file whose map is m, as the lookup
+	// found it, read for its scopes (scopes.go); nil when none is stored.
+	// scopes is the index of its scopes once made, scopesRead whether it
+	// was.
+	minified   *store.SourceFile
+	scopes     *jsscope.Index
+	scopesRead bool
 }
 
 // newJSFile is the file of frames resolved through m, found under mapURL
@@ -195,8 +202,6 @@ type resolver struct {
 	// budget counts what the request holds of the files it parsed
 	// (those the cache did not hold).
 	budget *symbolication.Budget
-	// scopes are the scope indexes of the minified files (scopes.go).
-	scopes map[*jsFile]*jsscope.Index
 	// filenames memoizes filenameOf for the request's abs_path values.
 	filenames map[string]*string
 	// last is the abs_path of the last frame, its filename and file,

@@ -83,7 +83,8 @@ func (rs *resolver) findFile(absPath string) (*jsFile, error) {
 		return &jsFile{errType: errType, script: &src}, err
 	}
 	if isInlineMap(ref) {
-		return rs.parseInline(ref, src, "release", bare)
+		f, err := rs.parseInline(ref, src, "release", bare)
+		return f.ofScript(&src), err
 	}
 	mapURL := joinSourceURL(bare, ref)
 	mf, ok := files[1], found[1]
@@ -97,7 +98,8 @@ func (rs *resolver) findFile(absPath string) (*jsFile, error) {
 	if !ok {
 		return &jsFile{errType: "missing_sourcemap", script: &src}, nil
 	}
-	return rs.loadMap(mf, "release", mapURL)
+	f, err := rs.loadMap(mf, "release", mapURL)
+	return f.ofScript(&src), err
 }
 
 // findByDebugID looks the map of the script of URL bare (without query
@@ -121,9 +123,14 @@ func (rs *resolver) findByDebugID(bare, debugID string) (*jsFile, error) {
 	if ref != "" && !isInlineMap(ref) {
 		mapURL = joinSourceURL(bare, ref)
 	}
+	var script *store.SourceFile
+	if hasScript {
+		script = &src
+	}
 	mf, err := rs.e.Store.ArtifactFileByDebugID(ctx, rs.sc, debugID, "source_map")
 	if err == nil {
-		return rs.loadMap(mf, "debug-id", mapURL)
+		f, err := rs.loadMap(mf, "debug-id", mapURL)
+		return f.ofScript(script), err
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
@@ -134,7 +141,8 @@ func (rs *resolver) findByDebugID(bare, debugID string) (*jsFile, error) {
 	case refErr != "":
 		return &jsFile{errType: refErr, script: &src}, nil
 	case isInlineMap(ref):
-		return rs.parseInline(ref, src, "debug-id", bare)
+		f, err := rs.parseInline(ref, src, "debug-id", bare)
+		return f.ofScript(script), err
 	}
 	mf, err = rs.e.Store.ArtifactFileByURL(ctx, rs.sc, src.InBundle, bundledMapURLs(mapURL, src, ref))
 	if errors.Is(err, store.ErrNotFound) {
@@ -143,7 +151,17 @@ func (rs *resolver) findByDebugID(bare, debugID string) (*jsFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rs.loadMap(mf, "debug-id", mapURL)
+	f, err := rs.loadMap(mf, "debug-id", mapURL)
+	return f.ofScript(script), err
+}
+
+// ofScript records script, the stored minified file whose map f was found
+// for, as f's minified file (scopes.go): f, nil when f is.
+func (f *jsFile) ofScript(script *store.SourceFile) *jsFile {
+	if f != nil && f.m != nil {
+		f.minified = script
+	}
+	return f
 }
 
 // bundledMap returns the map of src, a file of an artifact bundle found

@@ -1,10 +1,7 @@
 package js
 
 import (
-	"errors"
-
 	"errata/handlers/symbolication"
-	"errata/store"
 	"errata/worker/dif/jsscope"
 	"errata/worker/dif/sourcemap"
 )
@@ -15,9 +12,9 @@ import (
 // through the frame's map. The index of a file is made once, for the
 // first frame of a request that needs it, and kept in the MapCache under
 // the file's SHA-1, charged at its size (jsscope.Index.Size) to the cache
-// and the request; a file larger than jsscope.MaxBytes, or one whose read
-// or index the request has no budget left for, has no index and its
-// frames keep the name they came with.
+// and the request; a file larger than jsscope.MaxBytes, or one whose read,
+// bytes (held while they are scanned) or index the request has no budget
+// left for, has no index and its frames keep the name they came with.
 
 // scopeName returns the name of the function around resolved frame f in
 // its minified file; nil when there is none.
@@ -26,7 +23,7 @@ func (rs *resolver) scopeName(f FrameIn) (*string, error) {
 	if err != nil || file.m == nil {
 		return nil, err
 	}
-	x, err := rs.scopeIndex(*f.AbsPath, file)
+	x, err := rs.scopeIndex(file)
 	if err != nil || x == nil {
 		return nil, err
 	}
@@ -42,37 +39,32 @@ func (rs *resolver) scopeName(f FrameIn) (*string, error) {
 	return ptr(symbolication.CutName(name)), nil
 }
 
-// scopeIndex returns the index of the scopes of the minified file of
-// absPath, whose map is file's: nil when it has none.
-func (rs *resolver) scopeIndex(absPath string, file *jsFile) (*jsscope.Index, error) {
-	if x, ok := rs.scopes[file]; ok {
-		return x, nil
+// scopeIndex returns the index of the scopes of the minified file whose
+// map is file's: nil when it has none.
+func (rs *resolver) scopeIndex(file *jsFile) (*jsscope.Index, error) {
+	if !file.scopesRead {
+		x, err := rs.buildScopeIndex(file)
+		if err != nil {
+			return nil, err
+		}
+		file.scopes, file.scopesRead = x, true
 	}
-	x, err := rs.buildScopeIndex(absPath, file)
-	if err != nil {
-		return nil, err
-	}
-	if rs.scopes == nil {
-		rs.scopes = map[*jsFile]*jsscope.Index{}
-	}
-	rs.scopes[file] = x
-	return x, nil
+	return file.scopes, nil
 }
 
-func (rs *resolver) buildScopeIndex(absPath string, file *jsFile) (*jsscope.Index, error) {
-	src, err := rs.minifiedFile(absPath, file)
-	if errors.Is(err, store.ErrNotFound) {
+func (rs *resolver) buildScopeIndex(file *jsFile) (*jsscope.Index, error) {
+	if file.minified == nil {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
+	src := *file.minified
 	key := "scopes:" + src.SHA1
 	if v, ok := rs.e.Cache.Get(key); ok {
 		rs.e.Cache.Touch(rs.ctx, rs.e.Store, src)
 		return v.(*jsscope.Index), nil
 	}
-	if src.Size > jsscope.MaxBytes || rs.read+src.Size > symbolication.MaxReadBytes {
+	// The file is held while it is scanned: it must fit in what the
+	// request may still hold, as its index then must.
+	if src.Size > jsscope.MaxBytes || rs.read+src.Size > symbolication.MaxReadBytes || src.Size > rs.budget.Left() {
 		return nil, nil
 	}
 	data, err := rs.readFile(src, jsscope.MaxBytes)
@@ -86,25 +78,6 @@ func (rs *resolver) buildScopeIndex(absPath string, file *jsFile) (*jsscope.Inde
 	}
 	rs.e.Cache.Put(key, x, size)
 	return x, nil
-}
-
-// minifiedFile returns the stored minified file of absPath, found as its
-// map was: by its module's debug id, or among the release's files.
-func (rs *resolver) minifiedFile(absPath string, file *jsFile) (store.SourceFile, error) {
-	if file.resolvedWith == "debug-id" {
-		bare := stripQuery(absPath)
-		for _, m := range rs.req.Modules {
-			if m.DebugID == nil || m.CodeFile == nil || stripQuery(*m.CodeFile) != bare || m.Type != nil && *m.Type != "sourcemap" {
-				continue
-			}
-			return rs.e.Store.ArtifactFileByDebugID(rs.ctx, rs.sc, *m.DebugID, "minified_source")
-		}
-		return store.SourceFile{}, store.ErrNotFound
-	}
-	if rs.req.Release == nil || *rs.req.Release == "" {
-		return store.SourceFile{}, store.ErrNotFound
-	}
-	return rs.e.Store.ReleaseFileByURL(rs.ctx, rs.sc, *rs.req.Release, rs.req.Dist, candidateURLs(stripQuery(absPath)))
 }
 
 // scopeMapper is a map as jsscope reads it.

@@ -76,26 +76,41 @@ func (s *scanner) head(f *frame, t token) bool {
 	return true
 }
 
-// objectMember reads t at the head of an object literal's member: false
-// when t is read as an expression.
-func (s *scanner) objectMember(f *frame, t token) bool {
-	m := &f.mem
+// memberHead reads t where it starts or continues the head of a member of
+// an object literal or class body f alike: a key or modifier, the [ of a
+// computed key, a generator's *, or the ( of a method whose key was read.
+// ok is false when t is none of these; read is what the member's reader
+// answers then.
+func (s *scanner) memberHead(f *frame, t token) (read, ok bool) {
 	switch t.kind {
 	case tIdent, tStr, tNum, tPrivate:
-		return s.head(f, t)
+		return s.head(f, t), true
 	case tPunct:
 		switch s.word(t) {
 		case "[":
-			return s.head(f, t)
+			return s.head(f, t), true
 		case "*":
 			f.note(t, "")
-			return true
+			return true, true
 		case "(":
-			if !m.hasKey {
-				break
+			if f.mem.hasKey {
+				s.method(f, t)
+				return true, true
 			}
-			s.method(f, t)
-			return true
+		}
+	}
+	return false, false
+}
+
+// objectMember reads t at the head of an object literal's member: false
+// when t is read as an expression.
+func (s *scanner) objectMember(f *frame, t token) bool {
+	if read, ok := s.memberHead(f, t); ok {
+		return read
+	}
+	m := &f.mem
+	if t.kind == tPunct {
+		switch s.word(t) {
 		case ":":
 			m.atKey = false
 			if m.hasKey && m.keyKind == tIdent {
@@ -120,23 +135,12 @@ func (s *scanner) objectMember(f *frame, t token) bool {
 // classMember reads t at the head of a class body's member: false when t
 // is read as an expression.
 func (s *scanner) classMember(f *frame, t token) bool {
+	if read, ok := s.memberHead(f, t); ok {
+		return read
+	}
 	m := &f.mem
-	switch t.kind {
-	case tIdent, tStr, tNum, tPrivate:
-		return s.head(f, t)
-	case tPunct:
+	if t.kind == tPunct {
 		switch s.word(t) {
-		case "[":
-			return s.head(f, t)
-		case "*":
-			f.note(t, "")
-			return true
-		case "(":
-			if !m.hasKey {
-				return false
-			}
-			s.method(f, t)
-			return true
 		case "=":
 			m.inInit = true
 			f.note(t, "")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Budget of Parse.
@@ -156,9 +157,17 @@ func (jsonString) UnmarshalJSON(b []byte) error {
 // encoding/json leaves as "" in a string).
 type name string
 
+// UnmarshalJSON reads a name as encoding/json reads a string; one without
+// escapes and of valid UTF-8, most names, is its bytes between the quotes,
+// without a second decoder run for it (b is valid JSON: json.Unmarshal
+// checked the whole map before).
 func (n *name) UnmarshalJSON(b []byte) error {
 	if b[0] != '"' {
 		return errNotString
+	}
+	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		*n = name(b[1 : len(b)-1])
+		return nil
 	}
 	return json.Unmarshal(b, (*string)(n))
 }

@@ -473,3 +473,21 @@ func TestIgnoreList(t *testing.T) {
 		}
 	}
 }
+
+// TestNameDecodesAsAString: a name reads as encoding/json reads the same
+// JSON string, escapes, invalid UTF-8 and all.
+func TestNameDecodesAsAString(t *testing.T) {
+	for _, b := range []string{`""`, `"foo"`, `"é"`, `"a\"b"`, `"\u00e9\n"`, "\"\xff\xfe\"", "\"a\xc3\"", `"\\"`} {
+		var want string
+		if err := json.Unmarshal([]byte(b), &want); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		var got name
+		if err := json.Unmarshal([]byte(b), &got); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		if string(got) != want {
+			t.Errorf("%q: name %q, string %q", b, got, want)
+		}
+	}
+}
