@@ -200,31 +200,29 @@ func (n *pdbNamer) idName(b *strings.Builder, ti uint32, depth int) error {
 		if len(d) < 8 {
 			return errTypeName{}
 		}
-		k, fd, ok := n.tpi.record(le.Uint32(d[4:]))
+		// The parameter list, built once for each function type
+		// however many ids name it.
+		fnType := le.Uint32(d[4:])
+		k, _, ok := n.tpi.record(fnType)
 		method := kind == 0x1602
-		if !ok || method && (k != 0x1009 || len(fd) < 20) || !method && (k != 0x1008 || len(fd) < 12) {
+		if !ok || method && k != 0x1009 || !method && k != 0x1008 {
 			return errTypeName{}
 		}
-		var args strings.Builder
+		args, err := n.params(fnType)
+		if err != nil {
+			return err
+		}
 		if method {
-			if err := n.methodArgs(&args, fd, true, depth); err != nil {
-				return err
-			}
 			n.typeName(b, le.Uint32(d), depth+1)
 			b.WriteString("::")
-		} else {
-			if scope := le.Uint32(d); scope != 0 {
-				if err := n.idName(b, scope, depth+1); err != nil {
-					return err
-				}
-				b.WriteString("::")
+		} else if scope := le.Uint32(d); scope != 0 {
+			if err := n.idName(b, scope, depth+1); err != nil {
+				return err
 			}
-			args.WriteByte('(')
-			n.typeName(&args, le.Uint32(fd[8:]), depth+1)
-			args.WriteByte(')')
+			b.WriteString("::")
 		}
 		writeName(b, cString(d[8:]))
-		b.WriteString(args.String())
+		b.WriteString(args)
 	case 0x1605: // LF_STRING_ID: substrings, string
 		if len(d) < 4 {
 			return errTypeName{}

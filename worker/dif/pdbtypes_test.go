@@ -225,3 +225,34 @@ func FuzzPDBTypeNames(f *testing.F) {
 		}
 	})
 }
+
+// TestPDBIdsShareParameters names 300 method ids of one method type of
+// 16,000 arguments: its parameter list is built once, not once an id.
+func TestPDBIdsShareParameters(t *testing.T) {
+	args := []any{uint32(16_000)}
+	for range 16_000 {
+		args = append(args, uint32(0x74))
+	}
+	tpi := [][]byte{
+		rec(0x1505, uint16(0), uint16(0x80), uint32(0), uint32(0), uint32(0), uint16(8), "C"), // 0x1000 class C
+		rec(0x1201, args...), // 0x1001 arguments
+		rec(0x1009, uint32(0x03), uint32(0x1000), uint32(0), uint16(0), uint16(16_000), uint32(0x1001), uint32(0)), // 0x1002 static method of C
+	}
+	var ipi [][]byte
+	for range 300 {
+		ipi = append(ipi, rec(0x1602, uint32(0x1000), uint32(0x1002), "m"))
+	}
+	n := testNamer(t, tpi, ipi)
+	first, ok := n.id(0x1000)
+	if !ok || !strings.HasPrefix(first, "C::m(int, int, ") || len(first) > maxPDBName {
+		t.Fatalf("%.60q, %v", first, ok)
+	}
+	for i := range uint32(300) {
+		if got, _ := n.id(0x1000 + i); got != first {
+			t.Fatalf("id 0x%x: %.60q", 0x1000+i, got)
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { n.id(0x1001) }); a > 3 {
+		t.Errorf("%v allocations to name an id of a list built already", a)
+	}
+}
