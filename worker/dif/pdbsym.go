@@ -456,7 +456,9 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		if err := resolveInlinees(procs, c13s, fileName, spend); err != nil {
 			return nil, err
 		}
-		imports = importedInlinees(procs, imported, str, imports)
+		if imports, err = importedInlinees(procs, imported, str, imports, p.budget); err != nil {
+			return nil, err
+		}
 	}
 	if err := resolveImports(imports, exports, p.budget); err != nil {
 		return nil, err
