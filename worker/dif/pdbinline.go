@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
+	"unsafe"
 )
 
 // pdbAnnotations appends to out the ranges that an inlined call's binary
@@ -198,9 +200,25 @@ type pdbImport struct {
 // and the index among its ids, bits 0 to 19). Each entry of imported is
 // the exporting module's name (an offset in /names), a count and the
 // local ids; str reads a name. The entries are read once (at most the
-// 2,048 an index can name), each name once.
-func importedInlinees(procs []pdbProc, imported []byte, str func(uint32) string, imports []pdbImport) []pdbImport {
+// 2,048 an index can name), each name once. The imports, kept until
+// every module is read, are taken from budget before they are appended.
+func importedInlinees(procs []pdbProc, imported []byte, str func(uint32) string, imports []pdbImport, budget *sectionBudget) ([]pdbImport, error) {
 	le := binary.LittleEndian
+	n := 0
+	for i := range procs {
+		for _, s := range procs[i].sites {
+			if s.inlinee&0x80000000 != 0 {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return imports, nil
+	}
+	if err := budget.take(uint64(n) * uint64(unsafe.Sizeof(pdbImport{}))); err != nil {
+		return nil, err
+	}
+	imports = slices.Grow(imports, n)
 	type entry struct {
 		nameOff uint32
 		name    string // lower case, once read
@@ -232,7 +250,7 @@ func importedInlinees(procs []pdbProc, imported []byte, str func(uint32) string,
 			imports = append(imports, pdbImport{module: entries[e].name, local: le.Uint32(entries[e].ids[4*at:]), site: s})
 		}
 	}
-	return imports
+	return imports, nil
 }
 
 // resolveImports gives each imported call the IPI index its module

@@ -3,6 +3,7 @@ package dif
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 )
 
@@ -251,5 +252,30 @@ func TestPDBImportedInlineesWithinBudget(t *testing.T) {
 		if s.id != 0 || s.name != "" {
 			t.Fatalf("site %+v resolved", s)
 		}
+	}
+}
+
+// TestPDBImportsTakenFromBudget: the imported calls of a module are taken
+// from the reader's budget before they are kept, which refuses them when
+// it has not their bytes left.
+func TestPDBImportsTakenFromBudget(t *testing.T) {
+	le := binary.LittleEndian
+	imported := le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 0), 1), 0x1000)
+	sites := make([]pdbSite, 1000)
+	for i := range sites {
+		sites[i].inlinee = 0x80000000
+	}
+	procs := []pdbProc{{sites: sites}}
+	str := func(uint32) string { return "m" }
+	full := &sectionBudget{left: 1 << 20}
+	imports, err := importedInlinees(procs, imported, str, nil, full)
+	if err != nil || len(imports) != 1000 || imports[0].local != 0x1000 {
+		t.Fatalf("%d imports, %v", len(imports), err)
+	}
+	if full.left >= 1<<20 {
+		t.Error("the imports were not taken from the budget")
+	}
+	if _, err := importedInlinees(procs, imported, str, nil, &sectionBudget{left: 1000}); !errors.Is(err, ErrBudget) {
+		t.Errorf("read within 1,000 bytes with %v", err)
 	}
 }

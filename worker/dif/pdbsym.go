@@ -62,6 +62,12 @@ func newPDBReader(r io.ReaderAt, size int64) (*pdbReader, error) {
 	if 4+4*n > dirBytes {
 		return nil, errPDB
 	}
+	// What each stream keeps: its size and its blocks' slice (32 bytes,
+	// an empty stream as much as any), and its blocks (4 bytes each).
+	if err := p.budget.take(32 * n); err != nil {
+		return nil, err
+	}
+	p.sizes, p.blocks = make([]uint64, 0, n), make([][]uint32, 0, n)
 	pos := 4 + 4*n
 	for i := range n {
 		s := uint64(le.Uint32(dir[4+4*i:]))
@@ -71,6 +77,9 @@ func newPDBReader(r io.ReaderAt, size int64) (*pdbReader, error) {
 		nb := (s + p.blockSize - 1) / p.blockSize
 		if pos+4*nb > dirBytes {
 			return nil, errPDB
+		}
+		if err := p.budget.take(4 * nb); err != nil {
+			return nil, err
 		}
 		bl := make([]uint32, nb)
 		for k := range bl {
@@ -447,7 +456,9 @@ func ReadPDBSymbols(r io.ReaderAt, size int64) (*Resolver, error) {
 		if err := resolveInlinees(procs, c13s, fileName, spend); err != nil {
 			return nil, err
 		}
-		imports = importedInlinees(procs, imported, str, imports)
+		if imports, err = importedInlinees(procs, imported, str, imports, p.budget); err != nil {
+			return nil, err
+		}
 	}
 	if err := resolveImports(imports, exports, p.budget); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package dif
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"os"
 	"testing"
 
@@ -174,7 +175,7 @@ func TestPDBAnnotations(t *testing.T) {
 // budget of twice its size.
 func TestPDBWithinBudget(t *testing.T) {
 	le := binary.LittleEndian
-	const bs, nb = 4096, 1_000_000
+	const bs, nb = 4096, 1_000_000 // msfOfDirectory's blocks
 	dir := le.AppendUint32(nil, 4)
 	dir = le.AppendUint32(dir, 0)
 	dir = le.AppendUint32(dir, 0)
@@ -183,6 +184,42 @@ func TestPDBWithinBudget(t *testing.T) {
 	for range nb {
 		dir = le.AppendUint32(dir, 1)
 	}
+	data := msfOfDirectory(dir)
+	var err error
+	checkBudget(t, "ReadPDBSymbols", 2*uint64(len(data)), func() {
+		_, err = ReadPDBSymbols(bytes.NewReader(data), int64(len(data)))
+	})
+	if err == nil {
+		t.Error("read without an error")
+	}
+	t.Log(err)
+}
+
+// TestPDBStreamsWithinBudget reads a PDB whose 4 MiB directory lists a
+// million empty streams: each takes 32 bytes to keep whatever its size,
+// eight times the directory in all, which is charged to the reader's
+// budget before it is allocated.
+func TestPDBStreamsWithinBudget(t *testing.T) {
+	le := binary.LittleEndian
+	const n = 1_000_000
+	dir := le.AppendUint32(nil, n)
+	dir = append(dir, make([]byte, 4*n)...)
+	data := msfOfDirectory(dir)
+	var err error
+	checkBudget(t, "ReadPDBSymbols", uint64(dwarfBudget(int64(len(data))).left), func() {
+		_, err = ReadPDBSymbols(bytes.NewReader(data), int64(len(data)))
+	})
+	if !errors.Is(err, ErrBudget) {
+		t.Errorf("read with %v, not ErrBudget", err)
+	}
+}
+
+// msfOfDirectory lays out an MSF 7.00 file of 4 KiB blocks that holds
+// the stream directory dir and nothing else: the block map in block 2,
+// the directory from block 3.
+func msfOfDirectory(dir []byte) []byte {
+	const bs = 4096
+	le := binary.LittleEndian
 	nDir := (len(dir) + bs - 1) / bs
 	data := make([]byte, (3+nDir)*bs)
 	copy(data, pdbMagic)
@@ -194,14 +231,7 @@ func TestPDBWithinBudget(t *testing.T) {
 		le.PutUint32(data[2*bs+4*i:], uint32(3+i))
 	}
 	copy(data[3*bs:], dir)
-	var err error
-	checkBudget(t, "ReadPDBSymbols", 2*uint64(len(data)), func() {
-		_, err = ReadPDBSymbols(bytes.NewReader(data), int64(len(data)))
-	})
-	if err == nil {
-		t.Error("read without an error")
-	}
-	t.Log(err)
+	return data
 }
 
 // FuzzPDBResolver reads PDBs within a budget of a few times their size

@@ -1,6 +1,7 @@
 package dif
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strconv"
 	"strings"
@@ -200,50 +201,75 @@ func (n *pdbNamer) idName(b *strings.Builder, ti uint32, depth int) error {
 		if len(d) < 8 {
 			return errTypeName{}
 		}
-		k, fd, ok := n.tpi.record(le.Uint32(d[4:]))
+		// The parameter list, built once for each function type
+		// however many ids name it.
+		fnType := le.Uint32(d[4:])
+		k, _, ok := n.tpi.record(fnType)
 		method := kind == 0x1602
-		if !ok || method && (k != 0x1009 || len(fd) < 20) || !method && (k != 0x1008 || len(fd) < 12) {
+		if !ok || method && k != 0x1009 || !method && k != 0x1008 {
 			return errTypeName{}
 		}
-		var args strings.Builder
+		args, err := n.params(fnType)
+		if err != nil {
+			return err
+		}
 		if method {
-			if err := n.methodArgs(&args, fd, true, depth); err != nil {
-				return err
-			}
 			n.typeName(b, le.Uint32(d), depth+1)
 			b.WriteString("::")
-		} else {
-			if scope := le.Uint32(d); scope != 0 {
-				if err := n.idName(b, scope, depth+1); err != nil {
-					return err
-				}
-				b.WriteString("::")
+		} else if scope := le.Uint32(d); scope != 0 {
+			if err := n.idName(b, scope, depth+1); err != nil {
+				return err
 			}
-			args.WriteByte('(')
-			n.typeName(&args, le.Uint32(fd[8:]), depth+1)
-			args.WriteByte(')')
+			b.WriteString("::")
 		}
-		writeName(b, cString(d[8:]))
-		b.WriteString(args.String())
+		// Past maxPDBName, what follows the scopes is cut: it is
+		// not written, nor the record's name copied.
+		if b.Len() <= maxPDBName {
+			writeName(b, string(nameBytes(d[8:])))
+			b.WriteString(args)
+		}
 	case 0x1605: // LF_STRING_ID: substrings, string
 		if len(d) < 4 {
 			return errTypeName{}
 		}
-		s := cString(d[4:])
-		if h, ok := strings.CutPrefix(s, "?A0x"); ok && isHex32(h) {
-			s = "`anonymous namespace'"
+		s := d[4:]
+		if i := bytes.IndexByte(s, 0); i >= 0 {
+			s = s[:i]
 		}
-		b.WriteString(s)
+		if h, ok := bytes.CutPrefix(s, []byte("?A0x")); ok && isHex32(h) {
+			b.WriteString("`anonymous namespace'")
+		} else if b.Len() <= maxPDBName {
+			b.Write(nameBytes(s))
+		}
 	default:
 		return errTypeName{}
 	}
 	return nil
 }
 
-// isHex32 reports whether s is a hexadecimal number of 32 bits.
-func isHex32(s string) bool {
-	_, err := strconv.ParseUint(s, 16, 32)
-	return err == nil
+// isHex32 reports whether h is a hexadecimal number of 32 bits, as
+// strconv.ParseUint(h, 16, 32) reads it (leading zeros allowed).
+func isHex32(h []byte) bool {
+	digits := bytes.TrimLeft(h, "0")
+	if len(h) == 0 || len(digits) > 8 {
+		return false
+	}
+	for _, c := range digits {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// nameBytes is the NUL-terminated name at the start of d, cut past
+// maxPDBName bytes: one byte more than a name keeps, so that cutPDBName
+// cuts the whole name where it would have cut it uncut.
+func nameBytes(d []byte) []byte {
+	if i := bytes.IndexByte(d, 0); i >= 0 {
+		d = d[:i]
+	}
+	return d[:min(len(d), maxPDBName+1)]
 }
 
 func writeName(b *strings.Builder, name string) {

@@ -2,6 +2,7 @@ package dif
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -224,4 +225,77 @@ func FuzzPDBTypeNames(f *testing.F) {
 			t.Errorf("a name of %d bytes", len(s))
 		}
 	})
+}
+
+// TestPDBIdsShareParameters names 300 method ids of one method type of
+// 16,000 arguments: its parameter list is built once, not once an id.
+func TestPDBIdsShareParameters(t *testing.T) {
+	args := []any{uint32(16_000)}
+	for range 16_000 {
+		args = append(args, uint32(0x74))
+	}
+	tpi := [][]byte{
+		rec(0x1505, uint16(0), uint16(0x80), uint32(0), uint32(0), uint32(0), uint16(8), "C"), // 0x1000 class C
+		rec(0x1201, args...), // 0x1001 arguments
+		rec(0x1009, uint32(0x03), uint32(0x1000), uint32(0), uint16(0), uint16(16_000), uint32(0x1001), uint32(0)), // 0x1002 static method of C
+	}
+	var ipi [][]byte
+	for range 300 {
+		ipi = append(ipi, rec(0x1602, uint32(0x1000), uint32(0x1002), "m"))
+	}
+	n := testNamer(t, tpi, ipi)
+	first, ok := n.id(0x1000)
+	if !ok || !strings.HasPrefix(first, "C::m(int, int, ") || len(first) > maxPDBName {
+		t.Fatalf("%.60q, %v", first, ok)
+	}
+	for i := range uint32(300) {
+		if got, _ := n.id(0x1000 + i); got != first {
+			t.Fatalf("id 0x%x: %.60q", 0x1000+i, got)
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { n.id(0x1001) }); a > 3 {
+		t.Errorf("%v allocations to name an id of a list built already", a)
+	}
+}
+
+// TestPDBIdScopesWithinBounds names 100 inlinee ids whose scope is a
+// chain of 20 function ids of 60,000-byte names: each id's name is the
+// chain's cut at maxPDBName bytes (at the start of a character), built
+// without copying the chain's names whole, nor joining them.
+func TestPDBIdScopesWithinBounds(t *testing.T) {
+	long := "x" + strings.Repeat("é", 30_000)
+	tpi := [][]byte{rec(0x1201, uint32(0)), rec(0x1008, uint32(0x03), uint16(0), uint16(0), uint32(0x1000))} // f()
+	var ipi [][]byte
+	scope, full := uint32(0), ""
+	for i := range 20 {
+		ipi = append(ipi, rec(0x1601, scope, uint32(0x1001), long))
+		scope, full = 0x1000+uint32(i), full+long+"()::"
+	}
+	for range 100 {
+		ipi = append(ipi, rec(0x1601, scope, uint32(0x1001), "leaf"))
+	}
+	want := cutPDBName(full + "leaf()")
+	n := testNamer(t, tpi, ipi)
+	var names []string
+	checkBudget(t, "naming 100 ids", 16<<20, func() {
+		for i := range uint32(100) {
+			s, _ := n.id(0x1000 + 20 + i)
+			names = append(names, s)
+		}
+	})
+	for i, s := range names {
+		if s != want {
+			t.Fatalf("id %d: %d bytes %.40q, want %d bytes", i, len(s), s, len(want))
+		}
+	}
+}
+
+// TestIsHex32 reads hexadecimal numbers as strconv.ParseUint does.
+func TestIsHex32(t *testing.T) {
+	for _, s := range []string{"", "0", "1", "ffffffff", "FFFFFFFF", "100000000", "0000000000ffffffff", "g", "1_0", "-1", "+1", "0x1", "deadBEEF"} {
+		_, err := strconv.ParseUint(s, 16, 32)
+		if got := isHex32([]byte(s)); got != (err == nil) {
+			t.Errorf("isHex32(%q) = %v", s, got)
+		}
+	}
 }

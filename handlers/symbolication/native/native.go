@@ -155,6 +155,9 @@ type module struct {
 	out           *ModuleOut
 	resolvedFiles []int64
 	bundle        *store.ResolutionFile // a source bundle of the module
+	// paths are the abs_path and filename of each file and unit
+	// directory its frames name, cut, cleaned once for the request.
+	paths map[[2]string][2]string
 }
 
 // Validate checks the request's modules, frames and options before any

@@ -122,18 +122,35 @@ func resolveAddr(ctx context.Context, work *dif.Work, mods []*module, f FrameIn,
 			}
 		}
 		o.Lineno, o.Colno = fr.Line, fr.Column
-		abs := cleanPath(fr.File)
-		filename := abs
-		if fr.CompDir != "" {
-			if rest, ok := strings.CutPrefix(abs, strings.TrimSuffix(cleanPath(fr.CompDir), "/")+"/"); ok {
-				filename = rest
-			}
-		}
-		o.AbsPath, o.Filename, o.path = symbolication.CutName(abs), symbolication.CutName(filename), fr.File
+		p := m.framePaths(fr.File, fr.CompDir)
+		o.AbsPath, o.Filename, o.path = p[0], p[1], fr.File
 		res[k] = o
 	}
 	if kept > 0 {
 		res[kept-1].FramesOmitted = omitted
 	}
 	return res, nil
+}
+
+// framePaths are the abs_path and the filename of a frame of m in file
+// of a unit whose directory is compDir, cut to symbolication.MaxNameBytes:
+// cleaned once for the frames of a request that name them.
+func (m *module) framePaths(file, compDir string) [2]string {
+	key := [2]string{file, compDir}
+	if p, ok := m.paths[key]; ok {
+		return p
+	}
+	abs := cleanPath(file)
+	filename := abs
+	if compDir != "" {
+		if rest, ok := strings.CutPrefix(abs, strings.TrimSuffix(cleanPath(compDir), "/")+"/"); ok {
+			filename = rest
+		}
+	}
+	p := [2]string{symbolication.CutName(abs), symbolication.CutName(filename)}
+	if m.paths == nil {
+		m.paths = map[[2]string][2]string{}
+	}
+	m.paths[key] = p
+	return p
 }
