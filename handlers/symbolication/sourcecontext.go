@@ -60,17 +60,6 @@ func runeStart(s string, i int) int {
 // frame's line.
 const ContextLines = 5
 
-// TextEnd says how a Source reads a newline that ends its text.
-type TextEnd int
-
-// EndsLastLine: a newline at the end of the text ends its last line, and
-// starts no line after it as post context, so that no frame shows a line
-// past the end of its file; a carriage return before a line's end is cut.
-// It is how Sentry reads native and JavaScript sources alike, and the one
-// way a Source reads a text (a bundle's files once read a newline at their
-// end as the start of one more, empty, line: docs/resolution.md).
-const EndsLastLine TextEnd = 0
-
 // lineChunk is how many bytes of a Source each entry of its line index
 // stands for: finding where a line starts reads at most that many bytes
 // of the text, after a binary search of the index.
@@ -93,10 +82,12 @@ type Source struct {
 	newlines []uint32
 }
 
-// NewSource indexes the lines of text, a newline at its end read as
-// EndsLastLine (the one TextEnd left: the parameter stays for the callers
-// written when there were two). A text is at most 4 GiB.
-func NewSource(text string, _ TextEnd) *Source {
+// NewSource indexes the lines of text. A newline at the end of the text
+// ends its last line and starts no line after it as post context, so that
+// no frame shows a line past the end of its file; a carriage return before
+// a line's end is cut. It is how Sentry reads native and JavaScript
+// sources alike (docs/resolution.md). A text is at most 4 GiB.
+func NewSource(text string) *Source {
 	chunks := (len(text) + lineChunk - 1) / lineChunk
 	newlines := make([]uint32, chunks+1)
 	var n uint32

@@ -66,7 +66,7 @@ func TestContextNeverPastTheLastLine(t *testing.T) {
 		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13", strings.Fields("1 2 3 4 5 6 7 8 9 10 11 12 13")},
 	} {
 		for k := range len(tc.lines) + 2 {
-			pre, ctx, post := NewSource(tc.text, EndsLastLine).Context(k, 0)
+			pre, ctx, post := NewSource(tc.text).Context(k, 0)
 			if k >= len(tc.lines) {
 				if ctx != nil || len(pre) != 0 || len(post) != 0 {
 					t.Errorf("%q line %d of %d: %q %v %q, want no context", tc.text, k, len(tc.lines), pre, ctx, post)

@@ -58,7 +58,7 @@ func TestSourceContextIsTheSplit(t *testing.T) {
 	texts := []string{"", "\n", "a", "a\n", "a\r", "a\nb\n\n", "\r\n\r\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12",
 		long.String(), short.String(), strings.Repeat("z", 3*lineChunk) + "\n" + strings.Repeat("\n", lineChunk)}
 	for _, text := range texts {
-		s := NewSource(text, EndsLastLine)
+		s := NewSource(text)
 		for line := 0; line < strings.Count(text, "\n")+3; line++ {
 			for _, column := range []int{0, 200} {
 				checkSourceContext(t, text, s, line, column)
@@ -77,7 +77,7 @@ func FuzzSourceContext(f *testing.F) {
 		if line < 0 {
 			line = -(line + 1)
 		}
-		checkSourceContext(t, text, NewSource(text, EndsLastLine), line%(len(text)+8), column)
+		checkSourceContext(t, text, NewSource(text), line%(len(text)+8), column)
 	})
 }
 
@@ -86,7 +86,7 @@ func FuzzSourceContext(f *testing.F) {
 // long ones whole) and at most two times lineChunk bytes more for each, where walking the text from its start read all of it.
 func TestSourceContextReadsItsOwnLines(t *testing.T) {
 	for _, text := range []string{strings.Repeat("let a = 1;\n", 1<<20), strings.Repeat(strings.Repeat("x", 1<<20)+"\n", 16)} {
-		s := NewSource(text, EndsLastLine)
+		s := NewSource(text)
 		n := strings.Count(text, "\n")
 		for _, line := range []int{0, n / 2, n - 1} {
 			scanned := 0
@@ -112,7 +112,7 @@ func TestSourceSizeIsWhatItHolds(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for i := range sources {
-			sources[i] = NewSource(text, EndsLastLine)
+			sources[i] = NewSource(text)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

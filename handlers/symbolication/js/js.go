@@ -422,7 +422,7 @@ func (rs *resolver) resolveFrame(f FrameIn, o *FrameOut, name *string, lineCol [
 		case p.HasContent && file.entry != nil:
 			text = file.entry.context(p.SourceID, p.Content)
 		case p.HasContent:
-			text = symbolication.NewSource(p.Content, symbolication.EndsLastLine)
+			text = symbolication.NewSource(p.Content)
 		case src == nil:
 			return p.HasName, "missing_source_content", nil
 		default:
@@ -502,7 +502,7 @@ func (rs *resolver) readSource(f store.SourceFile, spare bool) (*symbolication.S
 	if err != nil {
 		return nil, err
 	}
-	text := symbolication.NewSource(string(data), symbolication.EndsLastLine)
+	text := symbolication.NewSource(string(data))
 	if err := rs.budget.Charge(text.Size()); err != nil {
 		return nil, err
 	}

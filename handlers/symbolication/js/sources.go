@@ -50,7 +50,7 @@ func (jm *mapEntry) context(id int, text string) *symbolication.Source {
 	if s := jm.contexts[id].Load(); s != nil {
 		return s
 	}
-	s := symbolication.NewSource(text, symbolication.EndsLastLine)
+	s := symbolication.NewSource(text)
 	jm.contexts[id].Store(s)
 	return s
 }

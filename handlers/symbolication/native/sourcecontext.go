@@ -89,7 +89,7 @@ func sourceContext(ctx context.Context, sts []StacktraceOut, read readBundle) ([
 		used = append(used, b.ids...)
 		b.sources = make(map[string]*symbolication.Source, len(files))
 		for p, data := range files {
-			src := symbolication.NewSource(string(data), symbolication.EndsLastLine)
+			src := symbolication.NewSource(string(data))
 			budget -= src.Size()
 			b.sources[p] = src
 		}

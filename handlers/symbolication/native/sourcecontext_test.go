@@ -41,7 +41,7 @@ func TestSourceContextReadsEachBundleOnce(t *testing.T) {
 			t.Errorf("bundle %d read again", b.FileID)
 		}
 		reads[b.FileID] = paths
-		if budget != maxSourceContext-int64(len(reads)-1)*symbolication.NewSource(text.String(), symbolication.EndsLastLine).Size() {
+		if budget != maxSourceContext-int64(len(reads)-1)*symbolication.NewSource(text.String()).Size() {
 			t.Errorf("bundle %d read with a budget of %d", b.FileID, budget)
 		}
 		return map[string][]byte{"src/main.c": []byte(text.String())}, nil
@@ -55,7 +55,7 @@ func TestSourceContextReadsEachBundleOnce(t *testing.T) {
 	if len(reads) != 2 || len(reads[9]) != 2+39 || len(reads[10]) != 3 {
 		t.Errorf("reads: %v", reads)
 	}
-	want := symbolication.NewSource(text.String(), symbolication.EndsLastLine)
+	want := symbolication.NewSource(text.String())
 	for i, f := range sts[0].Frames {
 		wantPre, wantLine, wantPost := want.Context(f.Lineno-1, 0)
 		if f.AbsPath != "./src/main.c" {
