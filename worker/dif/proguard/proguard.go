@@ -263,7 +263,17 @@ type Context struct {
 	Outline int
 	// DropSynthesized leaves out the frames of methods R8 synthesized.
 	DropSynthesized bool
+	// Work, when not nil, is what is left of the caller's budget of work
+	// (MaxWork for a request): RemapIn takes from it the method lines and
+	// rewriteFrame rules it reads, and remaps nothing (false) once it is
+	// spent, so that a mapping whose many lines share a name costs a
+	// bounded time over all the frames of a request.
+	Work *int
 }
+
+// MaxWork is the work a request may take of RemapIn (Context.Work):
+// method lines and rules read, a fraction of a second of it.
+const MaxWork = 1 << 24
 
 // Remapped is what RemapIn gives for an obfuscated frame.
 type Remapped struct {
@@ -282,13 +292,16 @@ type Remapped struct {
 // RemapIn is RemapAtMost of f as R8's retrace reads a stack trace, where
 // ctx says what comes before f, callee first: R8's rewriteFrame rules
 // for the exception it threw, outlines it called, synthesized methods.
-// False when f's class is not in the mapping.
+// False when f's class is not in the mapping, or ctx.Work is spent.
 func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	c, ok := m.classes[f.Class]
 	if !ok {
 		return Remapped{}, false
 	}
 	methods := c.methods[f.Method]
+	if !ctx.take(len(methods)) {
+		return Remapped{}, false
+	}
 	if len(methods) == 0 {
 		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
 	}
@@ -308,10 +321,13 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		if m.methodFlags(c, mt)&flagOutline != 0 {
 			r.Outline = line
 		}
-		if ctx.Thrown != "" && mt.r8 != nil {
+		if ctx.Thrown != "" && mt.r8 != nil && ctx.take(len(mt.r8.rules)) {
 			remove += mt.r8.removes(ctx.Thrown)
 		}
 	})
+	if ctx.Work != nil && *ctx.Work < 0 {
+		return Remapped{}, false
+	}
 	if classOnly {
 		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
 	}
@@ -335,6 +351,15 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		}
 	})
 	return r, true
+}
+
+// take takes n from ctx.Work: false when it is spent (below 0 after).
+func (ctx Context) take(n int) bool {
+	if ctx.Work == nil {
+		return true
+	}
+	*ctx.Work -= n
+	return *ctx.Work >= 0
 }
 
 // classOnly is the frame f of class c whose method or line the mapping

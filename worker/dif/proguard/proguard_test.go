@@ -207,3 +207,40 @@ func TestRemapAtMost(t *testing.T) {
 		t.Errorf("RemapAtMost of 64 frames allocated %d bytes", a)
 	}
 }
+
+// TestRemapInWork: RemapIn takes the method lines it reads from
+// Context.Work, and remaps nothing once it is spent, so that a mapping
+// whose lines all share one name cannot make each frame of a request
+// walk them all.
+func TestRemapInWork(t *testing.T) {
+	const lines = 1000
+	var b strings.Builder
+	b.WriteString("a.Hot -> a:\n")
+	for i := range lines {
+		fmt.Fprintf(&b, "    %d:%d:void m%d():%d -> a\n", i+1, i+1, i, i+1)
+	}
+	b.WriteString("    1:1:void c():9 -> c\n")
+	m, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := Frame{Class: "a", Method: "a", Line: 7}
+	work := 2*lines + 1
+	for i, want := range []bool{true, true, false} {
+		r, ok := m.RemapIn(frame, Context{Work: &work}, 64)
+		if ok != want {
+			t.Fatalf("frame %d: remapped %v, want %v", i, ok, want)
+		}
+		if ok && (len(r.Frames) != 1 || r.Frames[0].Method != "m6") {
+			t.Fatalf("frame %d: %+v, want m6", i, r.Frames)
+		}
+	}
+	// Spent, it stays spent, even for a method of one line.
+	if _, ok := m.RemapIn(Frame{Class: "a", Method: "c", Line: 1}, Context{Work: &work}, 64); ok {
+		t.Fatal("remapped with the work spent")
+	}
+	// Without a budget, nothing changes.
+	if r, ok := m.RemapIn(frame, Context{}, 64); !ok || len(r.Frames) != 1 {
+		t.Fatalf("%+v %v", r, ok)
+	}
+}
