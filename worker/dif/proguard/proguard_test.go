@@ -170,6 +170,10 @@ func FuzzProguardMapping(f *testing.F) {
 		if len(r.Frames) > 64 || r.N < len(r.Frames) {
 			t.Fatalf("RemapIn within 64: %d frames, N %d", len(r.Frames), r.N)
 		}
+		work := 4
+		if _, ok := m.RemapIn(Frame{Class: class, Method: method, Line: line}, Context{Thrown: "java.lang.NullPointerException", Work: &work}, 64); ok && work < 0 {
+			t.Fatalf("remapped past its work: %d left", work)
+		}
 		m.Class(class)
 	})
 }
