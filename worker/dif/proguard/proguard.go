@@ -236,16 +236,8 @@ func (m *Mapping) Class(name string) (string, bool) {
 // class is not in the mapping. A method the mapping does not name keeps
 // its name and line.
 func (m *Mapping) Remap(f Frame) ([]Frame, bool) {
-	frames, _, ok := m.RemapAtMost(f, math.MaxInt)
-	return frames, ok
-}
-
-// RemapAtMost is Remap keeping the first limit frames of f (a line that
-// many methods share remaps to them all): n is how many Remap returns,
-// counted without building those left out.
-func (m *Mapping) RemapAtMost(f Frame, limit int) (frames []Frame, n int, ok bool) {
-	r, ok := m.RemapIn(f, Context{}, limit)
-	return r.Frames, r.N, ok
+	r, ok := m.RemapIn(f, Context{}, math.MaxInt)
+	return r.Frames, ok
 }
 
 // Context is where a frame stands in its stack trace, read callee first,
@@ -289,9 +281,11 @@ type Remapped struct {
 	Outline int
 }
 
-// RemapIn is RemapAtMost of f as R8's retrace reads a stack trace, where
-// ctx says what comes before f, callee first: R8's rewriteFrame rules
-// for the exception it threw, outlines it called, synthesized methods.
+// RemapIn is Remap of f keeping its first limit frames (a line that many
+// methods share remaps to them all: the others are counted, not built),
+// as R8's retrace reads a stack trace, where ctx says what comes before
+// f, callee first: R8's rewriteFrame rules for the exception it threw,
+// outlines it called, synthesized methods.
 // False when f's class is not in the mapping, or ctx.Work is spent.
 func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	c, ok := m.classes[f.Class]

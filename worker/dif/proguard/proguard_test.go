@@ -178,10 +178,10 @@ func FuzzProguardMapping(f *testing.F) {
 	})
 }
 
-// TestRemapAtMost keeps the first frames of a line that many methods
-// share, counts all of them, and builds no more than it keeps: Remap's
-// frames, cut.
-func TestRemapAtMost(t *testing.T) {
+// TestRemapInAtMost: RemapIn keeps the first frames of a line that many
+// methods share, counts all of them, and builds no more than it keeps:
+// Remap's frames, cut.
+func TestRemapInAtMost(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("com.shop.Cart -> a:\n")
 	const methods = 200_000
@@ -199,16 +199,16 @@ func TestRemapAtMost(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	got, n, ok := m.RemapAtMost(f, 64)
+	r, ok := m.RemapIn(f, Context{}, 64)
 	runtime.ReadMemStats(&after)
-	if !ok || n != methods {
-		t.Fatalf("RemapAtMost: %v, %d counted, want %d", ok, n, methods)
+	if !ok || r.N != methods {
+		t.Fatalf("RemapIn: %v, %d counted, want %d", ok, r.N, methods)
 	}
-	if diff := cmp.Diff(all[:64], got); diff != "" {
-		t.Errorf("RemapAtMost (-want +got):\n%s", diff)
+	if diff := cmp.Diff(all[:64], r.Frames); diff != "" {
+		t.Errorf("RemapIn (-want +got):\n%s", diff)
 	}
 	if a := after.TotalAlloc - before.TotalAlloc; a > 64<<10 {
-		t.Errorf("RemapAtMost of 64 frames allocated %d bytes", a)
+		t.Errorf("RemapIn of 64 frames allocated %d bytes", a)
 	}
 }
 
