@@ -56,11 +56,13 @@ type class struct {
 // it has none, start and end 0 then), the original method as the line
 // writes it, "[class.]name(args)", and the original line range (origEnd
 // < 0 when only a line is given, origStart < 0 when none is). r8 holds
-// R8's metadata of this line, nil for most.
+// R8's metadata of this line, nil for most; flags the marks of its method
+// and class (methodFlags), set once the whole mapping is read.
 type method struct {
 	start, end         int32
 	origStart, origEnd int32
 	hasRange           bool
+	flags              uint8
 	sig                string
 	r8                 *lineMeta
 }
@@ -143,7 +145,23 @@ func ParseWithin(data []byte, limit int) (*Mapping, error) {
 			return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, m.size, limit)
 		}
 	}
+	m.setFlags()
 	return m, nil
+}
+
+// setFlags copies R8's marks onto the method lines they apply to, once,
+// so that remapping a frame looks up no names.
+func (m *Mapping) setFlags() {
+	if m.flags == nil {
+		return
+	}
+	for _, c := range m.classes {
+		for _, methods := range c.methods {
+			for i := range methods {
+				methods[i].flags = m.methodFlags(c, &methods[i])
+			}
+		}
+	}
 }
 
 // parseMethod reads "[a:b:]type name(args)[:c[:d]] -> obf"; a field line
@@ -312,7 +330,7 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	var r Remapped
 	remove := 0
 	classOnly := m.matches(c, methods, line, func(mt *method, _, _ int, _ bool) {
-		if m.methodFlags(c, mt)&flagOutline != 0 {
+		if mt.flags&flagOutline != 0 {
 			r.Outline = line
 		}
 		if ctx.Thrown != "" && mt.r8 != nil && ctx.take(len(mt.r8.rules)) {
@@ -329,14 +347,13 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	m.matches(c, methods, line, func(mt *method, first, count int, noLine bool) {
 		skip := min(max(remove-at, 0), count)
 		at += count
-		flags := m.methodFlags(c, mt)
-		if flags&flagOutline != 0 || ctx.DropSynthesized && flags&flagSynthesized != 0 {
+		if mt.flags&flagOutline != 0 || ctx.DropSynthesized && mt.flags&flagSynthesized != 0 {
 			return
 		}
 		for i := skip; i < count; i++ {
 			if r.N++; len(r.Frames) < limit {
 				fr := m.frame(c, mt.sig, first+i)
-				fr.NoLine, fr.Synthesized = noLine, flags&flagSynthesized != 0
+				fr.NoLine, fr.Synthesized = noLine, mt.flags&flagSynthesized != 0
 				r.Frames = append(r.Frames, fr)
 			} else {
 				r.N += count - i - 1
