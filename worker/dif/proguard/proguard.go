@@ -275,7 +275,9 @@ type Context struct {
 	DropSynthesized bool
 	// Work, when not nil, is what is left of the caller's budget of work
 	// (MaxWork for a request): RemapIn takes from it the method lines and
-	// rewriteFrame rules it reads, and remaps nothing (false) once it is
+	// rewriteFrame rules it reads (and, for a frame without a line, whose
+	// method names it compares, the bytes of their signatures by 64), and
+	// remaps nothing (false) once it is
 	// spent, so that a mapping whose many lines share a name costs a
 	// bounded time over all the frames of a request.
 	Work *int
@@ -322,6 +324,9 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		if callsite, ok := outlineCallsite(methods, line, ctx.Outline); ok {
 			line = callsite
 		}
+	}
+	if line == 0 && !ctx.takeNames(methods) {
+		return Remapped{}, false
 	}
 	// First what the lines say: how many frames a rule removes, whether
 	// the frame is in an outline; then the frames kept. What R8's metadata
@@ -371,6 +376,20 @@ func (ctx Context) take(n int) bool {
 	}
 	*ctx.Work -= n
 	return *ctx.Work >= 0
+}
+
+// takeNames takes from ctx.Work what a frame without a line reads of
+// methods beyond one unit a line: it compares their names, a unit per 64
+// bytes of their signatures. False when it is spent.
+func (ctx Context) takeNames(methods []method) bool {
+	if ctx.Work == nil {
+		return true
+	}
+	n := 0
+	for i := range methods {
+		n += len(methods[i].sig) >> 6
+	}
+	return ctx.take(n)
 }
 
 // classOnly is the frame f of class c whose method or line the mapping

@@ -243,6 +243,19 @@ func TestRemapInWork(t *testing.T) {
 	if _, ok := m.RemapIn(Frame{Class: "a", Method: "c", Line: 1}, Context{Work: &work}, 64); ok {
 		t.Fatal("remapped with the work spent")
 	}
+	// A frame without a line compares the names of its method's lines:
+	// it takes a unit per 64 bytes of them too.
+	long := "a.Long -> b:\n    void " + strings.Repeat("x", 64<<10) + "() -> a\n    void y() -> a\n"
+	ml, err := Parse([]byte(long))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work = 2 + 1<<10
+	for i, want := range []bool{true, false} {
+		if _, ok := ml.RemapIn(Frame{Class: "b", Method: "a"}, Context{Work: &work}, 64); ok != want {
+			t.Fatalf("frame %d without a line: remapped %v, want %v", i, ok, want)
+		}
+	}
 	// Without a budget, nothing changes.
 	if r, ok := m.RemapIn(frame, Context{}, 64); !ok || len(r.Frames) != 1 {
 		t.Fatalf("%+v %v", r, ok)
