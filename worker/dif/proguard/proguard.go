@@ -275,8 +275,9 @@ type Context struct {
 	DropSynthesized bool
 	// Work, when not nil, is what is left of the caller's budget of work
 	// (MaxWork for a request): RemapIn takes from it the method lines and
-	// rewriteFrame rules it reads (and, for a frame without a line, whose
-	// method names it compares, the bytes of their signatures by 64), and
+	// rewriteFrame rules it reads (and, by 64 bytes, the signatures of the
+	// frames it builds and, for a frame without a line, of the method
+	// lines whose names it compares), and
 	// remaps nothing (false) once it is
 	// spent, so that a mapping whose many lines share a name costs a
 	// bounded time over all the frames of a request.
@@ -317,7 +318,7 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		return Remapped{}, false
 	}
 	if len(methods) == 0 {
-		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
+		return m.classOnly(c, f, limit, ctx)
 	}
 	line := f.Line
 	if ctx.Outline > 0 {
@@ -346,7 +347,7 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		return Remapped{}, false
 	}
 	if classOnly {
-		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
+		return m.classOnly(c, f, limit, ctx)
 	}
 	at := 0
 	m.matches(c, methods, line, func(mt *method, first, count int, noLine bool) {
@@ -357,6 +358,9 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		}
 		for i := skip; i < count; i++ {
 			if r.N++; len(r.Frames) < limit {
+				if !ctx.take(len(mt.sig) >> 6) {
+					return // spent: RemapIn answers nothing below
+				}
 				fr := m.frame(c, mt.sig, first+i)
 				fr.NoLine, fr.Synthesized = noLine, mt.flags&flagSynthesized != 0
 				r.Frames = append(r.Frames, fr)
@@ -366,6 +370,9 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 			}
 		}
 	})
+	if ctx.Work != nil && *ctx.Work < 0 {
+		return Remapped{}, false
+	}
 	return r, true
 }
 
@@ -392,13 +399,18 @@ func (ctx Context) takeNames(methods []method) bool {
 	return ctx.take(n)
 }
 
-// classOnly is the frame f of class c whose method or line the mapping
-// does not know: the class remapped, the method and line as they came.
-func (m *Mapping) classOnly(c *class, f Frame, limit int) []Frame {
-	if limit < 1 {
-		return nil
+// classOnly is RemapIn of the frame f of class c whose method or line the
+// mapping does not know: the class remapped, the method and line as they
+// came. Building it reads the class's name: it takes a unit of ctx.Work
+// per 64 bytes of it.
+func (m *Mapping) classOnly(c *class, f Frame, limit int, ctx Context) (Remapped, bool) {
+	if !ctx.take(len(c.original) >> 6) {
+		return Remapped{}, false
 	}
-	return []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original, c, f.File), Line: f.Line}}
+	if limit < 1 {
+		return Remapped{N: 1}, true
+	}
+	return Remapped{Frames: []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original, c, f.File), Line: f.Line}}, N: 1}, true
 }
 
 // matches calls yield for each method line of methods (those of one

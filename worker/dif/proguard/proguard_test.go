@@ -244,16 +244,38 @@ func TestRemapInWork(t *testing.T) {
 		t.Fatal("remapped with the work spent")
 	}
 	// A frame without a line compares the names of its method's lines:
-	// it takes a unit per 64 bytes of them too.
+	// it takes a unit per 64 bytes of them too, and as many again for the
+	// long one's frame it builds.
 	long := "a.Long -> b:\n    void " + strings.Repeat("x", 64<<10) + "() -> a\n    void y() -> a\n"
 	ml, err := Parse([]byte(long))
 	if err != nil {
 		t.Fatal(err)
 	}
-	work = 2 + 1<<10
+	work = 2 + 2<<10
 	for i, want := range []bool{true, false} {
 		if _, ok := ml.RemapIn(Frame{Class: "b", Method: "a"}, Context{Work: &work}, 64); ok != want {
 			t.Fatalf("frame %d without a line: remapped %v, want %v", i, ok, want)
+		}
+	}
+	// Building a frame, or remapping its class alone, reads the names it
+	// answers: a unit per 64 bytes of them too.
+	name := strings.Repeat("x", 64<<10)
+	built, err := Parse([]byte("a." + name + " -> c:\n    1:1:void " + name + "():1 -> a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Frame{{Class: "c", Method: "a", Line: 1}, {Class: "c", Method: "unknown", Line: 1}} {
+		want := 1 << 10
+		if f.Method == "a" {
+			want++ // the line read
+		}
+		work = want
+		if _, ok := built.RemapIn(f, Context{Work: &work}, 64); !ok || work != 0 {
+			t.Fatalf("%s: remapped %v, %d left, want 0", f.Method, ok, work)
+		}
+		work = want - 1
+		if _, ok := built.RemapIn(f, Context{Work: &work}, 64); ok {
+			t.Fatalf("%s: remapped with %d of work", f.Method, want-1)
 		}
 	}
 	// Without a budget, nothing changes.
