@@ -128,20 +128,20 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		mappings = append(mappings, m)
 	}
 	var ans symbolication.Answer
+	work := proguard.MaxWork
 	for _, ex := range req.Exceptions {
-		ex = remapException(mappings, ex)
+		ex = remapException(mappings, ex, &work)
 		if err := ans.Charge(32, deref(ex.Type), deref(ex.Module)); err != nil {
 			return nil, err
 		}
 		out.Exceptions = append(out.Exceptions, ex)
 	}
 	callerFirst := req.Options.FrameOrder == nil || *req.Options.FrameOrder == "caller_first"
-	work := proguard.MaxWork
 	for i, st := range req.Stacktraces {
 		var thrown *Exception
 		switch {
 		case st.Exception != nil:
-			ex := remapException(mappings, *st.Exception)
+			ex := remapException(mappings, *st.Exception, &work)
 			if err := ans.Charge(32, deref(ex.Type), deref(ex.Module)); err != nil {
 				return nil, err
 			}
@@ -234,8 +234,11 @@ func (e *Engine) loadProguard(ctx context.Context, sc store.ProjectScope, uuid s
 	return m, "", nil
 }
 
-// remapException remaps an exception's class, module.type.
-func remapException(mappings []*proguard.Mapping, e Exception) Exception {
+// remapException remaps an exception's class, module.type. Splitting
+// and cutting the original name reads it: it takes a unit of work (the
+// request's proguard.Context.Work) per 64 bytes of it, and leaves e as it
+// came once the work is spent.
+func remapException(mappings []*proguard.Mapping, e Exception, work *int) Exception {
 	if e.Type == nil {
 		return e
 	}
@@ -245,6 +248,9 @@ func remapException(mappings []*proguard.Mapping, e Exception) Exception {
 	}
 	for _, m := range mappings {
 		if orig, ok := m.Class(full); ok {
+			if !(proguard.Context{Work: work}).Take(len(orig) >> 6) {
+				return e
+			}
 			module, typ := splitClass(orig)
 			module, typ = symbolication.CutName(module), symbolication.CutName(typ)
 			out := Exception{Type: &typ}

@@ -74,7 +74,7 @@ func TestRemapFrameInlined(t *testing.T) {
 // exception into its module and type.
 func TestRemapException(t *testing.T) {
 	mappings := []*proguard.Mapping{parseTestMapping(t)}
-	got := remapException(mappings, Exception{Type: ptr("c"), Module: ptr("com.shop")})
+	got := remapException(mappings, Exception{Type: ptr("c"), Module: ptr("com.shop")}, nil)
 	if got.Module == nil || *got.Module != "com.shop" || got.Type == nil || *got.Type != "UnknownDiscountException" {
 		t.Errorf("%v %v, want com.shop UnknownDiscountException", got.Module, got.Type)
 	}
@@ -224,5 +224,25 @@ func TestRemapTraceWork(t *testing.T) {
 	}
 	if len(out) != len(in) || remapped != proguard.MaxWork/lines {
 		t.Fatalf("%d frames, %d remapped; want %d, %d", len(out), remapped, len(in), proguard.MaxWork/lines)
+	}
+}
+
+// TestRemapExceptionWork: remapping an exception takes a unit of the
+// request's work per 64 bytes of the original name, and leaves the
+// exception as it came once the work is spent.
+func TestRemapExceptionWork(t *testing.T) {
+	m, err := proguard.Parse([]byte("com.shop." + strings.Repeat("x", 64<<10) + " -> a.b:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		work     int
+		remapped bool
+	}{{1 << 10, true}, {1<<10 - 1, false}} {
+		work := tc.work
+		got := remapException([]*proguard.Mapping{m}, Exception{Type: ptr("b"), Module: ptr("a")}, &work)
+		if remapped := *got.Module == "com.shop"; remapped != tc.remapped {
+			t.Errorf("with %d of work: module %q, remapped %v, want %v", tc.work, *got.Module, remapped, tc.remapped)
+		}
 	}
 }

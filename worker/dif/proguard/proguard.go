@@ -314,7 +314,7 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		return Remapped{}, false
 	}
 	methods := c.methods[f.Method]
-	if !ctx.take(len(methods)) {
+	if !ctx.Take(len(methods)) {
 		return Remapped{}, false
 	}
 	if len(methods) == 0 {
@@ -339,7 +339,7 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		if mt.flags&flagOutline != 0 {
 			r.Outline = line
 		}
-		if ctx.Thrown != "" && mt.r8 != nil && ctx.take(len(mt.r8.rules)) {
+		if ctx.Thrown != "" && mt.r8 != nil && ctx.Take(len(mt.r8.rules)) {
 			remove += mt.r8.removes(ctx.Thrown)
 		}
 	})
@@ -358,7 +358,7 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 		}
 		for i := skip; i < count; i++ {
 			if r.N++; len(r.Frames) < limit {
-				if !ctx.take(len(mt.sig) >> 6) {
+				if !ctx.Take(len(mt.sig) >> 6) {
 					return // spent: RemapIn answers nothing below
 				}
 				fr := m.frame(c, mt.sig, first+i)
@@ -376,8 +376,8 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	return r, true
 }
 
-// take takes n from ctx.Work: false when it is spent (below 0 after).
-func (ctx Context) take(n int) bool {
+// Take takes n from ctx.Work: false when it is spent (below 0 after).
+func (ctx Context) Take(n int) bool {
 	if ctx.Work == nil {
 		return true
 	}
@@ -396,7 +396,7 @@ func (ctx Context) takeNames(methods []method) bool {
 	for i := range methods {
 		n += len(methods[i].sig) >> 6
 	}
-	return ctx.take(n)
+	return ctx.Take(n)
 }
 
 // classOnly is RemapIn of the frame f of class c whose method or line the
@@ -404,7 +404,7 @@ func (ctx Context) takeNames(methods []method) bool {
 // came. Building it reads the class's name: it takes a unit of ctx.Work
 // per 64 bytes of it.
 func (m *Mapping) classOnly(c *class, f Frame, limit int, ctx Context) (Remapped, bool) {
-	if !ctx.take(len(c.original) >> 6) {
+	if !ctx.Take(len(c.original) >> 6) {
 		return Remapped{}, false
 	}
 	if limit < 1 {
