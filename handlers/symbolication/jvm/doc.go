@@ -29,7 +29,10 @@
 // request has left (proguard.ParseWithin): one larger than the cache
 // takes is "malformed", kept so under its SHA-1, one larger than what the
 // request has left a *symbolication.LimitError of HeldBytes. The frame
-// loop stops once the request's context ends.
+// loop stops once the request's context ends. The frames of a request
+// read at most proguard.MaxWork method lines and rules together
+// (proguard.Context.Work, names counted by 64 bytes, exceptions' too):
+// past it, a frame or an exception is left as it came.
 // Answered: each name a frame or an exception takes from a mapping
 // (function, module, filename, abs_path, the exception's type and module)
 // cut to symbolication.MaxNameBytes (1 KiB, ending with "..."); at most

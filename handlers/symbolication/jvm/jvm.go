@@ -128,8 +128,9 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		mappings = append(mappings, m)
 	}
 	var ans symbolication.Answer
+	work := proguard.MaxWork
 	for _, ex := range req.Exceptions {
-		ex = remapException(mappings, ex)
+		ex = remapException(mappings, ex, &work)
 		if err := ans.Charge(32, deref(ex.Type), deref(ex.Module)); err != nil {
 			return nil, err
 		}
@@ -140,7 +141,7 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		var thrown *Exception
 		switch {
 		case st.Exception != nil:
-			ex := remapException(mappings, *st.Exception)
+			ex := remapException(mappings, *st.Exception, &work)
 			if err := ans.Charge(32, deref(ex.Type), deref(ex.Module)); err != nil {
 				return nil, err
 			}
@@ -148,7 +149,7 @@ func (e *Engine) Symbolicate(ctx context.Context, sc store.ProjectScope, req *Re
 		case len(out.Exceptions) == len(req.Stacktraces):
 			thrown = &out.Exceptions[i]
 		}
-		frames, err := remapTrace(ctx, mappings, st.Frames, className(thrown), callerFirst, &ans)
+		frames, err := remapTrace(ctx, mappings, st.Frames, className(thrown), callerFirst, &ans, &work)
 		if err != nil {
 			return nil, err
 		}
@@ -233,8 +234,11 @@ func (e *Engine) loadProguard(ctx context.Context, sc store.ProjectScope, uuid s
 	return m, "", nil
 }
 
-// remapException remaps an exception's class, module.type.
-func remapException(mappings []*proguard.Mapping, e Exception) Exception {
+// remapException remaps an exception's class, module.type. Splitting
+// and cutting the original name reads it: it takes a unit of work (the
+// request's proguard.Context.Work) per 64 bytes of it, and leaves e as it
+// came once the work is spent.
+func remapException(mappings []*proguard.Mapping, e Exception, work *int) Exception {
 	if e.Type == nil {
 		return e
 	}
@@ -244,6 +248,9 @@ func remapException(mappings []*proguard.Mapping, e Exception) Exception {
 	}
 	for _, m := range mappings {
 		if orig, ok := m.Class(full); ok {
+			if !(proguard.Context{Work: work}).Take(len(orig) >> 6) {
+				return e
+			}
 			module, typ := splitClass(orig)
 			module, typ = symbolication.CutName(module), symbolication.CutName(typ)
 			out := Exception{Type: &typ}
@@ -270,8 +277,9 @@ func splitClass(name string) (string, string) {
 // class name of the exception the stack trace threw, "" for none) goes
 // with the top frame, for R8's rewriteFrame rules, and an outline's frame
 // gives its position to the frame that called it. The loop stops once
-// ctx ends.
-func remapTrace(ctx context.Context, mappings []*proguard.Mapping, in []FrameIn, thrown string, callerFirst bool, ans *symbolication.Answer) ([]FrameOut, error) {
+// ctx ends. work is what is left of the request's proguard.MaxWork: once
+// it is spent, frames are left as they came.
+func remapTrace(ctx context.Context, mappings []*proguard.Mapping, in []FrameIn, thrown string, callerFirst bool, ans *symbolication.Answer, work *int) ([]FrameOut, error) {
 	out := []FrameOut{}
 	outlines := make([]int, len(mappings))
 	for k := range in {
@@ -282,7 +290,7 @@ func remapTrace(ctx context.Context, mappings []*proguard.Mapping, in []FrameIn,
 		if callerFirst {
 			i = len(in) - 1 - k
 		}
-		fs, calledOutline := remapFrame(mappings, in[i], i, thrown, outlines)
+		fs, calledOutline := remapFrame(mappings, in[i], i, thrown, outlines, work)
 		if !calledOutline {
 			thrown = ""
 		}
@@ -308,8 +316,9 @@ func remapTrace(ctx context.Context, mappings []*proguard.Mapping, in []FrameIn,
 // the top frame, outlines the outline positions the frame below gave, per
 // mapping (read, then set to f's own). outline is true when f is an
 // outline's frame that answers nothing: the exception goes on with the
-// frame that called it.
-func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, thrown string, outlines []int) (frames []FrameOut, outline bool) {
+// frame that called it. work is the request's budget of
+// proguard.Context.Work.
+func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, thrown string, outlines []int, work *int) (frames []FrameOut, outline bool) {
 	index := i
 	if f.OriginalIndex != nil {
 		index = *f.OriginalIndex
@@ -327,7 +336,7 @@ func remapFrame(mappings []*proguard.Mapping, f FrameIn, i int, thrown string, o
 	in := proguard.Frame{Class: *f.Module, Method: *f.Function, File: deref(f.Filename), Line: line}
 	for j, m := range mappings {
 		// Sentry leaves out synthesized methods of frames with a line only.
-		r, ok := m.RemapIn(in, proguard.Context{Thrown: thrown, Outline: outlines[j], DropSynthesized: f.Lineno != nil}, symbolication.MaxFrameExpansion)
+		r, ok := m.RemapIn(in, proguard.Context{Thrown: thrown, Outline: outlines[j], DropSynthesized: f.Lineno != nil, Work: work}, symbolication.MaxFrameExpansion)
 		outlines[j] = r.Outline
 		if !ok {
 			continue

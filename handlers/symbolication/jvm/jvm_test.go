@@ -18,7 +18,7 @@ import (
 func remapOne(t *testing.T, mappings []*proguard.Mapping, f FrameIn, callerFirst bool) []FrameOut {
 	t.Helper()
 	var ans symbolication.Answer
-	out, err := remapTrace(t.Context(), mappings, []FrameIn{f}, "", callerFirst, &ans)
+	out, err := remapTrace(t.Context(), mappings, []FrameIn{f}, "", callerFirst, &ans, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestRemapFrameInlined(t *testing.T) {
 // exception into its module and type.
 func TestRemapException(t *testing.T) {
 	mappings := []*proguard.Mapping{parseTestMapping(t)}
-	got := remapException(mappings, Exception{Type: ptr("c"), Module: ptr("com.shop")})
+	got := remapException(mappings, Exception{Type: ptr("c"), Module: ptr("com.shop")}, nil)
 	if got.Module == nil || *got.Module != "com.shop" || got.Type == nil || *got.Type != "UnknownDiscountException" {
 		t.Errorf("%v %v, want com.shop UnknownDiscountException", got.Module, got.Type)
 	}
@@ -178,13 +178,71 @@ some.Class -> b:
 				}
 			}
 			var ans symbolication.Answer
-			got, err := remapTrace(t.Context(), []*proguard.Mapping{m}, in, tc.thrown, callerFirst, &ans)
+			got, err := remapTrace(t.Context(), []*proguard.Mapping{m}, in, tc.thrown, callerFirst, &ans, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want, show(got)); diff != "" {
 				t.Errorf("%s, caller first %v (-R8 +errata):\n%s", tc.thrown, callerFirst, diff)
 			}
+		}
+	}
+}
+
+// TestRemapTraceWork: the frames of a request share one budget of the
+// mapping lines read (proguard.MaxWork); with a mapping whose many lines
+// share a name, the frames past it come back as they came.
+func TestRemapTraceWork(t *testing.T) {
+	const lines = 1 << 16
+	var b strings.Builder
+	b.WriteString("a.Hot -> a:\n")
+	for i := range lines {
+		fmt.Fprintf(&b, "    %d:%d:void m():%d -> a\n", i+1, i+1, i+1)
+	}
+	m, err := proguard.Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, function, line := "a", "a", int64(5)
+	in := make([]FrameIn, 1000)
+	for i := range in {
+		in[i] = FrameIn{Module: &module, Function: &function, Lineno: &line}
+	}
+	var ans symbolication.Answer
+	work := proguard.MaxWork
+	out, err := remapTrace(t.Context(), []*proguard.Mapping{m}, in, "", false, &ans, &work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remapped := 0
+	for _, f := range out {
+		if *f.Module == "a.Hot" {
+			remapped++
+		} else if *f.Module != "a" || *f.Lineno != 5 {
+			t.Fatalf("a frame past the budget changed: %s:%d", *f.Module, *f.Lineno)
+		}
+	}
+	if len(out) != len(in) || remapped != proguard.MaxWork/lines {
+		t.Fatalf("%d frames, %d remapped; want %d, %d", len(out), remapped, len(in), proguard.MaxWork/lines)
+	}
+}
+
+// TestRemapExceptionWork: remapping an exception takes a unit of the
+// request's work per 64 bytes of the original name, and leaves the
+// exception as it came once the work is spent.
+func TestRemapExceptionWork(t *testing.T) {
+	m, err := proguard.Parse([]byte("com.shop." + strings.Repeat("x", 64<<10) + " -> a.b:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		work     int
+		remapped bool
+	}{{1 << 10, true}, {1<<10 - 1, false}} {
+		work := tc.work
+		got := remapException([]*proguard.Mapping{m}, Exception{Type: ptr("b"), Module: ptr("a")}, &work)
+		if remapped := *got.Module == "com.shop"; remapped != tc.remapped {
+			t.Errorf("with %d of work: module %q, remapped %v, want %v", tc.work, *got.Module, remapped, tc.remapped)
 		}
 	}
 }

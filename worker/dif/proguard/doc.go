@@ -18,8 +18,11 @@
 // Line numbers
 // beyond 2^31 make a line unreadable; lines it cannot read are skipped
 // (a damaged line costs only its own frames), as symbolicator does.
-// A line that many methods share remaps to them all: RemapAtMost builds
-// only the first frames a caller keeps, and counts the others.
+// A line that many methods share remaps to them all: RemapIn builds
+// only the first frames a caller keeps, and counts the others. A frame
+// reads every line of its obfuscated method's name: RemapIn takes them
+// from the caller's Context.Work (MaxWork a request), so that a mapping
+// whose lines all share a name costs a bounded time over many frames.
 //
 // R8's metadata, the JSON comments below a class or method line that R8's
 // retrace documents, is read as R8's retrace reads it (RemapIn):

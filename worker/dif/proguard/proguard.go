@@ -56,11 +56,13 @@ type class struct {
 // it has none, start and end 0 then), the original method as the line
 // writes it, "[class.]name(args)", and the original line range (origEnd
 // < 0 when only a line is given, origStart < 0 when none is). r8 holds
-// R8's metadata of this line, nil for most.
+// R8's metadata of this line, nil for most; flags the marks of its method
+// and class (methodFlags), set once the whole mapping is read.
 type method struct {
 	start, end         int32
 	origStart, origEnd int32
 	hasRange           bool
+	flags              uint8
 	sig                string
 	r8                 *lineMeta
 }
@@ -143,7 +145,23 @@ func ParseWithin(data []byte, limit int) (*Mapping, error) {
 			return nil, fmt.Errorf("%w: %d bytes, over %d", ErrTooLarge, m.size, limit)
 		}
 	}
+	m.setFlags()
 	return m, nil
+}
+
+// setFlags copies R8's marks onto the method lines they apply to, once,
+// so that remapping a frame looks up no names.
+func (m *Mapping) setFlags() {
+	if m.flags == nil {
+		return
+	}
+	for _, c := range m.classes {
+		for _, methods := range c.methods {
+			for i := range methods {
+				methods[i].flags = m.methodFlags(c, &methods[i])
+			}
+		}
+	}
 }
 
 // parseMethod reads "[a:b:]type name(args)[:c[:d]] -> obf"; a field line
@@ -236,16 +254,8 @@ func (m *Mapping) Class(name string) (string, bool) {
 // class is not in the mapping. A method the mapping does not name keeps
 // its name and line.
 func (m *Mapping) Remap(f Frame) ([]Frame, bool) {
-	frames, _, ok := m.RemapAtMost(f, math.MaxInt)
-	return frames, ok
-}
-
-// RemapAtMost is Remap keeping the first limit frames of f (a line that
-// many methods share remaps to them all): n is how many Remap returns,
-// counted without building those left out.
-func (m *Mapping) RemapAtMost(f Frame, limit int) (frames []Frame, n int, ok bool) {
-	r, ok := m.RemapIn(f, Context{}, limit)
-	return r.Frames, r.N, ok
+	r, ok := m.RemapIn(f, Context{}, math.MaxInt)
+	return r.Frames, ok
 }
 
 // Context is where a frame stands in its stack trace, read callee first,
@@ -263,7 +273,20 @@ type Context struct {
 	Outline int
 	// DropSynthesized leaves out the frames of methods R8 synthesized.
 	DropSynthesized bool
+	// Work, when not nil, is what is left of the caller's budget of work
+	// (MaxWork for a request): RemapIn takes from it the method lines and
+	// rewriteFrame rules it reads (and, by 64 bytes, the signatures of the
+	// frames it builds and, for a frame without a line, of the method
+	// lines whose names it compares), and
+	// remaps nothing (false) once it is
+	// spent, so that a mapping whose many lines share a name costs a
+	// bounded time over all the frames of a request.
+	Work *int
 }
+
+// MaxWork is the work a request may take of RemapIn (Context.Work):
+// method lines and rules read, a fraction of a second of it.
+const MaxWork = 1 << 24
 
 // Remapped is what RemapIn gives for an obfuscated frame.
 type Remapped struct {
@@ -279,24 +302,32 @@ type Remapped struct {
 	Outline int
 }
 
-// RemapIn is RemapAtMost of f as R8's retrace reads a stack trace, where
-// ctx says what comes before f, callee first: R8's rewriteFrame rules
-// for the exception it threw, outlines it called, synthesized methods.
-// False when f's class is not in the mapping.
+// RemapIn is Remap of f keeping its first limit frames (a line that many
+// methods share remaps to them all: the others are counted, not built),
+// as R8's retrace reads a stack trace, where ctx says what comes before
+// f, callee first: R8's rewriteFrame rules for the exception it threw,
+// outlines it called, synthesized methods.
+// False when f's class is not in the mapping, or ctx.Work is spent.
 func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	c, ok := m.classes[f.Class]
 	if !ok {
 		return Remapped{}, false
 	}
 	methods := c.methods[f.Method]
+	if !ctx.Take(len(methods)) {
+		return Remapped{}, false
+	}
 	if len(methods) == 0 {
-		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
+		return m.classOnly(c, f, limit, ctx)
 	}
 	line := f.Line
 	if ctx.Outline > 0 {
 		if callsite, ok := outlineCallsite(methods, line, ctx.Outline); ok {
 			line = callsite
 		}
+	}
+	if line == 0 && !ctx.takeNames(methods) {
+		return Remapped{}, false
 	}
 	// First what the lines say: how many frames a rule removes, whether
 	// the frame is in an outline; then the frames kept. What R8's metadata
@@ -305,28 +336,33 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 	var r Remapped
 	remove := 0
 	classOnly := m.matches(c, methods, line, func(mt *method, _, _ int, _ bool) {
-		if m.methodFlags(c, mt)&flagOutline != 0 {
+		if mt.flags&flagOutline != 0 {
 			r.Outline = line
 		}
-		if ctx.Thrown != "" && mt.r8 != nil {
+		if ctx.Thrown != "" && mt.r8 != nil && ctx.Take(len(mt.r8.rules)) {
 			remove += mt.r8.removes(ctx.Thrown)
 		}
 	})
+	if ctx.Work != nil && *ctx.Work < 0 {
+		return Remapped{}, false
+	}
 	if classOnly {
-		return Remapped{Frames: m.classOnly(c, f, limit), N: 1}, true
+		return m.classOnly(c, f, limit, ctx)
 	}
 	at := 0
 	m.matches(c, methods, line, func(mt *method, first, count int, noLine bool) {
 		skip := min(max(remove-at, 0), count)
 		at += count
-		flags := m.methodFlags(c, mt)
-		if flags&flagOutline != 0 || ctx.DropSynthesized && flags&flagSynthesized != 0 {
+		if mt.flags&flagOutline != 0 || ctx.DropSynthesized && mt.flags&flagSynthesized != 0 {
 			return
 		}
 		for i := skip; i < count; i++ {
 			if r.N++; len(r.Frames) < limit {
+				if !ctx.Take(len(mt.sig) >> 6) {
+					return // spent: RemapIn answers nothing below
+				}
 				fr := m.frame(c, mt.sig, first+i)
-				fr.NoLine, fr.Synthesized = noLine, flags&flagSynthesized != 0
+				fr.NoLine, fr.Synthesized = noLine, mt.flags&flagSynthesized != 0
 				r.Frames = append(r.Frames, fr)
 			} else {
 				r.N += count - i - 1
@@ -334,16 +370,47 @@ func (m *Mapping) RemapIn(f Frame, ctx Context, limit int) (Remapped, bool) {
 			}
 		}
 	})
+	if ctx.Work != nil && *ctx.Work < 0 {
+		return Remapped{}, false
+	}
 	return r, true
 }
 
-// classOnly is the frame f of class c whose method or line the mapping
-// does not know: the class remapped, the method and line as they came.
-func (m *Mapping) classOnly(c *class, f Frame, limit int) []Frame {
-	if limit < 1 {
-		return nil
+// Take takes n from ctx.Work: false when it is spent (below 0 after).
+func (ctx Context) Take(n int) bool {
+	if ctx.Work == nil {
+		return true
 	}
-	return []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original, c, f.File), Line: f.Line}}
+	*ctx.Work -= n
+	return *ctx.Work >= 0
+}
+
+// takeNames takes from ctx.Work what a frame without a line reads of
+// methods beyond one unit a line: it compares their names, a unit per 64
+// bytes of their signatures. False when it is spent.
+func (ctx Context) takeNames(methods []method) bool {
+	if ctx.Work == nil {
+		return true
+	}
+	n := 0
+	for i := range methods {
+		n += len(methods[i].sig) >> 6
+	}
+	return ctx.Take(n)
+}
+
+// classOnly is RemapIn of the frame f of class c whose method or line the
+// mapping does not know: the class remapped, the method and line as they
+// came. Building it reads the class's name: it takes a unit of ctx.Work
+// per 64 bytes of it.
+func (m *Mapping) classOnly(c *class, f Frame, limit int, ctx Context) (Remapped, bool) {
+	if !ctx.Take(len(c.original) >> 6) {
+		return Remapped{}, false
+	}
+	if limit < 1 {
+		return Remapped{N: 1}, true
+	}
+	return Remapped{Frames: []Frame{{Class: c.original, Method: f.Method, File: m.fileOf(c.original, c, f.File), Line: f.Line}}, N: 1}, true
 }
 
 // matches calls yield for each method line of methods (those of one

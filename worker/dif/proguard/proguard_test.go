@@ -170,14 +170,18 @@ func FuzzProguardMapping(f *testing.F) {
 		if len(r.Frames) > 64 || r.N < len(r.Frames) {
 			t.Fatalf("RemapIn within 64: %d frames, N %d", len(r.Frames), r.N)
 		}
+		work := 4
+		if _, ok := m.RemapIn(Frame{Class: class, Method: method, Line: line}, Context{Thrown: "java.lang.NullPointerException", Work: &work}, 64); ok && work < 0 {
+			t.Fatalf("remapped past its work: %d left", work)
+		}
 		m.Class(class)
 	})
 }
 
-// TestRemapAtMost keeps the first frames of a line that many methods
-// share, counts all of them, and builds no more than it keeps: Remap's
-// frames, cut.
-func TestRemapAtMost(t *testing.T) {
+// TestRemapInAtMost: RemapIn keeps the first frames of a line that many
+// methods share, counts all of them, and builds no more than it keeps:
+// Remap's frames, cut.
+func TestRemapInAtMost(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("com.shop.Cart -> a:\n")
 	const methods = 200_000
@@ -195,15 +199,87 @@ func TestRemapAtMost(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	got, n, ok := m.RemapAtMost(f, 64)
+	r, ok := m.RemapIn(f, Context{}, 64)
 	runtime.ReadMemStats(&after)
-	if !ok || n != methods {
-		t.Fatalf("RemapAtMost: %v, %d counted, want %d", ok, n, methods)
+	if !ok || r.N != methods {
+		t.Fatalf("RemapIn: %v, %d counted, want %d", ok, r.N, methods)
 	}
-	if diff := cmp.Diff(all[:64], got); diff != "" {
-		t.Errorf("RemapAtMost (-want +got):\n%s", diff)
+	if diff := cmp.Diff(all[:64], r.Frames); diff != "" {
+		t.Errorf("RemapIn (-want +got):\n%s", diff)
 	}
 	if a := after.TotalAlloc - before.TotalAlloc; a > 64<<10 {
-		t.Errorf("RemapAtMost of 64 frames allocated %d bytes", a)
+		t.Errorf("RemapIn of 64 frames allocated %d bytes", a)
+	}
+}
+
+// TestRemapInWork: RemapIn takes the method lines it reads from
+// Context.Work, and remaps nothing once it is spent, so that a mapping
+// whose lines all share one name cannot make each frame of a request
+// walk them all.
+func TestRemapInWork(t *testing.T) {
+	const lines = 1000
+	var b strings.Builder
+	b.WriteString("a.Hot -> a:\n")
+	for i := range lines {
+		fmt.Fprintf(&b, "    %d:%d:void m%d():%d -> a\n", i+1, i+1, i, i+1)
+	}
+	b.WriteString("    1:1:void c():9 -> c\n")
+	m, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := Frame{Class: "a", Method: "a", Line: 7}
+	work := 2*lines + 1
+	for i, want := range []bool{true, true, false} {
+		r, ok := m.RemapIn(frame, Context{Work: &work}, 64)
+		if ok != want {
+			t.Fatalf("frame %d: remapped %v, want %v", i, ok, want)
+		}
+		if ok && (len(r.Frames) != 1 || r.Frames[0].Method != "m6") {
+			t.Fatalf("frame %d: %+v, want m6", i, r.Frames)
+		}
+	}
+	// Spent, it stays spent, even for a method of one line.
+	if _, ok := m.RemapIn(Frame{Class: "a", Method: "c", Line: 1}, Context{Work: &work}, 64); ok {
+		t.Fatal("remapped with the work spent")
+	}
+	// A frame without a line compares the names of its method's lines:
+	// it takes a unit per 64 bytes of them too, and as many again for the
+	// long one's frame it builds.
+	long := "a.Long -> b:\n    void " + strings.Repeat("x", 64<<10) + "() -> a\n    void y() -> a\n"
+	ml, err := Parse([]byte(long))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work = 2 + 2<<10
+	for i, want := range []bool{true, false} {
+		if _, ok := ml.RemapIn(Frame{Class: "b", Method: "a"}, Context{Work: &work}, 64); ok != want {
+			t.Fatalf("frame %d without a line: remapped %v, want %v", i, ok, want)
+		}
+	}
+	// Building a frame, or remapping its class alone, reads the names it
+	// answers: a unit per 64 bytes of them too.
+	name := strings.Repeat("x", 64<<10)
+	built, err := Parse([]byte("a." + name + " -> c:\n    1:1:void " + name + "():1 -> a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Frame{{Class: "c", Method: "a", Line: 1}, {Class: "c", Method: "unknown", Line: 1}} {
+		want := 1 << 10
+		if f.Method == "a" {
+			want++ // the line read
+		}
+		work = want
+		if _, ok := built.RemapIn(f, Context{Work: &work}, 64); !ok || work != 0 {
+			t.Fatalf("%s: remapped %v, %d left, want 0", f.Method, ok, work)
+		}
+		work = want - 1
+		if _, ok := built.RemapIn(f, Context{Work: &work}, 64); ok {
+			t.Fatalf("%s: remapped with %d of work", f.Method, want-1)
+		}
+	}
+	// Without a budget, nothing changes.
+	if r, ok := m.RemapIn(frame, Context{}, 64); !ok || len(r.Frames) != 1 {
+		t.Fatalf("%+v %v", r, ok)
 	}
 }

@@ -39,24 +39,13 @@ func TestSizeIsWhatAMappingHolds(t *testing.T) {
 // most twice that.
 func measureHeld(t *testing.T, data string) {
 	t.Helper()
-	const n = 8
-	mappings := make([]*Mapping, n)
-	before := diftest.HeapAlloc()
-	charged := 0
-	for i := range mappings {
+	diftest.CheckHeld(t, 8, func() (int, any) {
 		m, err := Parse([]byte(data)) // the input is the caller's, dropped: only the mapping is held
 		if err != nil {
 			t.Fatal(err)
 		}
-		mappings[i] = m
-		charged += m.Size()
-	}
-	held := diftest.HeapAlloc() - before
-	runtime.KeepAlive(mappings)
-	t.Logf("%d mappings of %d bytes: charged %d, held %d", n, len(data), charged, held)
-	if uint64(charged) < held || uint64(charged) > 2*held {
-		t.Errorf("charged %d bytes for %d held, want between the held and twice that", charged, held)
-	}
+		return m.Size(), m
+	})
 }
 
 // TestParseWithinRefusesPastItsBound: a mapping over the bound is

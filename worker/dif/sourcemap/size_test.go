@@ -41,24 +41,13 @@ func TestSizeIsWhatAMapHolds(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := []byte(c.data)
-			const n = 8
-			maps := make([]*Map, n)
-			before := diftest.HeapAlloc()
-			charged := 0
-			for i := range maps {
+			diftest.CheckHeld(t, 8, func() (int, any) {
 				m, err := Parse(data)
 				if err != nil {
 					t.Fatal(err)
 				}
-				maps[i] = m
-				charged += m.Size()
-			}
-			held := diftest.HeapAlloc() - before
-			runtime.KeepAlive(maps)
-			t.Logf("%d maps of %d bytes: charged %d, held %d", n, len(data), charged, held)
-			if uint64(charged) < held || uint64(charged) > 2*held {
-				t.Errorf("charged %d bytes for %d held, want between the held and twice that", charged, held)
-			}
+				return m.Size(), m
+			})
 		})
 	}
 }
