@@ -118,6 +118,19 @@ func acquireWork(r *http.Request, slots *symbolication.Slots[string], org, what 
 	return waitForSlot(r, what, func(ctx context.Context) (func(), error) { return slots.Acquire(ctx, org, nil) })
 }
 
+// startResolution checks that the caller of sc sees its project (404
+// otherwise, as an upload checks before it reads its body), then takes the
+// resolution slots of its organization (acquireResolution): a caller
+// cannot hold, nor wait for, the slots of an organization it does not
+// belong to. The check takes a connection only for its query, before the
+// body is read.
+func startResolution(r *http.Request, d Deps, sc store.ProjectScope) (all func() error, release func(), err error) {
+	if err := d.Store.CheckProject(r.Context(), sc); err != nil {
+		return nil, nil, err
+	}
+	return acquireResolution(r, d.resolving, sc.OrgSlug)
+}
+
 // acquireResolution takes the slots of a resolution request in two steps:
 // one of its organization's before it reads the body (a slow client holds
 // a slot of its own organization only), then, with the body read and
