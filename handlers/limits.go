@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"errata/handlers/symbolication"
@@ -57,15 +56,9 @@ func retryAfter(err error) int {
 // upload over the bound waits for a slot, as long as uploadSlotWait, then
 // is answered 503 with Retry-After. JSON bodies (at most 1 MiB) are not counted.
 type bodyLimiter struct {
-	mu     sync.Mutex
-	max    int
-	tokens map[int64]*tokenSlots
-}
-
-// tokenSlots are one token's slots and how many requests use them.
-type tokenSlots struct {
-	slots chan struct{}
-	users int
+	max int
+	// tokens are max slots per token; their slots of all are not used.
+	tokens *symbolication.Slots[int64]
 }
 
 // uploadSlotWait is how long an upload waits for one of its token's slots.
@@ -75,7 +68,7 @@ func newBodyLimiter(max int) *bodyLimiter {
 	if max <= 0 {
 		max = defaultBodiesPerToken
 	}
-	return &bodyLimiter{max: max, tokens: map[int64]*tokenSlots{}}
+	return &bodyLimiter{max: max, tokens: symbolication.NewSlots[int64](max, 1)}
 }
 
 // isUpload reports whether r sends a multipart body, an upload.
@@ -85,44 +78,13 @@ func isUpload(r *http.Request) bool {
 }
 
 // acquire takes one of token's slots, waiting at most wait; it reports
-// false when none came free in time or ctx ended. A true needs a release.
-func (l *bodyLimiter) acquire(ctx context.Context, token int64, wait time.Duration) bool {
-	l.mu.Lock()
-	ts := l.tokens[token]
-	if ts == nil {
-		ts = &tokenSlots{slots: make(chan struct{}, l.max)}
-		l.tokens[token] = ts
-	}
-	ts.users++
-	l.mu.Unlock()
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case ts.slots <- struct{}{}:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	l.leave(token, ts)
-	return false
-}
-
-// release gives token's slot back.
-func (l *bodyLimiter) release(token int64) {
-	l.mu.Lock()
-	ts := l.tokens[token]
-	l.mu.Unlock()
-	<-ts.slots
-	l.leave(token, ts)
-}
-
-// leave forgets a request of token, and the token when none is left.
-func (l *bodyLimiter) leave(token int64, ts *tokenSlots) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ts.users--; ts.users == 0 {
-		delete(l.tokens, token)
-	}
+// false when none came free in time or ctx ended. A true comes with the
+// release that gives the slot back.
+func (l *bodyLimiter) acquire(ctx context.Context, token int64, wait time.Duration) (release func(), ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	release, err := l.tokens.AcquireOrg(ctx, token, nil)
+	return release, err == nil
 }
 
 // defaultMaxBundleSize is the bundle limit when Deps leaves it zero; it
@@ -152,8 +114,21 @@ const workRetryAfter = 5
 // upload over its token's bound is; a request whose client left stops
 // waiting at once. what names the work in the answer. The release it
 // returns gives the slots back.
-func acquireWork(r *http.Request, slots *symbolication.Slots, org, what string) (release func(), err error) {
+func acquireWork(r *http.Request, slots *symbolication.Slots[string], org, what string) (release func(), err error) {
 	return waitForSlot(r, what, func(ctx context.Context) (func(), error) { return slots.Acquire(ctx, org, nil) })
+}
+
+// startResolution checks that the caller of sc sees its project (404
+// otherwise, as an upload checks before it reads its body), then takes the
+// resolution slots of its organization (acquireResolution): a caller
+// cannot hold, nor wait for, the slots of an organization it does not
+// belong to. The check takes a connection only for its query, before the
+// body is read.
+func startResolution(r *http.Request, d Deps, sc store.ProjectScope) (all func() error, release func(), err error) {
+	if err := d.Store.CheckProject(r.Context(), sc); err != nil {
+		return nil, nil, err
+	}
+	return acquireResolution(r, d.resolving, sc.OrgSlug)
 }
 
 // acquireResolution takes the slots of a resolution request in two steps:
@@ -162,7 +137,7 @@ func acquireWork(r *http.Request, slots *symbolication.Slots, org, what string) 
 // checked, one of all (slots.AcquireAll through the continuation it
 // returns). Each step waits as acquireWork does. release gives back what
 // was taken.
-func acquireResolution(r *http.Request, slots *symbolication.Slots, org string) (all func() error, release func(), err error) {
+func acquireResolution(r *http.Request, slots *symbolication.Slots[string], org string) (all func() error, release func(), err error) {
 	releaseOrg, err := waitForSlot(r, "resolutions", func(ctx context.Context) (func(), error) { return slots.AcquireOrg(ctx, org, nil) })
 	if err != nil {
 		return nil, nil, err
@@ -208,6 +183,6 @@ const (
 )
 
 // newResolveSlots returns the slots of the resolution routes.
-func newResolveSlots() *symbolication.Slots {
-	return symbolication.NewSlots(resolveSlotsPerOrg, resolveSlots)
+func newResolveSlots() *symbolication.Slots[string] {
+	return symbolication.NewSlots[string](resolveSlotsPerOrg, resolveSlots)
 }

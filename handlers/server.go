@@ -60,7 +60,7 @@ type Deps struct {
 
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.
-	resolving *symbolication.Slots
+	resolving *symbolication.Slots[string]
 }
 
 // apiFunc is a handler that returns its error instead of writing it.
@@ -190,11 +190,12 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 			}
 		}
 		if c, ok := authn.CallerFrom(ctx); ok && isUpload(r) {
-			if !bodies.acquire(r.Context(), c.TokenID, uploadSlotWait) {
+			release, ok := bodies.acquire(r.Context(), c.TokenID, uploadSlotWait)
+			if !ok {
 				writeError(w, r, d.Log, bodies.tooMany())
 				return
 			}
-			defer bodies.release(c.TokenID)
+			defer release()
 		}
 		if err := rt.handler(w, r); err != nil {
 			writeError(w, r, d.Log, err)

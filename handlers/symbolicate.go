@@ -21,7 +21,7 @@ func handleSymbolicate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		all, release, err := acquireResolution(r, d.resolving, sc.OrgSlug)
+		all, release, err := startResolution(r, d, sc)
 		if err != nil {
 			return err
 		}

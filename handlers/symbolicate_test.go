@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -187,6 +189,39 @@ func TestSymbolicateAuthorizes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if r := f.do("POST", symbolicatePath, tc.token, f.request("0x11a0")); r.status != tc.status {
 				t.Errorf("%d %s, want %d", r.status, r.body, tc.status)
+			}
+		})
+	}
+}
+
+// TestResolutionOfAStrangerIsNotFoundBeforeItsBody: on each resolution
+// route, a request of a caller who does not see the project is 404 before
+// its body is read (startResolution), so that a slow client of another
+// organization neither holds nor waits for the organization's slots.
+func TestResolutionOfAStrangerIsNotFoundBeforeItsBody(t *testing.T) {
+	f := newSymbolicateNativeFixture(t)
+	f.user("stranger@example.com")
+	f.org("other", "stranger@example.com")
+	tok := f.token("stranger@example.com", "project:read")
+	for _, route := range []string{"symbolicate", "symbolicate-js", "symbolicate-jvm"} {
+		t.Run(route, func(t *testing.T) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			// One byte of a body of 1 MiB, the rest never sent.
+			fmt.Fprintf(c, "POST /api/0/projects/acme/web/%s/ HTTP/1.1\r\nHost: errata\r\n"+
+				"Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{",
+				route, tok, 1<<20)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("no answer while the body is still to come: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%d, want 404", resp.StatusCode)
 			}
 		})
 	}

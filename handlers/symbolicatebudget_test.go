@@ -108,7 +108,7 @@ func TestBudgetCountsWhatIsHeld(t *testing.T) {
 // one whose client left stops waiting with its context's error.
 func TestAcquireWorkAnswers503(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		slots := symbolication.NewSlots(1, 4)
+		slots := symbolication.NewSlots[string](1, 4)
 		held, err := slots.Acquire(t.Context(), "acme", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -233,7 +233,7 @@ func TestInflatedSourceHoldsItsWindow(t *testing.T) {
 // of a busy organization still waits and is answered 503.
 func TestSlowBodiesHoldOnlyTheirOrganizationsSlots(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		slots := symbolication.NewSlots(2, 4)
+		slots := symbolication.NewSlots[string](2, 4)
 		r := httptest.NewRequest("POST", "/", nil)
 		for _, org := range []string{"slow-a", "slow-a", "slow-b", "slow-b"} {
 			_, release, err := acquireResolution(r, slots, org) // its body still arriving

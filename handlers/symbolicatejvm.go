@@ -20,7 +20,7 @@ func handleSymbolicateJVM(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		all, release, err := acquireResolution(r, d.resolving, sc.OrgSlug)
+		all, release, err := startResolution(r, d, sc)
 		if err != nil {
 			return err
 		}

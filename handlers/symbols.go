@@ -27,7 +27,7 @@ import (
 // executable, a source or a section of a build id. It names the request
 // by the route its path parses as (debuginfodRoutes).
 func handleDebuginfod(d Deps) apiFunc {
-	inflating := symbolication.NewSlots(inflateSlotsPerOrg, inflateSlots)
+	inflating := symbolication.NewSlots[string](inflateSlotsPerOrg, inflateSlots)
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q, err := symbolkey.ParseDebuginfod(r.URL.Path)
 		if err != nil {
@@ -150,7 +150,7 @@ const (
 // served as a part of the bundle, a deflated one inflated as it is sent
 // (inflatedSource), once checked against its size and CRC-32 in one of the
 // inflating slots: what it holds is flate's window, never the source.
-func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, inflating *symbolication.Slots, org symbolOrg, q symbolkey.Debuginfod) error {
+func serveSource(w http.ResponseWriter, r *http.Request, st *store.Store, inflating *symbolication.Slots[string], org symbolOrg, q symbolkey.Debuginfod) error {
 	f, err := st.FindSymbolFile(r.Context(), org.userID, org.slug,
 		store.SymbolQuery{Formats: []string{"sourcebundle"}, CodeID: q.BuildID, SourcePath: q.Arg})
 	if errors.Is(err, store.ErrNotFound) {

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 
 	"errata/store"
@@ -38,7 +37,7 @@ type DebugFileCache struct {
 	// stays within a few budgets. A DWARF resolver parses a unit later,
 	// when an address first falls in it: one unit at a time per file,
 	// what it keeps counted by Recount.
-	parse *Slots
+	parse *Slots[int64]
 
 	mu      sync.Mutex
 	bytes   int64
@@ -69,7 +68,7 @@ type debugFileEntry struct {
 // NewDebugFileCache returns a cache of at most maxBytes of parsed files; a
 // file larger than maxBytes is parsed for each request and not kept.
 func NewDebugFileCache(maxBytes int64) *DebugFileCache {
-	return &DebugFileCache{max: maxBytes, parse: NewSlots(1, 2), entries: map[string]*list.Element{}, parsing: map[string]*debugFileEntry{}}
+	return &DebugFileCache{max: maxBytes, parse: NewSlots[int64](1, 2), entries: map[string]*list.Element{}, parsing: map[string]*debugFileEntry{}}
 }
 
 // Bound is the cache's bound, and what one native request may hold of
@@ -81,7 +80,7 @@ func (c *DebugFileCache) Bound() int64 { return c.max }
 // (dif.NewWork) runs in them, so that one organization's lazy parses take
 // one of the process's parse slots at most. release gives them back.
 func (c *DebugFileCache) AcquireParse(ctx context.Context, org int64) (release func(), err error) {
-	return c.parse.Acquire(ctx, strconv.FormatInt(org, 10), nil)
+	return c.parse.Acquire(ctx, org, nil)
 }
 
 // Stats reports the bytes and the entries the cache holds.
@@ -124,7 +123,7 @@ func (c *DebugFileCache) Get(ctx context.Context, org int64, key string, load fu
 		select {
 		case <-e.started:
 		default:
-			release, err = c.parse.Acquire(ctx, strconv.FormatInt(org, 10), e.started)
+			release, err = c.parse.Acquire(ctx, org, e.started)
 		}
 		c.mu.Lock()
 		e.wanted--

@@ -7,18 +7,20 @@ import (
 )
 
 // Slots bound the work of one kind running at once: perOrg per
-// organization and total in all, so that one organization holds at most
-// perOrg of the total and another's work finds a slot. A caller waits
+// organization (or whatever K keys, as a token for the uploads' bound)
+// and total in all, so that one organization holds at most perOrg of the
+// total and another's work finds a slot. A caller waits
 // for its organization's slot first, then for one of all, and holds
 // nothing while it waits (no body read, no file open): waiting ends with
 // its context. The DebugFileCache's parses, the debuginfod sources that
-// are inflated and the resolution requests each have their own.
-type Slots struct {
+// are inflated and the resolution requests each have their own; the
+// uploads of a token (handlers' bodyLimiter) take their token's alone.
+type Slots[K comparable] struct {
 	total  chan struct{}
 	perOrg int
 
 	mu   sync.Mutex
-	orgs map[string]*orgSlots
+	orgs map[K]*orgSlots
 }
 
 // orgSlots are the slots of one organization and how many callers hold
@@ -30,8 +32,8 @@ type orgSlots struct {
 
 // NewSlots returns slots of perOrg per organization and total in all
 // (each at least 1).
-func NewSlots(perOrg, total int) *Slots {
-	return &Slots{total: make(chan struct{}, max(total, 1)), perOrg: max(perOrg, 1), orgs: map[string]*orgSlots{}}
+func NewSlots[K comparable](perOrg, total int) *Slots[K] {
+	return &Slots[K]{total: make(chan struct{}, max(total, 1)), perOrg: max(perOrg, 1), orgs: map[K]*orgSlots{}}
 }
 
 // errStopped is Acquire's answer when stop was closed first.
@@ -41,7 +43,7 @@ var errStopped = errors.New("symbolication: stopped while waiting for a slot")
 // the function that gives both back. It stops, holding nothing, with
 // ctx's error when ctx ends first, and with errStopped when stop (which
 // may be nil) is closed first.
-func (s *Slots) Acquire(ctx context.Context, org string, stop <-chan struct{}) (release func(), err error) {
+func (s *Slots[K]) Acquire(ctx context.Context, org K, stop <-chan struct{}) (release func(), err error) {
 	releaseOrg, err := s.AcquireOrg(ctx, org, stop)
 	if err != nil {
 		return nil, err
@@ -59,9 +61,9 @@ func (s *Slots) Acquire(ctx context.Context, org string, stop <-chan struct{}) (
 
 // AcquireOrg waits for one of org's slots alone, for a caller that must
 // read something (a request's body) before it takes one of all: its slow
-// client then holds only a slot of its own organization. It stops as
-// Acquire does.
-func (s *Slots) AcquireOrg(ctx context.Context, org string, stop <-chan struct{}) (release func(), err error) {
+// client then holds only a slot of its own organization; or for a bound
+// per key alone. It stops as Acquire does.
+func (s *Slots[K]) AcquireOrg(ctx context.Context, org K, stop <-chan struct{}) (release func(), err error) {
 	s.mu.Lock()
 	o := s.orgs[org]
 	if o == nil {
@@ -95,7 +97,7 @@ func (s *Slots) AcquireOrg(ctx context.Context, org string, stop <-chan struct{}
 // AcquireAll waits for one of the slots of all, which a caller takes
 // holding one of its organization's (AcquireOrg). It stops as Acquire
 // does.
-func (s *Slots) AcquireAll(ctx context.Context, stop <-chan struct{}) (release func(), err error) {
+func (s *Slots[K]) AcquireAll(ctx context.Context, stop <-chan struct{}) (release func(), err error) {
 	select {
 	case s.total <- struct{}{}:
 	case <-stop:

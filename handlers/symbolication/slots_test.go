@@ -12,7 +12,7 @@ import (
 // ends stops waiting holding nothing.
 func TestSlotsBoundOrganizationsAndAll(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := NewSlots(1, 2)
+		s := NewSlots[string](1, 2)
 		ctx := t.Context()
 		relA, err := s.Acquire(ctx, "a", nil)
 		if err != nil {
