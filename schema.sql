@@ -536,8 +536,61 @@ ALTER TABLE debug_files ADD COLUMN IF NOT EXISTS sections jsonb;
 ALTER TABLE debug_files ADD COLUMN IF NOT EXISTS sources jsonb;
 CREATE INDEX IF NOT EXISTS debug_files_code_id_idx ON debug_files (code_id) WHERE code_id IS NOT NULL;
 
+-- Schema 6: people sign in (docs/accounts.md). A session is kept by the
+-- SHA-256 of its id, never the id; state 'mfa' is a sign-in that passed its
+-- password and waits for the second factor, 'authenticated' a signed-in one.
+-- authenticated_at is the last time its person proved who they are
+-- (password, second factor, reauthentication): recent authentication is
+-- judged by it. totp_secret_encrypted holds a TOTP secret offered for
+-- enrolment, sealed like recovery seeds, until the person confirms it.
+CREATE TABLE IF NOT EXISTS sessions (
+    id                    bigserial PRIMARY KEY,
+    id_hash               bytea NOT NULL UNIQUE CHECK (length(id_hash) = 32),
+    user_id               bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    client                text NOT NULL CHECK (client IN ('browser', 'app')),
+    state                 text NOT NULL CHECK (state IN ('mfa', 'authenticated')),
+    created_at            timestamptz NOT NULL DEFAULT now(),
+    last_seen_at          timestamptz NOT NULL DEFAULT now(),
+    authenticated_at      timestamptz NOT NULL DEFAULT now(),
+    expires_at            timestamptz NOT NULL,
+    user_agent            text NOT NULL DEFAULT '' CHECK (length(user_agent) <= 512),
+    ip                    text NOT NULL DEFAULT '' CHECK (length(ip) <= 64),
+    totp_secret_encrypted bytea
+);
+CREATE INDEX IF NOT EXISTS sessions_user_idx ON sessions (user_id);
+CREATE INDEX IF NOT EXISTS sessions_expires_idx ON sessions (expires_at);
+
+-- Throttling: one row per counted event (a failed password, a reset
+-- request...) in a bucket named by its rule and subject; replicas share
+-- them. Rows older than the longest window are swept.
+CREATE TABLE IF NOT EXISTS throttle_events (
+    bucket text NOT NULL CHECK (length(bucket) <= 400),
+    at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS throttle_events_bucket_idx ON throttle_events (bucket, at);
+CREATE INDEX IF NOT EXISTS throttle_events_at_idx ON throttle_events (at);
+
+-- A user's TOTP authenticator: the secret sealed with a key derived from
+-- SECRET_KEY and bound to the user, and the last accepted 30 s step: a code
+-- of a step not later than it is refused (no replay).
+CREATE TABLE IF NOT EXISTS totp_authenticators (
+    user_id          bigint PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    secret_encrypted bytea NOT NULL,
+    last_step        bigint NOT NULL,
+    date_created     timestamptz NOT NULL DEFAULT now(),
+    last_used_at     timestamptz
+);
+ALTER TABLE recovery_codes ADD COLUMN IF NOT EXISTS last_used_at timestamptz;
+
+-- An API token may expire; one made by a person through the API is named
+-- by them (label) and remembers its last four characters.
+ALTER TABLE api_tokens ADD COLUMN IF NOT EXISTS expires_at timestamptz;
+ALTER TABLE api_tokens ADD COLUMN IF NOT EXISTS last_characters text NOT NULL DEFAULT ''
+    CHECK (length(last_characters) <= 4);
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits; 4: ids of commit file changes,
 -- debug files, proguard artifact releases; 5: the deployment's id, project
--- platforms, the commit page of a repository.
-INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4), (5) ON CONFLICT DO NOTHING;
+-- platforms, the commit page of a repository; 6: sessions, throttling, TOTP,
+-- token expiry.
+INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4), (5), (6) ON CONFLICT DO NOTHING;

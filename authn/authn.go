@@ -67,11 +67,17 @@ func CheckScopes(scopes []string) error {
 	return nil
 }
 
-// Caller is the authenticated user of a request.
+// Caller is the authenticated user of a request: through an API token
+// (TokenID set) or a signed-in session (SessionID set).
 type Caller struct {
 	UserID  int64
 	TokenID int64
 	Scopes  []string
+	// SessionID is the row id of the caller's session, 0 for a token.
+	SessionID int64
+	// AuthenticatedAt is when the session's person last proved who they
+	// are (password, second factor or reauthentication); zero for a token.
+	AuthenticatedAt time.Time
 }
 
 // HasAny reports whether the caller holds at least one of scopes.
