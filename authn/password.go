@@ -158,10 +158,16 @@ func phcNumber(s, name string, max uint32) (uint32, bool) {
 }
 
 // phcBytes decodes unpadded standard base64 whose decoded length is within
-// [min, max], checking the length before decoding.
+// [min, max], checking the length before decoding. Any byte outside the
+// alphabet is refused (the base64 decoder would skip CR and LF).
 func phcBytes(s string, min, max int) ([]byte, error) {
 	if n := b64.DecodedLen(len(s)); n < min || n > max {
 		return nil, errBadPHC
+	}
+	for _, c := range []byte(s) {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return nil, errBadPHC
+		}
 	}
 	b, err := b64.DecodeString(s)
 	if err != nil || len(b) < min || len(b) > max {
