@@ -20,13 +20,20 @@ func insertSession(t *testing.T, db string, userID int64, n byte) int64 {
 	return int64(storetest.Count(t, db, `SELECT max(id) FROM sessions`))
 }
 
-func TestPasswordHash(t *testing.T) {
-	ctx := context.Background()
-	st, db := storetest.NewWithURL(t)
-	ann, err := st.CreateUser(ctx, "Ann@Example.com", "Ann")
+// passwordUser creates an active user with address email.
+func passwordUser(t *testing.T, st *store.Store, email string) int64 {
+	t.Helper()
+	id, err := st.CreateUser(context.Background(), email, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return id
+}
+
+func TestPasswordHash(t *testing.T) {
+	ctx := context.Background()
+	st, db := storetest.NewWithURL(t)
+	ann := passwordUser(t, st, "Ann@Example.com")
 	if id, hash, err := st.PasswordHash(ctx, "ann@example.COM"); err != nil || id != ann || hash != "" {
 		t.Errorf("PasswordHash of a user without a password = %d, %q, %v; want %d, \"\", nil", id, hash, err, ann)
 	}
@@ -54,14 +61,8 @@ func TestPasswordHash(t *testing.T) {
 func TestSetPasswordEndsSessionsAndTells(t *testing.T) {
 	ctx := context.Background()
 	st, db := storetest.NewWithURL(t)
-	ann, err := st.CreateUser(ctx, "ann@example.com", "Ann")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob, err := st.CreateUser(ctx, "bob@example.com", "Bob")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ann := passwordUser(t, st, "ann@example.com")
+	bob := passwordUser(t, st, "bob@example.com")
 	keep := insertSession(t, db, ann, 1)
 	insertSession(t, db, ann, 2)
 	insertSession(t, db, ann, 3)
@@ -105,10 +106,7 @@ func TestSetPasswordEndsSessionsAndTells(t *testing.T) {
 func TestRehashPassword(t *testing.T) {
 	ctx := context.Background()
 	st, db := storetest.NewWithURL(t)
-	ann, err := st.CreateUser(ctx, "ann@example.com", "Ann")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ann := passwordUser(t, st, "ann@example.com")
 	if err := st.SetPassword(ctx, ann, "$argon2id$old", 0); err != nil {
 		t.Fatal(err)
 	}
