@@ -42,6 +42,8 @@ type ThrottleBucket struct {
 // bucket run one after the other under an advisory lock held to the end of
 // their short transaction (locks taken in one order, so takes of several
 // buckets cannot deadlock), each counting the events committed before it.
+// In one process they wait for their turn before they take a connection;
+// one that waits too long is ErrUnavailable.
 // Of N takes at once of a bucket with room for L, exactly min(N, L) are
 // recorded. Times are the database's (clock_timestamp()), so replicas
 // agree on windows.
@@ -54,14 +56,27 @@ func (s *Store) TakeThrottle(ctx context.Context, buckets ...ThrottleBucket) (ev
 	if len(buckets) == 0 {
 		return nil, -1, errors.New("store: a throttle take needs a bucket")
 	}
+	keys := make([]int32, len(buckets))
+	for i, b := range buckets {
+		keys[i] = throttleLockKey(b.Name)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	// In this process, the takes of a bucket wait for their turn without a
+	// connection: a flood of attempts on one account holds one connection
+	// of the pool, not all of them.
+	for _, k := range keys {
+		release, err := s.throttleTurns.take(ctx, int64(k))
+		if errors.Is(err, ErrTurnTimeout) {
+			return nil, -1, fmt.Errorf("%w: the throttle bucket's takes wait too long: %w", ErrUnavailable, err)
+		}
+		if err != nil {
+			return nil, -1, err
+		}
+		defer release()
+	}
 	full = -1
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		keys := make([]int32, len(buckets))
-		for i, b := range buckets {
-			keys[i] = throttleLockKey(b.Name)
-		}
-		slices.Sort(keys)
-		keys = slices.Compact(keys)
 		// The locks first, in order, then the counts: each statement of
 		// the batch sees what was committed before it started, so the
 		// counts see every take that held a lock before this one.

@@ -11,27 +11,29 @@ import (
 	"errata/store/storetest"
 )
 
-// replicas returns two Stores on one fresh database, as two replicas of the
-// server have, each with connections enough for 25 takes at once.
-func replicas(t *testing.T) (a, b *store.Store) {
+// replicas returns n Stores on one fresh database, as n replicas of the
+// server have.
+func replicas(t *testing.T, n int) []*store.Store {
 	t.Helper()
 	url := storetest.NewDatabase(t)
-	open := func() *store.Store {
-		st, err := store.Open(context.Background(), store.Config{URL: url, MaxConns: 25})
+	stores := make([]*store.Store, n)
+	for i := range stores {
+		st, err := store.Open(context.Background(), store.Config{URL: url, MaxConns: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(st.Close)
-		return st
+		stores[i] = st
 	}
-	return open(), open()
+	return stores
 }
 
 // TestTakeThrottleExactUnderConcurrency: 50 takes at once of one bucket
-// with room for 7, spread over two replicas, record exactly 7.
+// with room for 7, spread over ten replicas (each of which takes its turns
+// in memory), record exactly 7.
 func TestTakeThrottleExactUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
-	a, b := replicas(t)
+	stores := replicas(t, 10)
 	const takers, limit = 50, 7
 	bucket := store.ThrottleBucket{Name: "test:race", Window: time.Minute, Limit: limit}
 	var (
@@ -42,10 +44,7 @@ func TestTakeThrottleExactUnderConcurrency(t *testing.T) {
 		start   = make(chan struct{})
 	)
 	for i := range takers {
-		st := a
-		if i%2 == 1 {
-			st = b
-		}
+		st := stores[i%len(stores)]
 		wg.Go(func() {
 			<-start
 			events, full, err := st.TakeThrottle(ctx, bucket)
@@ -68,7 +67,7 @@ func TestTakeThrottleExactUnderConcurrency(t *testing.T) {
 	if allowed != limit || refused != takers-limit {
 		t.Errorf("%d takes allowed and %d refused, want %d and %d", allowed, refused, limit, takers-limit)
 	}
-	if n, err := b.ThrottleCount(ctx, bucket.Name, time.Minute); err != nil || n != limit {
+	if n, err := stores[0].ThrottleCount(ctx, bucket.Name, time.Minute); err != nil || n != limit {
 		t.Errorf("count %d (%v), want %d", n, err, limit)
 	}
 }
@@ -77,7 +76,8 @@ func TestTakeThrottleExactUnderConcurrency(t *testing.T) {
 // counts and is refused by.
 func TestTakeThrottleSharedByReplicas(t *testing.T) {
 	ctx := context.Background()
-	a, b := replicas(t)
+	stores := replicas(t, 2)
+	a, b := stores[0], stores[1]
 	bucket := store.ThrottleBucket{Name: "test:shared", Window: time.Minute, Limit: 3}
 	for range 2 {
 		if _, full, err := a.TakeThrottle(ctx, bucket); err != nil || full != -1 {
