@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,6 +59,14 @@ type Deps struct {
 	// own.
 	DebugFileCache *symbolication.DebugFileCache
 
+	// Throttle applies the sign-in throttles (docs/accounts.md,
+	// Throttling), shared by replicas through the store; nil is one of
+	// New's own on Store. TrustedProxies are the proxies whose
+	// X-Forwarded-For names the client address (authn.ClientAddr);
+	// none, the default, counts by the connection's address.
+	Throttle       *authn.Throttle
+	TrustedProxies []netip.Prefix
+
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.
 	resolving *symbolication.Slots[string]
@@ -77,6 +86,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.RecoverySeeds == nil {
 		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)
+	}
+	if d.Throttle == nil {
+		d.Throttle = &authn.Throttle{Store: d.Store}
 	}
 	if d.DebugFileCache == nil {
 		d.DebugFileCache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
