@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,11 +31,36 @@ func (s *Store) TOTPAuthenticator(ctx context.Context, userID int64) (TOTPAuthen
 	return a, wrap(err)
 }
 
+// OfferTOTPSecret keeps secretEncrypted, a TOTP secret offered for
+// enrolment, with the session sessionID unless the session holds one
+// already, and returns the one it holds: of two offers at once, both get
+// the same. A session that does not exist is ErrNotFound.
+func (s *Store) OfferTOTPSecret(ctx context.Context, sessionID int64, secretEncrypted []byte) ([]byte, error) {
+	var kept []byte
+	err := s.pool.QueryRow(ctx, `
+		UPDATE sessions SET totp_secret_encrypted = coalesce(totp_secret_encrypted, $2)
+		WHERE id = $1 RETURNING totp_secret_encrypted`,
+		sessionID, secretEncrypted).Scan(&kept)
+	return kept, wrap(err)
+}
+
+// OfferedTOTPSecret returns the TOTP secret offered to the session
+// sessionID, sealed, or nil when it was offered none.
+func (s *Store) OfferedTOTPSecret(ctx context.Context, sessionID int64) ([]byte, error) {
+	var sealed []byte
+	err := s.pool.QueryRow(ctx, `SELECT totp_secret_encrypted FROM sessions WHERE id = $1`, sessionID).Scan(&sealed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return sealed, wrap(err)
+}
+
 // ActivateTOTP gives the active user userID the TOTP authenticator of
 // secretEncrypted, whose confirming code was of step: that step is the last
 // accepted one, so the confirming code cannot sign in afterwards. When the
 // user has no recovery codes, seedEncrypted becomes their set in the same
-// transaction (and recoveryCreated is true). The user is mailed a notice.
+// transaction (and recoveryCreated is true). The secrets offered to the
+// user's sessions for enrolment are forgotten. The user is mailed a notice.
 // A user who has TOTP already is ErrConflict; an unknown or inactive user
 // ErrNotFound.
 func (s *Store) ActivateTOTP(ctx context.Context, userID int64, secretEncrypted []byte, step int64, seedEncrypted []byte) (recoveryCreated bool, err error) {
@@ -57,6 +83,11 @@ func (s *Store) ActivateTOTP(ctx context.Context, userID int64, secretEncrypted 
 			return err
 		}
 		recoveryCreated = tag.RowsAffected() == 1
+		if _, err := tx.Exec(ctx, `
+			UPDATE sessions SET totp_secret_encrypted = NULL
+			WHERE user_id = $1 AND totp_secret_encrypted IS NOT NULL`, userID); err != nil {
+			return err
+		}
 		text := "An authenticator app was added to your errata account: signing in now asks for its code."
 		if recoveryCreated {
 			text += "\n\nRecovery codes were generated with it. Keep them where you can find them if you lose the app."

@@ -78,6 +78,26 @@ func TestTOTPAuthenticator(t *testing.T) {
 			t.Errorf("TOTPAuthenticator = %v, want ErrNotFound", err)
 		}
 	})
+	t.Run("a session keeps the first secret offered until activation", func(t *testing.T) {
+		storetest.Exec(t, db, `
+			INSERT INTO sessions (id_hash, user_id, client, state, expires_at)
+			VALUES (sha256('offer'::bytea), $1, 'app', 'authenticated', now() + interval '1 day')`, ann)
+		const session = 1
+		if got, err := st.OfferedTOTPSecret(ctx, session); got != nil || err != nil {
+			t.Fatalf("OfferedTOTPSecret before an offer = %q, %v", got, err)
+		}
+		for _, offer := range []string{"first", "second"} {
+			if got, err := st.OfferTOTPSecret(ctx, session, []byte(offer)); string(got) != "first" || err != nil {
+				t.Errorf("OfferTOTPSecret(%s) = %q, %v; want the first kept", offer, got, err)
+			}
+		}
+		if got, err := st.OfferedTOTPSecret(ctx, session); string(got) != "first" || err != nil {
+			t.Errorf("OfferedTOTPSecret = %q, %v", got, err)
+		}
+		if _, err := st.OfferTOTPSecret(ctx, 999, []byte("x")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("OfferTOTPSecret to no session = %v, want ErrNotFound", err)
+		}
+	})
 	t.Run("activation keeps the confirming step and makes recovery codes when there are none", func(t *testing.T) {
 		created, err := st.ActivateTOTP(ctx, ann, []byte("sealed secret"), 1000, []byte("sealed seed"))
 		if err != nil || !created {
@@ -93,6 +113,9 @@ func TestTOTPAuthenticator(t *testing.T) {
 		}
 		if got := notices(t, st, "ann@example.com"); len(got) != 1 || got[0] != "Two-factor authentication was turned on" {
 			t.Errorf("notices %q, want the one of TOTP", got)
+		}
+		if got, err := st.OfferedTOTPSecret(ctx, 1); got != nil || err != nil {
+			t.Errorf("the offered secret after activation: %q, %v; want it forgotten", got, err)
 		}
 	})
 	t.Run("activating twice is a conflict", func(t *testing.T) {
@@ -193,7 +216,7 @@ func TestTOTPAuthenticator(t *testing.T) {
 			{`SELECT count(*) FROM sessions WHERE user_id = 2`, 0},
 			{`SELECT count(*) FROM totp_authenticators WHERE user_id = 1`, 1},
 			{`SELECT count(*) FROM recovery_codes WHERE user_id = 1`, 1},
-			{`SELECT count(*) FROM sessions WHERE user_id = 1`, 3},
+			{`SELECT count(*) FROM sessions WHERE user_id = 1`, 4},
 		} {
 			if n := storetest.Count(t, db, q.query); n != q.want {
 				t.Errorf("%s = %d, want %d", q.query, n, q.want)
