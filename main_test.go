@@ -392,6 +392,23 @@ func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("GET an unknown build id through DEBUGINFOD_URLS: %d, want 404", res.StatusCode)
 	}
+	// The demo user's printed password is the one stored.
+	pw := regexp.MustCompile(`password of demo@errata.localhost: (\S+)\n`).FindStringSubmatch(out.String())
+	if pw == nil {
+		t.Fatalf("dev printed no password of the demo user:\n%s", out.String())
+	}
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var stored string
+	if err := conn.QueryRow(t.Context(), `SELECT password_hash FROM users WHERE email = 'demo@errata.localhost'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := authn.VerifyPassword(stored, pw[1]); !ok {
+		t.Errorf("the printed password %q does not verify against the stored hash", pw[1])
+	}
 	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/profile/confirm-email/[^/\s]+/`)
 	waitFor(t, 10*time.Second, "the confirmation link on the console", func() bool { return link.MatchString(out.String()) })
 }
