@@ -6,12 +6,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"errata/authn"
 	"errata/store/storetest"
 )
 
@@ -122,7 +127,7 @@ func TestAdminCommands(t *testing.T) {
 		{"token for an unknown user", []string{"create-token", "--email", "nobody@example.com", "--scopes", "org:read"}, `user "nobody@example.com" does not exist`},
 		{"missing flag", []string{"create-project", "--org", "acme"}, `--slug is required`},
 		{"unknown command", []string{"drop-everything"}, `unknown command "drop-everything"`},
-		{"no command", nil, `want create-user, create-org, create-project, add-member, create-environment, create-token, storage, collect or migrate-blobs`},
+		{"no command", nil, `want create-user, create-org, create-project, add-member, create-environment, create-token, set-password, storage, collect or migrate-blobs`},
 	}
 	for _, tc := range errorsTests {
 		t.Run(tc.name+" fails", func(t *testing.T) {
@@ -134,6 +139,97 @@ func TestAdminCommands(t *testing.T) {
 				t.Errorf("stdout = %q, want nothing on failure", out)
 			}
 		})
+	}
+}
+
+// TestAdminSetPassword runs the shipped binary, whose standard input
+// carries the password.
+func TestAdminSetPassword(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDatabase(t)
+	bin := shippedBinary(t)
+	ann, err := strconv.ParseInt(mustCLI(t, db, "admin", "create-user", "--email", "ann@example.com"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Exec(t, db, `
+		INSERT INTO sessions (id_hash, user_id, client, state, expires_at)
+		VALUES (decode(repeat('ab', 32), 'hex'), $1, 'browser', 'authenticated', now() + interval '1 day')`, ann)
+	setPassword := func(t *testing.T, email, stdin string) (stdout, stderr string, code int) {
+		t.Helper()
+		cmd := exec.Command(bin, "admin", "set-password", "--email", email)
+		cmd.Env = []string{"DATABASE_URL=" + db}
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			exit, ok := err.(*exec.ExitError)
+			if !ok {
+				t.Fatalf("errata admin set-password: %v", err)
+			}
+			code = exit.ExitCode()
+		}
+		return out.String(), errOut.String(), code
+	}
+	hash := func() string {
+		t.Helper()
+		conn, err := pgx.Connect(t.Context(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(t.Context())
+		var h string
+		if err := conn.QueryRow(t.Context(), `SELECT coalesce(password_hash, '') FROM users WHERE id = $1`, ann).Scan(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+
+	refused := []struct{ name, email, stdin, want string }{
+		{"unknown email", "nobody@example.com", "a fine passphrase\n", `user "nobody@example.com" does not exist`},
+		{"no input", "ann@example.com", "", "no password"},
+		{"empty line", "ann@example.com", "\nsecond line\n", "no password"},
+		{"line too long", "ann@example.com", strings.Repeat("x", 5000) + "\n", "longer than 1024 characters"},
+		{"too short", "ann@example.com", "short\n", "This password is too short"},
+		{"too long in characters", "ann@example.com", strings.Repeat("x", 1025) + "\n", "This password is too long"},
+		{"the email", "ann@example.com", "ANN@example.com\n", "too similar to the email address"},
+		{"common", "ann@example.com", "iloveyou1\n", "This password is too common"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name+" fails", func(t *testing.T) {
+			out, errOut, code := setPassword(t, tc.email, tc.stdin)
+			if code == 0 || !strings.Contains(errOut, tc.want) || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want a non-zero exit and %q", code, out, errOut, tc.want)
+			}
+		})
+	}
+	if h := hash(); h != "" {
+		t.Fatalf("a refused password was stored: %q", h)
+	}
+
+	out, errOut, code := setPassword(t, "Ann@Example.com", "correct horse battery\r\nignored\n")
+	if code != 0 {
+		t.Fatalf("set-password: exit %d: %s", code, errOut)
+	}
+	if want := "set the password of Ann@Example.com and ended its sessions\n"; out != want {
+		t.Errorf("stdout = %q, want %q", out, want)
+	}
+	if ok, rehash := authn.VerifyPassword(hash(), "correct horse battery"); !ok || rehash {
+		t.Errorf("the stored hash %q does not verify the password without its CRLF (%v, %v)", hash(), ok, rehash)
+	}
+	if n := storetest.Count(t, db, `SELECT count(*) FROM sessions WHERE user_id = $1`, ann); n != 0 {
+		t.Errorf("%d sessions left after set-password, want none", n)
+	}
+	if n := storetest.Count(t, db, `SELECT count(*) FROM mail_outbox WHERE user_id = $1 AND subject = 'Your errata password was changed'`, ann); n != 1 {
+		t.Errorf("%d notices queued, want 1", n)
+	}
+
+	// A last line without its newline is the password too.
+	if _, errOut, code := setPassword(t, "ann@example.com", "another fine passphrase"); code != 0 {
+		t.Fatalf("set-password without a newline: exit %d: %s", code, errOut)
+	}
+	if ok, _ := authn.VerifyPassword(hash(), "another fine passphrase"); !ok {
+		t.Errorf("the password read without a newline does not verify")
 	}
 }
 
