@@ -90,6 +90,12 @@ type config struct {
 	// client address that sign-in throttles count by (none: the
 	// connection's address).
 	trustedProxies []netip.Prefix
+	// signup is "invite" (people join by invitation) or "open" (anyone
+	// signs up through the sign-in API); sessionIdle and sessionLifetime
+	// end a session unused that long, or that old.
+	signup          string
+	sessionIdle     time.Duration
+	sessionLifetime time.Duration
 }
 
 // httpTimeouts bound how long one connection may hold the server: a client
@@ -228,6 +234,9 @@ func settings(c *config, cmd string, getenv func(string) string) []setting {
 			c.memoryLimit, err = memoryLimit(v, "/sys/fs/cgroup")
 			return err
 		}},
+		{"SIGNUP", "signup", "invite", "invite: people join by invitation; open: anyone may sign up through /_allauth/{client}/v1/auth/signup", oneOf(&c.signup, "invite", "open")},
+		{"SESSION_IDLE_TIMEOUT", "session-idle-timeout", "24h0m0s", "a signed-in session unused this long ends", positiveDuration(&c.sessionIdle)},
+		{"SESSION_LIFETIME", "session-lifetime", "336h0m0s", "a signed-in session ends this long after sign-in, used or not", positiveDuration(&c.sessionLifetime)},
 		{"DEBUG_FILE_CACHE_BYTES", "debug-file-cache-bytes", strconv.FormatInt(symbolication.DefaultDebugFileCacheBytes, 10), "most bytes of parsed debug files that native resolutions keep in memory", positive(&c.debugFileCacheBytes)},
 	}
 }
