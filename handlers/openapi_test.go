@@ -139,12 +139,14 @@ func routeKey(t *testing.T, pattern string) string {
 }
 
 // security is what the document must say of access rule a: one
-// requirement per accepted scope, any valid token, an optional token, or
-// nothing at all.
+// requirement per accepted scope, any valid token, an optional token,
+// nothing at all, or a session.
 func security(a access) []any {
 	switch {
 	case a.open:
 		return []any{}
+	case a.recentSession:
+		return []any{map[string]any{"session": []any{}}}
 	case !a.token:
 		return []any{map[string]any{}, map[string]any{"bearer": []any{}}}
 	case len(a.scopes) == 0:
@@ -208,7 +210,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 			responses, _ := o.op["responses"].(map[string]any)
 			for status, want := range map[string]bool{
 				"401": !rule.open,
-				"403": len(rule.scopes) > 0,
+				"403": len(rule.scopes) > 0 || rule.recentSession,
 			} {
 				if _, got := responses[status]; got != want {
 					t.Errorf("documents %s: %t, want %t", status, got, want)
