@@ -80,11 +80,6 @@ type Caller struct {
 	AuthenticatedAt time.Time
 }
 
-// RecentAuthentication is how long after its person last proved who they
-// are (AuthenticatedAt) a session may manage API tokens and other
-// credentials; after it, the person must reauthenticate.
-const RecentAuthentication = 5 * time.Minute
-
 // RecentlyAuthenticated reports whether the caller is a session whose
 // person proved who they are within RecentAuthentication of now.
 func (c Caller) RecentlyAuthenticated(now time.Time) bool {
@@ -125,8 +120,14 @@ type Authenticator struct {
 	// its expiry in the cache. Unknown tokens are never cached.
 	CacheFor time.Duration
 
+	// Sessions configures the sessions of people who signed in
+	// (session.go); its zero value is the defaults.
+	Sessions SessionConfig
+
 	mu    sync.Mutex
 	cache map[[sha256.Size]byte]cachedToken
+	// roleCache keeps the roles of users (roles.go), as cache keeps tokens.
+	roleCache map[roleKey]cachedRoles
 }
 
 // TokenCacheTime is how long the server trusts a token it found in the
@@ -260,19 +261,27 @@ func (a *Authenticator) remember(key [sha256.Size]byte, c cachedToken, now time.
 // ForgetToken drops the token tokenID from the cache, so that it stops
 // working at once in this process when its owner deletes it.
 func (a *Authenticator) ForgetToken(tokenID int64) {
-	a.forget(func(t store.Token) bool { return t.ID == tokenID })
-}
-
-// ForgetUser drops the cached tokens of the user, so that they stop
-// working at once when the user is deleted.
-func (a *Authenticator) ForgetUser(userID int64) {
-	a.forget(func(t store.Token) bool { return t.UserID == userID })
-}
-
-// forget drops the cached tokens that match.
-func (a *Authenticator) forget(match func(store.Token) bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.forgetTokens(func(t store.Token) bool { return t.ID == tokenID })
+}
+
+// ForgetUser drops the cached tokens and roles of the user, so that a
+// change to the user (deleted, a membership changed) holds at once in this
+// process.
+func (a *Authenticator) ForgetUser(userID int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.forgetTokens(func(t store.Token) bool { return t.UserID == userID })
+	for k := range a.roleCache {
+		if k.user == userID {
+			delete(a.roleCache, k)
+		}
+	}
+}
+
+// forgetTokens drops the cached tokens that match; a.mu is held.
+func (a *Authenticator) forgetTokens(match func(store.Token) bool) {
 	for k, c := range a.cache {
 		if match(c.token) {
 			delete(a.cache, k)

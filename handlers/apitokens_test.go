@@ -2,10 +2,13 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,38 +20,34 @@ import (
 	"errata/authn"
 )
 
-// tokenAPI serves the api-tokens handlers as a signed-in session of one
-// user would reach them (authorize's session rule is tested through the
-// real routes), beside the real routes of errata on the same store, which
-// take the tokens it makes.
+// tokenAPI is a signed-in session of one user (the app client's) on a
+// test server: session sends errata's real routes each request with the
+// session's X-Session-Token, through a proxy that adds it.
 type tokenAPI struct {
 	*testAPI
-	session *testAPI // the handlers as the session reaches them; its do sends no token
+	session   *testAPI // its do sends the session, and no token
+	sessionID int64    // the session's row
 }
 
-// newTokenAPI serves the token handlers as a session of the user with id
-// userID of a's store.
+// newTokenAPI signs the user userID in on a's server.
 func newTokenAPI(t *testing.T, a *testAPI, userID int64) *tokenAPI {
 	t.Helper()
-	d := Deps{Store: a.st, Auth: &authn.Authenticator{Store: a.st}, Log: a.lg, Now: time.Now}
-	mux := http.NewServeMux()
-	for pattern, h := range map[string]apiFunc{
-		"GET /api/0/api-tokens/{$}":               handleAPITokens(d),
-		"POST /api/0/api-tokens/{$}":              handleAPITokenCreate(d),
-		"DELETE /api/0/api-tokens/{$}":            handleAPITokenDeleteByBody(d),
-		"DELETE /api/0/api-tokens/{token_id}/{$}": handleAPITokenDelete(d),
-	} {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			c := authn.Caller{UserID: userID, SessionID: 1, AuthenticatedAt: time.Now()}
-			r = r.WithContext(authn.WithCaller(r.Context(), c))
-			if err := h(w, r); err != nil {
-				writeError(w, r, d.Log, err)
-			}
-		})
+	auth := &authn.Authenticator{Store: a.st}
+	id, sess, err := auth.StartSession(context.Background(), authn.NewSession{UserID: userID, Client: authn.ClientApp})
+	if err != nil {
+		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mux)
+	target, err := url.Parse(a.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Header.Set(authn.SessionTokenHeader, id)
+	}}
+	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
-	return &tokenAPI{testAPI: a, session: &testAPI{t: t, st: a.st, db: a.db, srv: srv, lg: a.lg}}
+	return &tokenAPI{testAPI: a, session: &testAPI{t: t, st: a.st, db: a.db, srv: srv, lg: a.lg}, sessionID: sess.ID}
 }
 
 // as sends a request of the session; body is JSON-encoded unless it is a
@@ -239,6 +238,29 @@ func TestAPITokens(t *testing.T) {
 		}
 		s.as("DELETE", "/api/0/api-tokens/one/", nil).expect(t, http.StatusUnprocessableEntity,
 			`{"detail":[{"type":"type_error","loc":["path","token_id"],"msg":"Input should be a valid integer"}]}`)
+	})
+
+	t.Run("a session that authenticated more than 5 minutes ago must reauthenticate", func(t *testing.T) {
+		a.exec(`UPDATE sessions SET authenticated_at = now() - interval '5 minutes 10 seconds' WHERE id = $1`, s.sessionID)
+		before := a.count(`SELECT count(*) FROM api_tokens`)
+		for _, r := range []struct {
+			method, path string
+			body         any
+		}{
+			{"GET", "/api/0/api-tokens/", nil},
+			{"POST", "/api/0/api-tokens/", map[string]any{"scopes": []string{"org:read"}}},
+			{"DELETE", "/api/0/api-tokens/", map[string]any{"tokenId": "1"}},
+			{"DELETE", "/api/0/api-tokens/1/", nil},
+		} {
+			s.as(r.method, r.path, r.body).expect(t, http.StatusUnauthorized, `{"detail":"Reauthentication required"}`)
+		}
+		if after := a.count(`SELECT count(*) FROM api_tokens`); after != before {
+			t.Errorf("%d tokens made by a session that must reauthenticate", after-before)
+		}
+		// The session still reads the rest of the API.
+		s.as("GET", "/api/0/organizations/", nil).expect(t, http.StatusOK, nil)
+		a.exec(`UPDATE sessions SET authenticated_at = now() - interval '4 minutes 50 seconds' WHERE id = $1`, s.sessionID)
+		s.as("GET", "/api/0/api-tokens/", nil).expect(t, http.StatusOK, nil)
 	})
 
 	t.Run("an expired token is refused and listed as it is", func(t *testing.T) {

@@ -152,17 +152,6 @@ func (s *Store) DeleteUserToken(ctx context.Context, userID, tokenID int64) erro
 	return nil
 }
 
-// UserRoles returns the distinct roles the user userID holds in its
-// organizations, none when it belongs to none.
-func (s *Store) UserRoles(ctx context.Context, userID int64) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT role FROM memberships WHERE user_id = $1 ORDER BY role`, userID)
-	if err != nil {
-		return nil, wrap(err)
-	}
-	roles, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return roles, wrap(err)
-}
-
 // TouchToken records that the token was used now; it writes at most once a
 // minute per token.
 func (s *Store) TouchToken(ctx context.Context, id int64) error {
