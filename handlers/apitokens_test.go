@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"errata/authn"
+	"errata/store"
 )
 
 // tokenAPI is a signed-in session of one user (the app client's) on a
@@ -29,14 +30,22 @@ type tokenAPI struct {
 	sessionID int64    // the session's row
 }
 
-// newTokenAPI signs the user userID in on a's server.
-func newTokenAPI(t *testing.T, a *testAPI, userID int64) *tokenAPI {
+// startSession signs the user userID in, as the app client, and returns
+// the session's token and row id.
+func (a *testAPI) startSession(t *testing.T, userID int64) (string, int64) {
 	t.Helper()
 	auth := &authn.Authenticator{Store: a.st}
 	id, sess, err := auth.StartSession(context.Background(), authn.NewSession{UserID: userID, Client: authn.ClientApp})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return id, sess.ID
+}
+
+// newTokenAPI signs the user userID in on a's server.
+func newTokenAPI(t *testing.T, a *testAPI, userID int64) *tokenAPI {
+	t.Helper()
+	id, sessionID := a.startSession(t, userID)
 	target, err := url.Parse(a.srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +56,7 @@ func newTokenAPI(t *testing.T, a *testAPI, userID int64) *tokenAPI {
 	}}
 	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
-	return &tokenAPI{testAPI: a, session: &testAPI{t: t, st: a.st, db: a.db, srv: srv, lg: a.lg}, sessionID: sess.ID}
+	return &tokenAPI{testAPI: a, session: &testAPI{t: t, st: a.st, db: a.db, srv: srv, lg: a.lg}, sessionID: sessionID}
 }
 
 // as sends a request of the session; body is JSON-encoded unless it is a
@@ -325,4 +334,80 @@ func FuzzDecodeTokenID(f *testing.F) {
 			}
 		}
 	})
+}
+
+// asSessionOf makes r a request of a new session of the user email, with
+// no token.
+func asSessionOf(t *testing.T, f *docFixture, r *docRequest, email string) int64 {
+	t.Helper()
+	id, sessionID := f.startSession(t, int64(f.count(`SELECT id FROM users WHERE email = $1`, email)))
+	r.token = ""
+	r.header = http.Header{authn.SessionTokenHeader: {id}}
+	return sessionID
+}
+
+// reauthenticationRequired is the generic case of the document's
+// ReauthenticationRequired: a session of ann that authenticated more than 5
+// minutes ago.
+func reauthenticationRequired(t *testing.T, f *docFixture, r *docRequest) {
+	sessionID := asSessionOf(t, f, r, "ann@example.com")
+	f.exec(`UPDATE sessions SET authenticated_at = now() - interval '6 minutes' WHERE id = $1`, sessionID)
+}
+
+// annTokenID stores a token of ann as in and returns its id.
+func annTokenID(t *testing.T, f *docFixture, in store.TokenInput) string {
+	t.Helper()
+	_, in.Hash = authn.NewToken()
+	id, err := f.st.CreateTokenByEmail(context.Background(), "ann@example.com", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+// apiTokenDocCases are the cases of the api-tokens operations of the
+// document: each request is a session's, ann's unless said otherwise.
+var apiTokenDocCases = map[string]operationCases{
+	"listApiTokens": {
+		// The newest token alone: the one of the example.
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			asSessionOf(t, f, r, "ann@example.com")
+			annTokenID(t, f, store.TokenInput{Name: "CI releases", Scopes: []string{"org:read", "project:releases"},
+				ExpiresAt: new(time.Date(2027, 2, 19, 0, 0, 0, 0, time.UTC)), LastCharacters: "9f3a"})
+			r.query.Set("limit", "1")
+		},
+	},
+	"createApiToken": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) { asSessionOf(t, f, r, "ann@example.com") },
+		examples: map[string]exampleCase{
+			"400 unknownScope": withJSON(map[string]any{"scopes": []string{"org:everything"}}),
+			"400 scopeNotGranted": func(t *testing.T, f *docFixture, r *docRequest) {
+				asSessionOf(t, f, r, "ben@example.com") // a member
+				r.jsonBody(map[string]any{"scopes": []string{"member:admin"}})
+			},
+			"400 expiryInThePast": withJSON(map[string]any{"scopes": []string{"org:read"}, "expiresAt": "2020-01-01T00:00:00Z"}),
+			"422 missingScopes":   withJSON(map[string]any{"name": "CI releases"}),
+			"422 invalidExpiry":   withJSON(map[string]any{"scopes": []string{"org:read"}, "expiresAt": "tomorrow"}),
+		},
+	},
+	"deleteApiTokenById": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			asSessionOf(t, f, r, "ann@example.com")
+			r.jsonBody(map[string]any{"tokenId": annTokenID(t, f, store.TokenInput{Scopes: []string{"org:read"}})})
+		},
+		examples: map[string]exampleCase{
+			"404":                withJSON(map[string]any{"tokenId": "999999999"}),
+			"422 invalidTokenId": withJSON(map[string]any{"tokenId": "one"}),
+		},
+	},
+	"deleteApiToken": {
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			asSessionOf(t, f, r, "ann@example.com")
+			r.values["token_id"] = annTokenID(t, f, store.TokenInput{Scopes: []string{"org:read"}})
+		},
+		examples: map[string]exampleCase{
+			"404":                func(t *testing.T, f *docFixture, r *docRequest) { r.values["token_id"] = "999999999" },
+			"422 invalidTokenId": func(t *testing.T, f *docFixture, r *docRequest) { r.values["token_id"] = "one" },
+		},
+	},
 }
