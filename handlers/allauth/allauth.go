@@ -22,6 +22,29 @@ type Deps struct {
 	// SignupOpen lets anyone sign up (SIGNUP=open); else people join by
 	// invitation and POST auth/signup is 403.
 	SignupOpen bool
+	// PublicURL is scheme://host of the links of mail; "" takes the
+	// request's.
+	PublicURL string
+	// ResetKeys signs and checks the keys of password reset mail.
+	ResetKeys *authn.ResetKeys
+	// EmailKeys checks the keys of confirmation mail, and
+	// ConfirmationMail composes that mail for a user's address (the
+	// handlers package's, which /api/0/'s email routes send too).
+	EmailKeys        *authn.EmailKeys
+	ConfirmationMail func(r *http.Request, userID int64, email string) (store.Mail, error)
+	// NotifyMail wakes the mail worker after a message is queued; nil
+	// leaves it to its poll.
+	NotifyMail func()
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// now is the time by the API's clock.
+func (d Deps) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
 }
 
 // API is the sign-in API; handlers/routes.go registers its handlers.
@@ -86,6 +109,21 @@ func (a *API) session(r request) (store.Session, string, error) {
 		return store.Session{}, "", errNoSession
 	}
 	return s, id, err
+}
+
+// notSignedIn returns the id of r's pending sign-in ("" for none), which
+// a new sign-in replaces; a client signed in already is 409.
+func (a *API) notSignedIn(r request) (string, error) {
+	s, id, err := a.session(r)
+	switch {
+	case errors.Is(err, errNoSession):
+		return "", nil
+	case err != nil:
+		return "", err
+	case s.State == store.SessionAuthenticated:
+		return "", status(http.StatusConflict)
+	}
+	return id, nil
 }
 
 // signedIn returns the authenticated session of r, or answers as the

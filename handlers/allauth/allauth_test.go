@@ -59,6 +59,7 @@ func newTestServer(t *testing.T, signupOpen bool) testServer {
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Passwords:  authn.NewHasher(2, time.Second),
 		SignupOpen: signupOpen,
+		SecretKey:  "a test secret key of more than 32 bytes",
 	}))
 	t.Cleanup(srv.Close)
 	return testServer{Server: srv, st: st, db: db}

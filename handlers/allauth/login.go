@@ -29,13 +29,9 @@ var errMismatch = invalid("email_password_mismatch",
 // password is 400 email_password_mismatch, one signed in already 409.
 func (a *API) Login() Handler {
 	return a.serve(func(w http.ResponseWriter, r request) error {
-		current, oldID, err := a.session(r)
-		switch {
-		case errors.Is(err, errNoSession):
-		case err != nil:
+		oldID, err := a.notSignedIn(r)
+		if err != nil {
 			return err
-		case current.State == store.SessionAuthenticated:
-			return status(http.StatusConflict)
 		}
 		var body loginBody
 		if err := decode(r.Request, &body); err != nil {
