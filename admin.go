@@ -53,6 +53,8 @@ func adminCommands() []struct {
 		{"create-environment", adminCreateEnvironment},
 		{"create-token", adminCreateToken},
 		{"set-password", adminSetPassword},
+		{"reset-2fa", adminResetTwoFactor},
+		{"end-sessions", adminEndSessions},
 		{"storage", adminStorage},
 		{"collect", adminCollect},
 		{"migrate-blobs", adminMigrateBlobs},
@@ -332,6 +334,34 @@ func adminMigrateBlobs(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
 		}
 		return nil
 	}, []string{"to"}
+}
+
+// adminResetTwoFactor is `admin reset-2fa --email E`, for a person who
+// lost their second factor: it removes their TOTP authenticator and
+// recovery codes, ends their sessions and mails them a notice. Their next
+// sign-in asks for the password alone.
+func adminResetTwoFactor(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
+	email := fs.String("email", "", "user's email")
+	return func(st *store.Store) error {
+		if err := st.ResetSecondFactors(env.ctx, *email); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "removed the second factors of %s and ended their sessions\n", *email)
+		return nil
+	}, []string{"email"}
+}
+
+// adminEndSessions is `admin end-sessions --email E`: it signs the user out
+// everywhere at once. Their API tokens keep working.
+func adminEndSessions(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
+	email := fs.String("email", "", "user's email")
+	return func(st *store.Store) error {
+		n, err := st.EndSessionsByEmail(env.ctx, *email)
+		if err == nil {
+			fmt.Fprintf(env.stdout, "ended %d sessions of %s\n", n, *email)
+		}
+		return err
+	}, []string{"email"}
 }
 
 // printStorage writes the storage report r as plain tables.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
 	"time"
 
+	"errata/authn"
 	"errata/handlers/symbolication"
 	"errata/store"
 	"errata/worker"
@@ -90,6 +92,10 @@ type config struct {
 	signup          string
 	sessionIdle     time.Duration
 	sessionLifetime time.Duration
+	// trustedProxies are the proxies whose X-Forwarded-For names the
+	// client address that sign-in throttles count by (none: the
+	// connection's address).
+	trustedProxies []netip.Prefix
 }
 
 // httpTimeouts bound how long one connection may hold the server: a client
@@ -189,6 +195,12 @@ func settings(c *config, cmd string, getenv func(string) string) []setting {
 		{"READ_TIMEOUT", "read-timeout", "1m0s", "how long a client may take to send a whole request, body included", positiveDuration(&c.http.read)},
 		{"WRITE_TIMEOUT", "write-timeout", "2m0s", "how long the server may take to send a response", positiveDuration(&c.http.write)},
 		{"IDLE_TIMEOUT", "idle-timeout", "2m0s", "how long an idle keep-alive connection stays open", positiveDuration(&c.http.idle)},
+		{"TRUSTED_PROXIES", "trusted-proxies", "", "CIDRs or addresses of the proxies in front of errata, comma-separated: from them, the client address is X-Forwarded-For's last hop that is not one of them; empty: the connection's address", func(v string) (err error) {
+			if c.trustedProxies, err = authn.ParseTrustedProxies(v); err != nil {
+				return badValue{v, "comma-separated CIDRs or addresses (" + err.Error() + ")"}
+			}
+			return nil
+		}},
 		{"POOL_ACQUIRE_TIMEOUT", "pool-acquire-timeout", "5s", "how long a request waits for a free database connection before it is answered 503", positiveDuration(&c.acquireTimeout)},
 		{"IDLE_IN_TRANSACTION_TIMEOUT", "idle-in-transaction-timeout", "10s", "PostgreSQL idle_in_transaction_session_timeout of every connection", positiveDuration(&c.idleInTx)},
 		{"BODIES_PER_TOKEN", "bodies-per-token", "16", "how many uploads (multipart requests) one token may have in flight; more are answered 503 with Retry-After", positive(&c.bodiesPerToken)},

@@ -194,6 +194,8 @@ func runServe(ctx context.Context, cmd string, args []string, getenv func(string
 		MapCache:       mapCache,
 		Version:        buildVersion(),
 		DebugFileCache: debugFileCache,
+		Throttle:       &authn.Throttle{Store: st},
+		TrustedProxies: cfg.trustedProxies,
 
 		UserRoutesNeedScope: cfg.userRoutesScope == "required",
 		// Sign-in: sessions (Auth.Sessions), open sign-up, and at most

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
 	"errata/authn"
@@ -127,7 +128,7 @@ func TestAdminCommands(t *testing.T) {
 		{"token for an unknown user", []string{"create-token", "--email", "nobody@example.com", "--scopes", "org:read"}, `user "nobody@example.com" does not exist`},
 		{"missing flag", []string{"create-project", "--org", "acme"}, `--slug is required`},
 		{"unknown command", []string{"drop-everything"}, `unknown command "drop-everything"`},
-		{"no command", nil, `want create-user, create-org, create-project, add-member, create-environment, create-token, set-password, storage, collect or migrate-blobs`},
+		{"no command", nil, `want create-user, create-org, create-project, add-member, create-environment, create-token, set-password, reset-2fa, end-sessions, storage, collect or migrate-blobs`},
 	}
 	for _, tc := range errorsTests {
 		t.Run(tc.name+" fails", func(t *testing.T) {
@@ -233,6 +234,69 @@ func TestAdminSetPassword(t *testing.T) {
 	}
 }
 
+// TestAdminSecondFactorCommands: reset-2fa removes a user's TOTP and
+// recovery codes, ends their sessions and tells them; end-sessions ends the
+// sessions alone; neither touches API tokens or another user; an unknown
+// email fails.
+func TestAdminSecondFactorCommands(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDatabase(t)
+	mustCLI(t, db, "admin", "create-user", "--email", "ann@example.com")
+	mustCLI(t, db, "admin", "create-user", "--email", "bob@example.com")
+	for _, email := range []string{"ann@example.com", "bob@example.com"} {
+		mustCLI(t, db, "admin", "create-token", "--email", email, "--scopes", "org:read")
+	}
+	storetest.Exec(t, db, `
+		INSERT INTO sessions (id_hash, user_id, client, state, expires_at)
+		SELECT sha256(('s' || u || g)::bytea), u, 'browser', 'authenticated', now() + interval '1 day'
+		FROM (VALUES (1), (2)) v(u), generate_series(1, 2) g`)
+	storetest.Exec(t, db, `
+		INSERT INTO totp_authenticators (user_id, secret_encrypted, last_step) VALUES (1, 'x', 1), (2, 'x', 1);
+		INSERT INTO recovery_codes (user_id, seed_encrypted) VALUES (1, 'x'), (2, 'x')`)
+	counts := func() map[string]int {
+		got := map[string]int{}
+		for _, table := range []string{"sessions", "totp_authenticators", "recovery_codes", "api_tokens"} {
+			for u, user := range []string{"ann", "bob"} {
+				got[user+" "+table] = storetest.Count(t, db, `SELECT count(*) FROM `+table+` WHERE user_id = $1`, u+1)
+			}
+		}
+		got["ann notices"] = storetest.Count(t, db, `SELECT count(*) FROM mail_outbox WHERE to_address = 'ann@example.com'`)
+		return got
+	}
+
+	if out := mustCLI(t, db, "admin", "end-sessions", "--email", "ANN@example.com"); out != "ended 2 sessions of ANN@example.com" {
+		t.Errorf("end-sessions printed %q", out)
+	}
+	want := map[string]int{"ann sessions": 0, "bob sessions": 2, "ann totp_authenticators": 1, "bob totp_authenticators": 1,
+		"ann recovery_codes": 1, "bob recovery_codes": 1, "ann api_tokens": 1, "bob api_tokens": 1, "ann notices": 0}
+	if diff := cmp.Diff(want, counts()); diff != "" {
+		t.Errorf("after end-sessions (-want +got):\n%s", diff)
+	}
+
+	storetest.Exec(t, db, `
+		INSERT INTO sessions (id_hash, user_id, client, state, expires_at)
+		VALUES (sha256('again'::bytea), 1, 'app', 'mfa', now() + interval '1 day')`)
+	mustCLI(t, db, "admin", "reset-2fa", "--email", "ann@example.com")
+	want["ann totp_authenticators"], want["ann recovery_codes"], want["ann notices"] = 0, 0, 1
+	if diff := cmp.Diff(want, counts()); diff != "" {
+		t.Errorf("after reset-2fa (-want +got):\n%s", diff)
+	}
+
+	for _, cmd := range []string{"reset-2fa", "end-sessions"} {
+		t.Run(cmd+" of an unknown email fails", func(t *testing.T) {
+			out, _, err := cli(t, db, "admin", cmd, "--email", "nobody@example.com")
+			if err == nil || !strings.Contains(err.Error(), `user "nobody@example.com" does not exist`) || out != "" {
+				t.Errorf("%s: %q, %v; want an error naming the user", cmd, out, err)
+			}
+		})
+		t.Run(cmd+" without --email fails", func(t *testing.T) {
+			if _, _, err := cli(t, db, "admin", cmd); err == nil || !strings.Contains(err.Error(), "--email is required") {
+				t.Errorf("%s: %v", cmd, err)
+			}
+		})
+	}
+}
+
 // startDev runs `errata dev` on a free loopback port until the test ends,
 // and returns its base URL and what it printed.
 func startDev(t *testing.T, env map[string]string) (base string, stdout *lockedBuffer) {
@@ -327,6 +391,23 @@ func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("GET an unknown build id through DEBUGINFOD_URLS: %d, want 404", res.StatusCode)
+	}
+	// The demo user's printed password is the one stored.
+	pw := regexp.MustCompile(`password of demo@errata.localhost: (\S+)\n`).FindStringSubmatch(out.String())
+	if pw == nil {
+		t.Fatalf("dev printed no password of the demo user:\n%s", out.String())
+	}
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var stored string
+	if err := conn.QueryRow(t.Context(), `SELECT password_hash FROM users WHERE email = 'demo@errata.localhost'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := authn.VerifyPassword(stored, pw[1]); !ok {
+		t.Errorf("the printed password %q does not verify against the stored hash", pw[1])
 	}
 	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/profile/confirm-email/[^/\s]+/`)
 	waitFor(t, 10*time.Second, "the confirmation link on the console", func() bool { return link.MatchString(out.String()) })

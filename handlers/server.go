@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -64,6 +65,13 @@ type Deps struct {
 	// SignupOpen lets anyone sign up through the sign-in API
 	// (SIGNUP=open); else people join by invitation.
 	SignupOpen bool
+	// Throttle applies the sign-in throttles (docs/accounts.md,
+	// Throttling), shared by replicas through the store; nil is one of
+	// New's own on Store. TrustedProxies are the proxies whose
+	// X-Forwarded-For names the client address (authn.ClientAddr);
+	// none, the default, counts by the connection's address.
+	Throttle       *authn.Throttle
+	TrustedProxies []netip.Prefix
 
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.
@@ -87,6 +95,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Passwords == nil {
 		d.Passwords = authn.NewHasher(0, 5*time.Second)
+	}
+	if d.Throttle == nil {
+		d.Throttle = &authn.Throttle{Store: d.Store}
 	}
 	if d.DebugFileCache == nil {
 		d.DebugFileCache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
