@@ -214,7 +214,8 @@ func routes(d Deps) []route {
 func signInRoutes(d Deps) []route {
 	emailKeys := authn.NewEmailKeys(d.SecretKey)
 	signIn := allauth.New(allauth.Deps{Store: d.Store, Auth: d.Auth, Log: d.Log,
-		Passwords: d.Passwords, SignupOpen: d.SignupOpen, PublicURL: d.PublicURL, Now: d.Now,
+		Passwords: d.Passwords, Throttle: d.Throttle, TrustedProxies: d.TrustedProxies,
+		SignupOpen: d.SignupOpen, PublicURL: d.PublicURL, Now: d.Now,
 		ResetKeys: authn.NewResetKeys(d.SecretKey), EmailKeys: emailKeys, NotifyMail: d.NotifyMail,
 		ConfirmationMail: func(r *http.Request, userID int64, email string) (store.Mail, error) {
 			return confirmationMail(d, r, emailKeys, userID, email)

@@ -16,8 +16,13 @@ func errIncorrectPassword(param string) error {
 }
 
 // verifyOwnPassword checks password against the stored one of the signed-in
-// user userID: nil, errIncorrectPassword(param), or errBusy.
+// user userID: nil, errIncorrectPassword(param), or errBusy. Failures count
+// as the user's failed proofs: past their limits, 429.
 func (a *API) verifyOwnPassword(r request, userID int64, password, param string) error {
+	at, err := a.attempt(r, authn.ProofFailuresOf(userID)...)
+	if err != nil {
+		return err
+	}
 	u, err := a.d.Store.User(r.Context(), userID)
 	if err != nil {
 		return err
@@ -35,7 +40,7 @@ func (a *API) verifyOwnPassword(r request, userID int64, password, param string)
 	case !ok:
 		return errIncorrectPassword(param)
 	}
-	return nil
+	return at.Succeeded(r.Context())
 }
 
 // Reauthenticate serves POST /_allauth/{client}/v1/auth/reauthenticate

@@ -192,3 +192,34 @@ func TestPasswordReset(t *testing.T) {
 	again := s.client(t, "app")
 	again.do("POST", "auth/login", map[string]string{"email": "ann@example.com", "password": newPassword}).expect(t, 200, "")
 }
+
+func TestThrottles(t *testing.T) {
+	s := newTestServer(t, false)
+	c := s.client(t, "app")
+	wrong := map[string]string{"email": "ann@example.com", "password": "wrong password"}
+	for range 5 {
+		c.do("POST", "auth/login", wrong).expect(t, 400, "")
+	}
+	tooMany := `{"status": 400, "errors": [{"message": "Too many failed login attempts. Try again later.", "code": "too_many_login_attempts"}]}`
+	c.do("POST", "auth/login", map[string]string{"email": "ANN@example.com", "password": password}).expect(t, 400, tooMany)
+
+	for i := range 5 { // 10 failures from this address in all
+		c.do("POST", "auth/login", map[string]string{"email": "someone" + string(rune('a'+i)) + "@example.com", "password": "x"}).expect(t, 400, "")
+	}
+	c.do("POST", "auth/login", map[string]string{"email": "tia@example.com", "password": password}).expect(t, 429, `{"status": 429}`)
+
+	for range 3 {
+		c.do("POST", "auth/password/request", map[string]string{"email": "tia@example.com"}).expect(t, 200, "")
+	}
+	c.do("POST", "auth/password/request", map[string]string{"email": "tia@example.com"}).expect(t, 429, `{"status": 429}`)
+}
+
+func TestReauthenticationThrottled(t *testing.T) {
+	s := newTestServer(t, false)
+	c := appSession(t, s, "ann@example.com")
+	for range 5 {
+		c.do("POST", "auth/reauthenticate", map[string]string{"password": "wrong"}).expect(t, 400, "")
+	}
+	c.do("POST", "auth/reauthenticate", map[string]string{"password": password}).expect(t, 429, `{"status": 429}`)
+	c.do("POST", "account/password/change", map[string]string{"current_password": password, "new_password": newPassword}).expect(t, 429, `{"status": 429}`)
+}

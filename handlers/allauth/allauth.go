@@ -3,8 +3,8 @@ package allauth
 import (
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"errata/authn"
@@ -19,6 +19,11 @@ type Deps struct {
 	// Passwords verifies and hashes passwords within its bound on
 	// concurrent hashes.
 	Passwords *authn.Hasher
+	// Throttle counts failed passwords and codes and reset requests in
+	// PostgreSQL; TrustedProxies name the proxies whose X-Forwarded-For
+	// gives the client address it counts by (authn.ClientAddr).
+	Throttle       *authn.Throttle
+	TrustedProxies []netip.Prefix
 	// SignupOpen lets anyone sign up (SIGNUP=open); else people join by
 	// invitation and POST auth/signup is 403.
 	SignupOpen bool
@@ -167,11 +172,30 @@ func (a *API) setCSRFCookie(w http.ResponseWriter, r request) {
 	}
 }
 
-// clientIP is the address a session records.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddr is the client's address: what throttles count by and a
+// session records.
+func (a *API) clientAddr(r *http.Request) netip.Addr {
+	return authn.ClientAddr(r, a.d.TrustedProxies)
+}
+
+// errTooManyLogins is allauth's answer while an account's wrong passwords
+// are throttled.
+var errTooManyLogins = invalid("too_many_login_attempts", "Too many failed login attempts. Try again later.", "")
+
+// attempt counts an attempt in buckets (authn's rules); a refused one is
+// the rule's answer: 400 too_many_login_attempts for an account's
+// passwords, else 429 {"status":429}. A caller calls Succeeded on the
+// attempt when the password or code was right.
+func (a *API) attempt(r request, buckets ...authn.Bucket) (*authn.Attempt, error) {
+	at, err := a.d.Throttle.Attempt(r.Context(), buckets...)
 	if err != nil {
-		return r.RemoteAddr
+		return nil, err
 	}
-	return host
+	if rule, refused := at.Refused(); refused {
+		if rule.Name == authn.PasswordFailuresPerAccount.Name {
+			return nil, errTooManyLogins
+		}
+		return nil, status(http.StatusTooManyRequests)
+	}
+	return at, nil
 }

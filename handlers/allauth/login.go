@@ -27,6 +27,8 @@ var errMismatch = invalid("email_password_mismatch",
 // new session, authenticated (200) or, for a user with TOTP, pending its
 // second factor (401 with the flow mfa_authenticate). A wrong address or
 // password is 400 email_password_mismatch, one signed in already 409.
+// Wrong passwords are throttled per account (400 too_many_login_attempts,
+// the right password too) and per client address (429).
 func (a *API) Login() Handler {
 	return a.serve(func(w http.ResponseWriter, r request) error {
 		oldID, err := a.notSignedIn(r)
@@ -43,8 +45,16 @@ func (a *API) Login() Handler {
 		if body.Password == "" {
 			return invalid("required", "This field is required.", "password")
 		}
+		at, err := a.attempt(r, authn.PasswordFailuresPerAccount.For(body.Email),
+			authn.PasswordFailuresPerAddress.ForAddr(a.clientAddr(r.Request)))
+		if err != nil {
+			return err
+		}
 		userID, err := a.checkPassword(r, body.Email, body.Password)
 		if err != nil {
+			return err
+		}
+		if err := at.Succeeded(r.Context()); err != nil {
 			return err
 		}
 		totp, _, err := a.d.Store.SecondFactors(r.Context(), userID)
@@ -58,7 +68,7 @@ func (a *API) Login() Handler {
 		}
 		id, s, err := a.d.Auth.StartSession(r.Context(), authn.NewSession{
 			UserID: userID, Client: r.client, Pending: totp,
-			UserAgent: r.UserAgent(), IP: clientIP(r.Request),
+			UserAgent: r.UserAgent(), IP: a.clientAddr(r.Request).String(),
 		})
 		if err != nil {
 			return err

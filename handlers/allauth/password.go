@@ -21,7 +21,8 @@ const ResetPath = "/reset-password/"
 // {email}: when an active user has the address, a mail with a reset link
 // (the key works once, for an hour, and only while the password is
 // unchanged) goes out through the outbox. The answer is 200 whether or not
-// the address has an account.
+// the address has an account; past 3 requests an hour from one client
+// address or for one address, 429.
 func (a *API) RequestPassword() Handler {
 	return a.serve(func(w http.ResponseWriter, r request) error {
 		var body struct {
@@ -31,6 +32,10 @@ func (a *API) RequestPassword() Handler {
 			return err
 		}
 		if err := checkEmail(body.Email, "email"); err != nil {
+			return err
+		}
+		if _, err := a.attempt(r, authn.ResetRequestsPerAddress.ForAddr(a.clientAddr(r.Request)),
+			authn.ResetRequestsPerAccount.For(body.Email)); err != nil {
 			return err
 		}
 		userID, hash, err := a.d.Store.PasswordHash(r.Context(), body.Email)

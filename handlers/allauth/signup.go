@@ -60,7 +60,7 @@ func (a *API) Signup() Handler {
 			}
 		}
 		id, s, err := a.d.Auth.StartSession(r.Context(), authn.NewSession{
-			UserID: userID, Client: r.client, UserAgent: r.UserAgent(), IP: clientIP(r.Request),
+			UserID: userID, Client: r.client, UserAgent: r.UserAgent(), IP: a.clientAddr(r.Request).String(),
 		})
 		if err != nil {
 			return err
