@@ -23,6 +23,19 @@ func (a *API) verifyOwnPassword(r request, userID int64, password, param string)
 	if err != nil {
 		return err
 	}
+	err = settle(r, at, a.checkOwnPassword(r, userID, password), errIncorrect)
+	if errors.Is(err, errIncorrect) {
+		return errIncorrectPassword(param)
+	}
+	return err
+}
+
+// errIncorrect is checkOwnPassword's wrong password.
+var errIncorrect = errors.New("allauth: incorrect password")
+
+// checkOwnPassword checks password against the stored one of userID: nil,
+// errIncorrect, errBusy, or the store's error.
+func (a *API) checkOwnPassword(r request, userID int64, password string) error {
 	u, err := a.d.Store.User(r.Context(), userID)
 	if err != nil {
 		return err
@@ -38,9 +51,9 @@ func (a *API) verifyOwnPassword(r request, userID int64, password, param string)
 	case err != nil:
 		return err
 	case !ok:
-		return errIncorrectPassword(param)
+		return errIncorrect
 	}
-	return at.Succeeded(r.Context())
+	return nil
 }
 
 // Reauthenticate serves POST /_allauth/{client}/v1/auth/reauthenticate

@@ -199,3 +199,17 @@ func (a *API) attempt(r request, buckets ...authn.Bucket) (*authn.Attempt, error
 	}
 	return at, nil
 }
+
+// settle ends an attempt by the verdict err of its check: a failure
+// (failed) stays counted; anything else, a success or no verdict at all
+// (the hasher busy, the database out of reach), is taken back. It returns
+// err, or the error of taking back.
+func settle(r request, at *authn.Attempt, err, failed error) error {
+	if errors.Is(err, failed) {
+		return err
+	}
+	if back := at.Succeeded(r.Context()); err == nil {
+		return back
+	}
+	return err
+}

@@ -51,10 +51,7 @@ func (a *API) Login() Handler {
 			return err
 		}
 		userID, err := a.checkPassword(r, body.Email, body.Password)
-		if err != nil {
-			return err
-		}
-		if err := at.Succeeded(r.Context()); err != nil {
+		if err := settle(r, at, err, errMismatch); err != nil {
 			return err
 		}
 		totp, _, err := a.d.Store.SecondFactors(r.Context(), userID)
