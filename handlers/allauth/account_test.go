@@ -183,7 +183,9 @@ func TestPasswordReset(t *testing.T) {
 	if info.body["data"].(map[string]any)["user"].(map[string]any)["email"] != "ann@example.com" {
 		t.Errorf("reset info %s", info.raw)
 	}
+	c.do("GET", "auth/password/reset?key="+key, nil).expect(t, 200, "")
 	c.do("GET", "auth/password/reset", nil, "X-Password-Reset-Key", strings.ToUpper(key)).expect(t, 400, invalidKey)
+	c.do("GET", "auth/password/reset", nil).expect(t, 400, invalidKey)
 	c.do("POST", "auth/password/reset", map[string]string{"key": key, "password": "short"}).expect(t, 400, "")
 	c.do("POST", "auth/password/reset", map[string]string{"key": key, "password": newPassword}).expect(t, 401, "")
 	c.do("POST", "auth/password/reset", map[string]string{"key": key, "password": newPassword + "!"}).expect(t, 400, invalidKey)

@@ -94,11 +94,15 @@ func (a *API) checkResetKey(r request, key string) (userID int64, email, hash st
 }
 
 // PasswordResetInfo serves GET /_allauth/{client}/v1/auth/password/reset
-// with the key in X-Password-Reset-Key: the user it resets, or 400
-// token_invalid.
+// with the key in X-Password-Reset-Key (or the query's key): the user it
+// resets, or 400 token_invalid.
 func (a *API) PasswordResetInfo() Handler {
 	return a.serve(func(w http.ResponseWriter, r request) error {
-		userID, _, _, err := a.checkResetKey(r, r.Header.Get("X-Password-Reset-Key"))
+		key := r.Header.Get("X-Password-Reset-Key")
+		if key == "" {
+			key = r.URL.Query().Get("key")
+		}
+		userID, _, _, err := a.checkResetKey(r, key)
 		if err != nil {
 			return err
 		}
