@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"errata/store"
@@ -128,6 +129,9 @@ type Authenticator struct {
 	cache map[[sha256.Size]byte]cachedToken
 	// roleCache keeps the roles of users (roles.go), as cache keeps tokens.
 	roleCache map[roleKey]cachedRoles
+	// started counts the sessions this process started, to sweep dead
+	// ones now and then (session.go).
+	started atomic.Uint64
 }
 
 // TokenCacheTime is how long the server trusts a token it found in the

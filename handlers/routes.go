@@ -1,8 +1,12 @@
 package handlers
 
 import (
+	"net/http"
+
+	"errata/authn"
 	"errata/handlers/allauth"
 	"errata/handlers/symbolkey"
+	"errata/store"
 )
 
 // route is one entry of the API: a method-and-path pattern of net/http, who
@@ -223,13 +227,30 @@ func routes(d Deps) []route {
 // read the session themselves, and a browser's unsafe requests pass the
 // CSRF check (handlers/allauth).
 func signInRoutes(d Deps) []route {
+	emailKeys := authn.NewEmailKeys(d.SecretKey)
 	signIn := allauth.New(allauth.Deps{Store: d.Store, Auth: d.Auth, Log: d.Log,
-		Passwords: d.Passwords, SignupOpen: d.SignupOpen})
+		Passwords: d.Passwords, Throttle: d.Throttle, TrustedProxies: d.TrustedProxies,
+		SignupOpen: d.SignupOpen, PublicURL: d.PublicURL, Now: d.Now,
+		ResetKeys: authn.NewResetKeys(d.SecretKey), EmailKeys: emailKeys, NotifyMail: d.NotifyMail,
+		ConfirmationMail: func(r *http.Request, userID int64, email string) (store.Mail, error) {
+			return confirmationMail(d, r, emailKeys, userID, email)
+		}})
 	return []route{
 		{"GET /_allauth/{client}/v1/config", open, signIn.Config()},
 		{"POST /_allauth/{client}/v1/auth/login", open, signIn.Login()},
 		{"GET /_allauth/{client}/v1/auth/session", open, signIn.Session()},
 		{"DELETE /_allauth/{client}/v1/auth/session", open, signIn.SignOut()},
+		{"POST /_allauth/{client}/v1/auth/reauthenticate", open, signIn.Reauthenticate()},
+		{"GET /_allauth/{client}/v1/auth/sessions", open, signIn.Sessions()},
+		{"DELETE /_allauth/{client}/v1/auth/sessions", open, signIn.EndSessions()},
+		{"POST /_allauth/{client}/v1/auth/signup", open, signIn.Signup()},
+		{"GET /_allauth/{client}/v1/auth/email/verify", open, signIn.VerifyEmailInfo()},
+		{"POST /_allauth/{client}/v1/auth/email/verify", open, signIn.VerifyEmail()},
+		{"POST /_allauth/{client}/v1/auth/email/verify/resend", open, signIn.ResendVerification()},
+		{"POST /_allauth/{client}/v1/auth/password/request", open, signIn.RequestPassword()},
+		{"GET /_allauth/{client}/v1/auth/password/reset", open, signIn.PasswordResetInfo()},
+		{"POST /_allauth/{client}/v1/auth/password/reset", open, signIn.ResetPassword()},
+		{"POST /_allauth/{client}/v1/account/password/change", open, signIn.ChangePassword()},
 	}
 }
 

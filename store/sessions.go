@@ -174,12 +174,14 @@ func (s *Store) UserSessions(ctx context.Context, userID int64, idle time.Durati
 	return list, wrap(err)
 }
 
-// SweepSessions deletes the sessions past expires_at or idle longer than
-// idle, and returns how many it deleted.
-func (s *Store) SweepSessions(ctx context.Context, idle time.Duration) (int64, error) {
+// SweepSessions deletes at most batch sessions past expires_at or idle
+// longer than idle, and returns how many it deleted.
+func (s *Store) SweepSessions(ctx context.Context, idle time.Duration, batch int) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM sessions
-		WHERE expires_at <= now() OR last_seen_at <= now() - $1::interval`, idle)
+		DELETE FROM sessions WHERE id IN (
+			SELECT id FROM sessions
+			WHERE expires_at <= now() OR last_seen_at <= now() - $1::interval
+			LIMIT $2)`, idle, batch)
 	return tag.RowsAffected(), wrap(err)
 }
 

@@ -74,9 +74,13 @@ func TestSessionLifecycle(t *testing.T) {
 		if _, err := st.SessionByHash(ctx, sessionHash("expired"), time.Hour); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("expired session: %v, want ErrNotFound", err)
 		}
-		n, err := st.SweepSessions(ctx, time.Hour)
-		if err != nil || n != 2 {
-			t.Errorf("SweepSessions = %d, %v; want the 2", n, err)
+		n, err := st.SweepSessions(ctx, time.Hour, 1)
+		if err != nil || n != 1 {
+			t.Errorf("SweepSessions = %d, %v; want 1, its batch", n, err)
+		}
+		n, err = st.SweepSessions(ctx, time.Hour, 100)
+		if err != nil || n != 1 {
+			t.Errorf("SweepSessions = %d, %v; want the other one", n, err)
 		}
 	})
 
