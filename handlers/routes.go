@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errata/authn"
 	"errata/handlers/allauth"
 	"errata/handlers/symbolkey"
 )
@@ -209,12 +210,21 @@ func routes(d Deps) []route {
 // CSRF check (handlers/allauth).
 func signInRoutes(d Deps) []route {
 	signIn := allauth.New(allauth.Deps{Store: d.Store, Auth: d.Auth, Log: d.Log,
-		Passwords: d.Passwords, SignupOpen: d.SignupOpen})
+		Passwords: d.Passwords, SignupOpen: d.SignupOpen, Throttle: d.Throttle,
+		TOTPSecrets: authn.NewTOTPCipher(d.SecretKey), RecoverySeeds: authn.NewSeedCipher(d.SecretKey)})
 	return []route{
 		{"GET /_allauth/{client}/v1/config", open, signIn.Config()},
 		{"POST /_allauth/{client}/v1/auth/login", open, signIn.Login()},
 		{"GET /_allauth/{client}/v1/auth/session", open, signIn.Session()},
 		{"DELETE /_allauth/{client}/v1/auth/session", open, signIn.SignOut()},
+		{"POST /_allauth/{client}/v1/auth/2fa/authenticate", open, signIn.TwoFactorAuthenticate()},
+		{"POST /_allauth/{client}/v1/auth/2fa/reauthenticate", open, signIn.TwoFactorReauthenticate()},
+		{"GET /_allauth/{client}/v1/account/authenticators", open, signIn.Authenticators()},
+		{"GET /_allauth/{client}/v1/account/authenticators/totp", open, signIn.TOTP()},
+		{"POST /_allauth/{client}/v1/account/authenticators/totp", open, signIn.ActivateTOTP()},
+		{"DELETE /_allauth/{client}/v1/account/authenticators/totp", open, signIn.DeactivateTOTP()},
+		{"GET /_allauth/{client}/v1/account/authenticators/recovery-codes", open, signIn.RecoveryCodes()},
+		{"POST /_allauth/{client}/v1/account/authenticators/recovery-codes", open, signIn.RegenerateRecoveryCodes()},
 	}
 }
 

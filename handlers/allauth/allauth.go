@@ -19,6 +19,12 @@ type Deps struct {
 	// Passwords verifies and hashes passwords within its bound on
 	// concurrent hashes.
 	Passwords *authn.Hasher
+	// TOTPSecrets and RecoverySeeds seal TOTP secrets and recovery-code
+	// seeds under keys derived from SECRET_KEY.
+	TOTPSecrets   *authn.TOTPCipher
+	RecoverySeeds *authn.SeedCipher
+	// Throttle counts failures to prove who one is (a second factor).
+	Throttle *authn.Throttle
 	// SignupOpen lets anyone sign up (SIGNUP=open); else people join by
 	// invitation and POST auth/signup is 403.
 	SignupOpen bool
