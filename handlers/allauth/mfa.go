@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/bits"
 	"net/http"
-	"strings"
 	"time"
 
 	"errata/authn"
@@ -39,7 +38,7 @@ func decodeCode(r request) (string, error) {
 	if err := decode(r.Request, &body); err != nil {
 		return "", err
 	}
-	if strings.TrimSpace(body.Code) == "" {
+	if authn.TrimCode(body.Code) == "" {
 		return "", invalid("required", "This field is required.", "code")
 	}
 	return body.Code, nil
@@ -80,7 +79,7 @@ func (a *API) spendCode(ctx context.Context, userID int64, code string) (string,
 	if err != nil {
 		return "", err
 	}
-	i := authn.RecoveryCodeIndex(seed, strings.ReplaceAll(strings.TrimSpace(code), " ", ""))
+	i := authn.RecoveryCodeIndex(seed, authn.TrimCode(code))
 	if i < 0 || rc.UsedMask&(1<<i) != 0 {
 		return "", nil
 	}
