@@ -182,7 +182,8 @@ func (a *API) recentlyAuthenticated(w http.ResponseWriter, r request) (store.Ses
 	if !ok {
 		return s, id, false, err
 	}
-	if time.Since(s.AuthenticatedAt) <= authn.RecentAuthentication {
+	caller := authn.Caller{SessionID: s.ID, AuthenticatedAt: s.AuthenticatedAt}
+	if caller.RecentlyAuthenticated(time.Now()) { // the rule of /api/0/api-tokens/ too
 		return s, id, true, nil
 	}
 	u, err := a.userOf(r.Context(), s.UserID)
