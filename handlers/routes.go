@@ -234,7 +234,8 @@ func signInRoutes(d Deps) []route {
 		ResetKeys: authn.NewResetKeys(d.SecretKey), EmailKeys: emailKeys, NotifyMail: d.NotifyMail,
 		ConfirmationMail: func(r *http.Request, userID int64, email string) (store.Mail, error) {
 			return confirmationMail(d, r, emailKeys, userID, email)
-		}})
+		},
+		TOTPSecrets: authn.NewTOTPCipher(d.SecretKey), RecoverySeeds: authn.NewSeedCipher(d.SecretKey)})
 	return []route{
 		{"GET /_allauth/{client}/v1/config", open, signIn.Config()},
 		{"POST /_allauth/{client}/v1/auth/login", open, signIn.Login()},
@@ -251,6 +252,14 @@ func signInRoutes(d Deps) []route {
 		{"GET /_allauth/{client}/v1/auth/password/reset", open, signIn.PasswordResetInfo()},
 		{"POST /_allauth/{client}/v1/auth/password/reset", open, signIn.ResetPassword()},
 		{"POST /_allauth/{client}/v1/account/password/change", open, signIn.ChangePassword()},
+		{"POST /_allauth/{client}/v1/auth/2fa/authenticate", open, signIn.TwoFactorAuthenticate()},
+		{"POST /_allauth/{client}/v1/auth/2fa/reauthenticate", open, signIn.TwoFactorReauthenticate()},
+		{"GET /_allauth/{client}/v1/account/authenticators", open, signIn.Authenticators()},
+		{"GET /_allauth/{client}/v1/account/authenticators/totp", open, signIn.TOTP()},
+		{"POST /_allauth/{client}/v1/account/authenticators/totp", open, signIn.ActivateTOTP()},
+		{"DELETE /_allauth/{client}/v1/account/authenticators/totp", open, signIn.DeactivateTOTP()},
+		{"GET /_allauth/{client}/v1/account/authenticators/recovery-codes", open, signIn.RecoveryCodes()},
+		{"POST /_allauth/{client}/v1/account/authenticators/recovery-codes", open, signIn.RegenerateRecoveryCodes()},
 	}
 }
 

@@ -24,6 +24,10 @@ type Deps struct {
 	// gives the client address it counts by (authn.ClientAddr).
 	Throttle       *authn.Throttle
 	TrustedProxies []netip.Prefix
+	// TOTPSecrets and RecoverySeeds seal TOTP secrets and recovery-code
+	// seeds under keys derived from SECRET_KEY.
+	TOTPSecrets   *authn.TOTPCipher
+	RecoverySeeds *authn.SeedCipher
 	// SignupOpen lets anyone sign up (SIGNUP=open); else people join by
 	// invitation and POST auth/signup is 403.
 	SignupOpen bool
