@@ -20,6 +20,20 @@ const (
 	typeRecoveryCodes = "recovery_codes"
 )
 
+// secondFactorTypes returns the types of the second factors userID has,
+// in allauth's names, as the flows that ask for one list them.
+func (a *API) secondFactorTypes(ctx context.Context, userID int64) ([]string, error) {
+	totp, codes, err := a.d.Store.SecondFactors(ctx, userID)
+	var types []string
+	if totp {
+		types = append(types, typeTOTP)
+	}
+	if codes {
+		types = append(types, typeRecoveryCodes)
+	}
+	return types, err
+}
+
 // codeBody is the body of the routes that take a code: {code}.
 type codeBody struct {
 	Code string `json:"code"`
@@ -58,10 +72,10 @@ func (a *API) spendCode(ctx context.Context, userID int64, code string) (string,
 		}
 		if step, ok := authn.MatchTOTP(secret, code, a.d.now(), auth.LastStep); ok {
 			accepted, err := a.d.Store.AcceptTOTPStep(ctx, userID, step)
-			if err != nil || accepted {
-				return typeTOTP, err
+			if err != nil || !accepted { // !accepted: another request took this step first
+				return "", err
 			}
-			return "", nil // another request took this step first
+			return typeTOTP, nil
 		}
 	}
 	rc, err := a.d.Store.RecoveryCodes(ctx, userID)
@@ -181,18 +195,13 @@ func (a *API) recentlyAuthenticated(w http.ResponseWriter, r request) (store.Ses
 	if err != nil {
 		return s, id, false, err
 	}
-	flows := []flow{{ID: "reauthenticate"}}
-	if totp, codes, err := a.d.Store.SecondFactors(r.Context(), s.UserID); err != nil {
+	types, err := a.secondFactorTypes(r.Context(), s.UserID)
+	if err != nil {
 		return s, id, false, err
-	} else if totp || codes {
-		f := flow{ID: "mfa_reauthenticate"}
-		if totp {
-			f.Types = append(f.Types, typeTOTP)
-		}
-		if codes {
-			f.Types = append(f.Types, typeRecoveryCodes)
-		}
-		flows = append(flows, f)
+	}
+	flows := []flow{{ID: "reauthenticate"}}
+	if len(types) > 0 {
+		flows = append(flows, flow{ID: "mfa_reauthenticate", Types: types})
 	}
 	write(w, a.d.Log, http.StatusUnauthorized, envelope{Status: http.StatusUnauthorized,
 		Data: struct {
