@@ -224,6 +224,17 @@ func TestTwoFactorSignIn(t *testing.T) {
 		c.authenticate2FA("").expect(t, 400, `{"status": 400, "errors": [{"message": "This field is required.", "code": "required", "param": "code"}]}`)
 		c.do("POST", "auth/2fa/authenticate", `{"code": 123456}`).expect(t, 400, "")
 	})
+	t.Run("a browser's second factor needs the CSRF token and rotates its cookie", func(t *testing.T) {
+		b := s.client(t, "browser")
+		b.signInPending("ann@example.com")
+		pending := b.cookie("errata_session")
+		b.do("POST", "auth/2fa/authenticate", map[string]string{"code": codes[5]}, "X-CSRFToken", "").expect(t, 403, `{"status": 403}`)
+		b.authenticate2FA(codes[5]).expect(t, 200, "")
+		if b.cookie("errata_session") == pending || b.cookie("errata_session") == "" {
+			t.Errorf("the session cookie %q after the second factor, was %q", b.cookie("errata_session"), pending)
+		}
+		b.do("GET", "auth/session", nil).expect(t, 200, "")
+	})
 }
 
 func TestTwoFactorThrottle(t *testing.T) {
