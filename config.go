@@ -86,16 +86,16 @@ type config struct {
 	// "memory" (one process) or "postgres" (replicas).
 	recoverySeedStore string
 
+	// trustedProxies are the proxies whose X-Forwarded-For names the
+	// client address that sign-in throttles count by (none: the
+	// connection's address).
+	trustedProxies []netip.Prefix
 	// signup is "invite" (people join by invitation) or "open" (anyone
 	// signs up through the sign-in API); sessionIdle and sessionLifetime
 	// end a session unused that long, or that old.
 	signup          string
 	sessionIdle     time.Duration
 	sessionLifetime time.Duration
-	// trustedProxies are the proxies whose X-Forwarded-For names the
-	// client address that sign-in throttles count by (none: the
-	// connection's address).
-	trustedProxies []netip.Prefix
 }
 
 // httpTimeouts bound how long one connection may hold the server: a client

@@ -25,6 +25,10 @@ type access struct {
 	// basic also takes the token as the password of Basic credentials
 	// (authn.AuthenticateBearerOrBasic), as debuggers send it.
 	basic bool
+	// recentSession: with token, the caller must be a signed-in session
+	// (a token is 403) whose person authenticated within
+	// authn.RecentAuthentication (else 401 "Reauthentication required").
+	recentSession bool
 }
 
 var (
@@ -35,6 +39,9 @@ var (
 	optionalToken = access{}
 	// anyToken routes need a valid token and no particular scope.
 	anyToken = access{token: true}
+	// recentSession routes manage credentials: only a session that
+	// authenticated recently may call them, never a token.
+	recentSession = access{token: true, recentSession: true}
 )
 
 // scopes is the rule "a valid token with at least one of s".
@@ -146,6 +153,14 @@ func routes(d Deps) []route {
 		{"POST /api/0/auth/email/verify/{$}", open, handleEmailVerify(d)},
 		{"GET /profile/confirm-email/{key}/{$}", open, handleConfirmPage(d)},
 		{"POST /profile/confirm-email/{key}/{$}", open, handleConfirmSubmit(d)},
+
+		// The caller's own API tokens (docs/accounts.md): a session that
+		// authenticated within the last 5 minutes, never a token, so that
+		// a token cannot make tokens.
+		{"GET /api/0/api-tokens/{$}", recentSession, handleAPITokens(d)},
+		{"POST /api/0/api-tokens/{$}", recentSession, handleAPITokenCreate(d)},
+		{"DELETE /api/0/api-tokens/{$}", recentSession, handleAPITokenDeleteByBody(d)},
+		{"DELETE /api/0/api-tokens/{token_id}/{$}", recentSession, handleAPITokenDelete(d)},
 
 		// Release files, chunk upload and assembly.
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},

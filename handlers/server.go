@@ -59,12 +59,6 @@ type Deps struct {
 	// own.
 	DebugFileCache *symbolication.DebugFileCache
 
-	// Passwords verifies and hashes passwords at sign-in; nil is a
-	// Hasher of New's own (NumCPU hashes at once, 5 s of waiting).
-	Passwords *authn.Hasher
-	// SignupOpen lets anyone sign up through the sign-in API
-	// (SIGNUP=open); else people join by invitation.
-	SignupOpen bool
 	// Throttle applies the sign-in throttles (docs/accounts.md,
 	// Throttling), shared by replicas through the store; nil is one of
 	// New's own on Store. TrustedProxies are the proxies whose
@@ -72,6 +66,12 @@ type Deps struct {
 	// none, the default, counts by the connection's address.
 	Throttle       *authn.Throttle
 	TrustedProxies []netip.Prefix
+	// Passwords verifies and hashes passwords at sign-in; nil is a
+	// Hasher of New's own (NumCPU hashes at once, 5 s of waiting).
+	Passwords *authn.Hasher
+	// SignupOpen lets anyone sign up through the sign-in API
+	// (SIGNUP=open); else people join by invitation.
+	SignupOpen bool
 
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.
@@ -93,11 +93,11 @@ func New(d Deps) http.Handler {
 	if d.RecoverySeeds == nil {
 		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)
 	}
-	if d.Passwords == nil {
-		d.Passwords = authn.NewHasher(0, 5*time.Second)
-	}
 	if d.Throttle == nil {
 		d.Throttle = &authn.Throttle{Store: d.Store}
+	}
+	if d.Passwords == nil {
+		d.Passwords = authn.NewHasher(0, 5*time.Second)
 	}
 	if d.DebugFileCache == nil {
 		d.DebugFileCache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
@@ -267,6 +267,16 @@ func authorize(d Deps, a access, r *http.Request) (context.Context, error) {
 		return nil, errPermissionDenied
 	case err != nil:
 		return nil, err
+	}
+	if a.recentSession {
+		// Credential management: a session, never a token, that proved
+		// who it is recently (docs/accounts.md).
+		if c.SessionID == 0 {
+			return nil, errPermissionDenied
+		}
+		if !c.RecentlyAuthenticated(d.Now()) {
+			return nil, &apiError{status: http.StatusUnauthorized, detail: "Reauthentication required"}
+		}
 	}
 	if err := resolveIDs(d, r, c.UserID); err != nil {
 		return nil, err
