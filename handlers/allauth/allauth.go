@@ -138,7 +138,7 @@ func (a *API) signedIn(w http.ResponseWriter, r request) (store.Session, string,
 	s, id, err := a.session(r)
 	switch {
 	case errors.Is(err, errNoSession):
-		return s, "", false, a.unauthenticated(w, r, nil, id != "" || r.Header.Get(authn.SessionTokenHeader) != "")
+		return s, "", false, a.unauthenticated(w, r, nil, r.Header.Get(authn.SessionTokenHeader) != "")
 	case err != nil:
 		return s, "", false, err
 	case s.State != store.SessionAuthenticated:
