@@ -172,10 +172,18 @@ func (a *API) setCSRFCookie(w http.ResponseWriter, r request) {
 	}
 }
 
-// clientAddr is the client's address: what throttles count by and a
-// session records.
+// clientAddr is the client's address: what throttles count by.
 func (a *API) clientAddr(r *http.Request) netip.Addr {
 	return authn.ClientAddr(r, a.d.TrustedProxies)
+}
+
+// clientIP is the client's address as a session records it, "" when the
+// connection has none (a Unix socket).
+func (a *API) clientIP(r *http.Request) string {
+	if addr := a.clientAddr(r); addr.IsValid() {
+		return addr.String()
+	}
+	return ""
 }
 
 // errTooManyLogins is allauth's answer while an account's wrong passwords
