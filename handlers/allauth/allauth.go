@@ -142,7 +142,7 @@ func (a *API) signedIn(w http.ResponseWriter, r request) (store.Session, string,
 	s, id, err := a.session(r)
 	switch {
 	case errors.Is(err, errNoSession):
-		return s, "", false, a.unauthenticated(w, r, nil, id != "" || r.Header.Get(authn.SessionTokenHeader) != "")
+		return s, "", false, a.unauthenticated(w, r, nil, r.Header.Get(authn.SessionTokenHeader) != "")
 	case err != nil:
 		return s, "", false, err
 	case s.State != store.SessionAuthenticated:
@@ -176,10 +176,18 @@ func (a *API) setCSRFCookie(w http.ResponseWriter, r request) {
 	}
 }
 
-// clientAddr is the client's address: what throttles count by and a
-// session records.
+// clientAddr is the client's address: what throttles count by.
 func (a *API) clientAddr(r *http.Request) netip.Addr {
 	return authn.ClientAddr(r, a.d.TrustedProxies)
+}
+
+// clientIP is the client's address as a session records it, "" when the
+// connection has none (a Unix socket).
+func (a *API) clientIP(r *http.Request) string {
+	if addr := a.clientAddr(r); addr.IsValid() {
+		return addr.String()
+	}
+	return ""
 }
 
 // errTooManyLogins is allauth's answer while an account's wrong passwords

@@ -65,7 +65,7 @@ func (a *API) Login() Handler {
 		}
 		id, s, err := a.d.Auth.StartSession(r.Context(), authn.NewSession{
 			UserID: userID, Client: r.client, Pending: totp,
-			UserAgent: r.UserAgent(), IP: a.clientAddr(r.Request).String(),
+			UserAgent: r.UserAgent(), IP: a.clientIP(r.Request),
 		})
 		if err != nil {
 			return err

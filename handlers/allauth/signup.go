@@ -60,7 +60,7 @@ func (a *API) Signup() Handler {
 			}
 		}
 		id, s, err := a.d.Auth.StartSession(r.Context(), authn.NewSession{
-			UserID: userID, Client: r.client, UserAgent: r.UserAgent(), IP: a.clientAddr(r.Request).String(),
+			UserID: userID, Client: r.client, UserAgent: r.UserAgent(), IP: a.clientIP(r.Request),
 		})
 		if err != nil {
 			return err
