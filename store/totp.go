@@ -146,8 +146,10 @@ func (s *Store) ResetSecondFactors(ctx context.Context, email string) error {
 		batch := &pgx.Batch{}
 		batch.Queue(`DELETE FROM totp_authenticators WHERE user_id = $1`, userID)
 		batch.Queue(`DELETE FROM recovery_codes WHERE user_id = $1`, userID)
-		batch.Queue(`DELETE FROM sessions WHERE user_id = $1`, userID)
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		if _, err := endSessions(ctx, tx, userID, 0); err != nil {
 			return err
 		}
 		return queueSecurityMail(ctx, tx, userID, "Two-factor authentication was reset",

@@ -107,6 +107,8 @@ type answer struct {
 // do sends a request to path below /_allauth/{kind}/v1/ (or path itself
 // when it starts with /), with the credentials of the client: a browser
 // sends its CSRF token on unsafe methods unless header says otherwise.
+// Every answer of the sign-in API must fit allauth's reference document
+// (checkReference).
 func (c *client) do(method, path string, body any, header ...string) answer {
 	c.t.Helper()
 	if !strings.HasPrefix(path, "/") {
@@ -145,6 +147,9 @@ func (c *client) do(method, path string, body any, header ...string) answer {
 	raw, _ := io.ReadAll(res.Body)
 	a := answer{status: res.StatusCode, header: res.Header, raw: raw}
 	json.Unmarshal(raw, &a.body)
+	if rel, ok := strings.CutPrefix(path, "/_allauth/"+c.kind+"/v1/"); ok {
+		checkReference(c.t, method, rel, a)
+	}
 	return a
 }
 

@@ -20,6 +20,20 @@ const (
 	typeRecoveryCodes = "recovery_codes"
 )
 
+// secondFactorTypes returns the types of the second factors userID has,
+// in allauth's names, as the flows that ask for one list them.
+func (a *API) secondFactorTypes(ctx context.Context, userID int64) ([]string, error) {
+	totp, codes, err := a.d.Store.SecondFactors(ctx, userID)
+	var types []string
+	if totp {
+		types = append(types, typeTOTP)
+	}
+	if codes {
+		types = append(types, typeRecoveryCodes)
+	}
+	return types, err
+}
+
 // codeBody is the body of the routes that take a code: {code}.
 type codeBody struct {
 	Code string `json:"code"`
@@ -27,10 +41,6 @@ type codeBody struct {
 
 // errIncorrectCode is allauth's answer to a code that is not the user's.
 var errIncorrectCode = invalid("incorrect_code", "Incorrect code.", "code")
-
-// errThrottled is the answer once a user failed their second factor too
-// often (docs/accounts.md, Throttling).
-var errThrottled = status(http.StatusTooManyRequests)
 
 // decodeCode reads the {code} of r; an empty one is 400 required.
 func decodeCode(r request) (string, error) {
@@ -60,12 +70,12 @@ func (a *API) spendCode(ctx context.Context, userID int64, code string) (string,
 		if err != nil {
 			return "", err
 		}
-		if step, ok := authn.MatchTOTP(secret, code, time.Now(), auth.LastStep); ok {
+		if step, ok := authn.MatchTOTP(secret, code, a.d.now(), auth.LastStep); ok {
 			accepted, err := a.d.Store.AcceptTOTPStep(ctx, userID, step)
-			if err != nil || accepted {
-				return typeTOTP, err
+			if err != nil || !accepted { // !accepted: another request took this step first
+				return "", err
 			}
-			return "", nil // another request took this step first
+			return typeTOTP, nil
 		}
 	}
 	rc, err := a.d.Store.RecoveryCodes(ctx, userID)
@@ -93,23 +103,18 @@ func (a *API) spendCode(ctx context.Context, userID int64, code string) (string,
 // proveSecondFactor spends code for userID within the throttle of
 // failures to prove who one is (5 per 20 s, 20 per hour): a throttled user
 // is 429 before the code is looked at, a wrong code 400 incorrect_code and
-// counted, a right one not counted.
-func (a *API) proveSecondFactor(ctx context.Context, userID int64, code string) (string, error) {
-	attempt, err := a.d.Throttle.Attempt(ctx, authn.ProofFailuresOf(userID)...)
+// counted, a right one (or no verdict: the database out of reach) not
+// counted.
+func (a *API) proveSecondFactor(r request, userID int64, code string) (string, error) {
+	at, err := a.attempt(r, authn.ProofFailuresOf(userID)...)
 	if err != nil {
 		return "", err
 	}
-	if _, refused := attempt.Refused(); refused {
-		return "", errThrottled
+	kind, err := a.spendCode(r.Context(), userID, code)
+	if err == nil && kind == "" {
+		err = errIncorrectCode
 	}
-	kind, err := a.spendCode(ctx, userID, code)
-	if err != nil {
-		return "", err
-	}
-	if kind == "" {
-		return "", errIncorrectCode
-	}
-	return kind, attempt.Succeeded(ctx)
+	return kind, settle(r, at, err, errIncorrectCode)
 }
 
 // TwoFactorAuthenticate serves POST
@@ -157,7 +162,7 @@ func (a *API) passSecondFactor(w http.ResponseWriter, r request, s store.Session
 	if err != nil {
 		return err
 	}
-	kind, err := a.proveSecondFactor(r.Context(), s.UserID, code)
+	kind, err := a.proveSecondFactor(r, s.UserID, code)
 	if err != nil {
 		return err
 	}
@@ -183,25 +188,20 @@ func (a *API) recentlyAuthenticated(w http.ResponseWriter, r request) (store.Ses
 		return s, id, false, err
 	}
 	caller := authn.Caller{SessionID: s.ID, AuthenticatedAt: s.AuthenticatedAt}
-	if caller.RecentlyAuthenticated(time.Now()) { // the rule of /api/0/api-tokens/ too
+	if caller.RecentlyAuthenticated(a.d.now()) { // the rule of /api/0/api-tokens/ too
 		return s, id, true, nil
 	}
 	u, err := a.userOf(r.Context(), s.UserID)
 	if err != nil {
 		return s, id, false, err
 	}
-	flows := []flow{{ID: "reauthenticate"}}
-	if totp, codes, err := a.d.Store.SecondFactors(r.Context(), s.UserID); err != nil {
+	types, err := a.secondFactorTypes(r.Context(), s.UserID)
+	if err != nil {
 		return s, id, false, err
-	} else if totp || codes {
-		f := flow{ID: "mfa_reauthenticate"}
-		if totp {
-			f.Types = append(f.Types, typeTOTP)
-		}
-		if codes {
-			f.Types = append(f.Types, typeRecoveryCodes)
-		}
-		flows = append(flows, f)
+	}
+	flows := []flow{{ID: "reauthenticate"}}
+	if len(types) > 0 {
+		flows = append(flows, flow{ID: "mfa_reauthenticate", Types: types})
 	}
 	write(w, a.d.Log, http.StatusUnauthorized, envelope{Status: http.StatusUnauthorized,
 		Data: struct {
@@ -378,7 +378,7 @@ func (a *API) ActivateTOTP() Handler {
 		if err != nil {
 			return err
 		}
-		step, ok := authn.MatchTOTP(secret, code, time.Now(), 0)
+		step, ok := authn.MatchTOTP(secret, code, a.d.now(), 0)
 		if !ok {
 			return errIncorrectCode
 		}

@@ -14,15 +14,6 @@ import (
 	"errata/store/storetest"
 )
 
-// call is do of a path below /_allauth/{client}/v1/ whose answer must fit
-// the reference document (checkReference).
-func (c *client) call(method, path string, body any) answer {
-	c.t.Helper()
-	a := c.do(method, path, body)
-	checkReference(c.t, method, path, a)
-	return a
-}
-
 // data returns the answer's data object.
 func (a answer) data(t *testing.T) map[string]any {
 	t.Helper()
@@ -37,7 +28,7 @@ func (a answer) data(t *testing.T) map[string]any {
 // returns the secret it was offered and the step of its confirming code.
 func (c *client) enrolTOTP() (secret []byte, step int64) {
 	c.t.Helper()
-	offer := c.call("GET", "account/authenticators/totp", nil)
+	offer := c.do("GET", "account/authenticators/totp", nil)
 	offer.expect(c.t, 404, "")
 	meta := offer.body["meta"].(map[string]any)
 	secret, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(meta["secret"].(string))
@@ -45,14 +36,14 @@ func (c *client) enrolTOTP() (secret []byte, step int64) {
 		c.t.Fatalf("meta.secret %q: %v", meta["secret"], err)
 	}
 	step = authn.TOTPStep(time.Now())
-	c.call("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(secret, step)}).expect(c.t, 200, "")
+	c.do("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(secret, step)}).expect(c.t, 200, "")
 	return secret, step
 }
 
 // unusedCodes returns the recovery codes the client's user has left.
 func (c *client) unusedCodes() []string {
 	c.t.Helper()
-	got := c.call("GET", "account/authenticators/recovery-codes", nil)
+	got := c.do("GET", "account/authenticators/recovery-codes", nil)
 	got.expect(c.t, 200, "")
 	var codes []string
 	for _, code := range got.data(c.t)["unused_codes"].([]any) {
@@ -77,7 +68,7 @@ func (c *client) signInPending(email string) {
 // new session token.
 func (c *client) authenticate2FA(code string) answer {
 	c.t.Helper()
-	a := c.call("POST", "auth/2fa/authenticate", map[string]string{"code": code})
+	a := c.do("POST", "auth/2fa/authenticate", map[string]string{"code": code})
 	if meta, ok := a.body["meta"].(map[string]any); ok && a.status == 200 {
 		c.token, _ = meta["session_token"].(string)
 	}
@@ -115,9 +106,9 @@ func TestTOTPEnrolment(t *testing.T) {
 			storetest.Exec(t, s.db, `INSERT INTO users (email, password_hash) SELECT $1, password_hash FROM users WHERE email = 'ann@example.com'`, email)
 			c := s.client(t, kind)
 			c.signIn(email).expect(t, 200, "")
-			c.call("GET", "account/authenticators", nil).expect(t, 200, `{"status": 200, "data": []}`)
+			c.do("GET", "account/authenticators", nil).expect(t, 200, `{"status": 200, "data": []}`)
 
-			offer := c.call("GET", "account/authenticators/totp", nil)
+			offer := c.do("GET", "account/authenticators/totp", nil)
 			offer.expect(t, 404, "")
 			meta := offer.body["meta"].(map[string]any)
 			secret := meta["secret"].(string)
@@ -125,30 +116,30 @@ func TestTOTPEnrolment(t *testing.T) {
 				"&issuer=errata&algorithm=SHA1&digits=6&period=30"; meta["totp_url"] != want {
 				t.Errorf("totp_url %q, want %q", meta["totp_url"], want)
 			}
-			if again := c.call("GET", "account/authenticators/totp", nil); again.body["meta"].(map[string]any)["secret"] != secret {
+			if again := c.do("GET", "account/authenticators/totp", nil); again.body["meta"].(map[string]any)["secret"] != secret {
 				t.Error("a second GET offered another secret")
 			}
 			if other := s.client(t, kind); other.signIn(email).status == 200 {
-				if got := other.call("GET", "account/authenticators/totp", nil); got.body["meta"].(map[string]any)["secret"] == secret {
+				if got := other.do("GET", "account/authenticators/totp", nil); got.body["meta"].(map[string]any)["secret"] == secret {
 					t.Error("another session of the same user was offered the same secret")
 				}
 			}
 			raw, _ := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(secret)
 			now := authn.TOTPStep(time.Now())
-			c.call("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(raw, now-3)}).expect(t, 400, incorrectCode)
-			c.call("POST", "account/authenticators/totp", map[string]string{"code": "12345"}).expect(t, 400, incorrectCode)
-			c.call("POST", "account/authenticators/totp", map[string]string{}).expect(t, 400,
+			c.do("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(raw, now-3)}).expect(t, 400, incorrectCode)
+			c.do("POST", "account/authenticators/totp", map[string]string{"code": "12345"}).expect(t, 400, incorrectCode)
+			c.do("POST", "account/authenticators/totp", map[string]string{}).expect(t, 400,
 				`{"status": 400, "errors": [{"message": "This field is required.", "code": "required", "param": "code"}]}`)
 
-			got := c.call("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(raw, now)})
+			got := c.do("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(raw, now)})
 			got.expect(t, 200, "")
 			if d := got.data(t); d["type"] != "totp" || d["last_used_at"] != nil || got.body["meta"].(map[string]any)["recovery_codes_generated"] != true {
 				t.Errorf("activation answered %s", got.raw)
 			}
-			c.call("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(raw, now+1)}).expect(t, 409, `{"status": 409}`)
-			c.call("GET", "account/authenticators/totp", nil).expect(t, 200, "")
+			c.do("POST", "account/authenticators/totp", map[string]string{"code": authn.TOTPCode(raw, now+1)}).expect(t, 409, `{"status": 409}`)
+			c.do("GET", "account/authenticators/totp", nil).expect(t, 200, "")
 
-			list := c.call("GET", "account/authenticators", nil)
+			list := c.do("GET", "account/authenticators", nil)
 			list.expect(t, 200, "")
 			var types []string
 			for _, a := range list.body["data"].([]any) {
@@ -177,7 +168,7 @@ func TestTOTPEnrolment(t *testing.T) {
 func TestTwoFactorSignIn(t *testing.T) {
 	e := newEnrolled(t)
 	s, c, secret, step, codes := e.s, e.c, e.secret, e.step, e.codes
-	c.call("DELETE", "auth/session", nil).expect(t, 401, "")
+	c.do("DELETE", "auth/session", nil).expect(t, 401, "")
 
 	t.Run("no pending sign-in is 401", func(t *testing.T) {
 		fresh := s.client(t, "app")
@@ -198,12 +189,12 @@ func TestTwoFactorSignIn(t *testing.T) {
 		if c.token == pending {
 			t.Fatal("the session kept its pending id")
 		}
-		c.call("GET", "auth/session", nil).expect(t, 200, "")
+		c.do("GET", "auth/session", nil).expect(t, 200, "")
 		old := s.client(t, "app")
 		old.token = pending
-		old.call("GET", "auth/session", nil).expect(t, 410, "")
+		old.do("GET", "auth/session", nil).expect(t, 410, "")
 
-		c.call("DELETE", "auth/session", nil).expect(t, 401, "")
+		c.do("DELETE", "auth/session", nil).expect(t, 401, "")
 		c.signInPending("ann@example.com")
 		c.authenticate2FA(authn.TOTPCode(secret, step+1)).expect(t, 400, incorrectCode)
 	})
@@ -218,27 +209,38 @@ func TestTwoFactorSignIn(t *testing.T) {
 		if len(left) != 9 || slices.Contains(left, codes[2]) {
 			t.Errorf("unused codes %v, want 9 without %s", left, codes[2])
 		}
-		c.call("DELETE", "auth/session", nil).expect(t, 401, "")
+		c.do("DELETE", "auth/session", nil).expect(t, 401, "")
 		c.signInPending("ann@example.com")
 		c.authenticate2FA(codes[2]).expect(t, 400, incorrectCode)
 		c.authenticate2FA(codes[3]).expect(t, 200, "")
 	})
 	t.Run("a code of the wrong form is incorrect", func(t *testing.T) {
 		storetest.Exec(t, s.db, `DELETE FROM throttle_events`) // the failures above
-		c.call("DELETE", "auth/session", nil).expect(t, 401, "")
+		c.do("DELETE", "auth/session", nil).expect(t, 401, "")
 		c.signInPending("ann@example.com")
 		for _, code := range []string{"1", "abcdef", "\u0660\u0661\u0662\u0663\u0664\u0665"} {
 			c.authenticate2FA(code).expect(t, 400, incorrectCode)
 		}
 		c.authenticate2FA("").expect(t, 400, `{"status": 400, "errors": [{"message": "This field is required.", "code": "required", "param": "code"}]}`)
-		c.call("POST", "auth/2fa/authenticate", `{"code": 123456}`).expect(t, 400, "")
+		c.do("POST", "auth/2fa/authenticate", `{"code": 123456}`).expect(t, 400, "")
+	})
+	t.Run("a browser's second factor needs the CSRF token and rotates its cookie", func(t *testing.T) {
+		b := s.client(t, "browser")
+		b.signInPending("ann@example.com")
+		pending := b.cookie("errata_session")
+		b.do("POST", "auth/2fa/authenticate", map[string]string{"code": codes[5]}, "X-CSRFToken", "").expect(t, 403, `{"status": 403}`)
+		b.authenticate2FA(codes[5]).expect(t, 200, "")
+		if b.cookie("errata_session") == pending || b.cookie("errata_session") == "" {
+			t.Errorf("the session cookie %q after the second factor, was %q", b.cookie("errata_session"), pending)
+		}
+		b.do("GET", "auth/session", nil).expect(t, 200, "")
 	})
 }
 
 func TestTwoFactorThrottle(t *testing.T) {
 	e := newEnrolled(t)
 	s, c, codes := e.s, e.c, e.codes
-	c.call("DELETE", "auth/session", nil).expect(t, 401, "")
+	c.do("DELETE", "auth/session", nil).expect(t, 401, "")
 	c.signInPending("ann@example.com")
 	for i := range 5 {
 		c.authenticate2FA(fmt.Sprintf("%08d", i)).expect(t, 400, incorrectCode)
@@ -259,7 +261,7 @@ func TestRecentAuthentication(t *testing.T) {
 		{"GET", "account/authenticators/recovery-codes"},
 		{"POST", "account/authenticators/recovery-codes"},
 	} {
-		got := c.call(r.method, r.path, nil)
+		got := c.do(r.method, r.path, nil)
 		got.expect(t, 401, "")
 		var flows []string
 		for _, f := range got.data(t)["flows"].([]any) {
@@ -269,29 +271,29 @@ func TestRecentAuthentication(t *testing.T) {
 			t.Errorf("%s %s: %s", r.method, r.path, got.raw)
 		}
 	}
-	c.call("GET", "account/authenticators", nil).expect(t, 200, "")
+	c.do("GET", "account/authenticators", nil).expect(t, 200, "")
 
 	old := c.token
-	got := c.call("POST", "auth/2fa/reauthenticate", map[string]string{"code": authn.TOTPCode(secret, step+1)})
+	got := c.do("POST", "auth/2fa/reauthenticate", map[string]string{"code": authn.TOTPCode(secret, step+1)})
 	got.expect(t, 200, "")
 	c.token = got.body["meta"].(map[string]any)["session_token"].(string)
 	if c.token == old {
 		t.Error("reauthentication kept the session id")
 	}
-	c.call("POST", "auth/2fa/reauthenticate", map[string]string{"code": authn.TOTPCode(secret, step+1)}).expect(t, 400, incorrectCode)
+	c.do("POST", "auth/2fa/reauthenticate", map[string]string{"code": authn.TOTPCode(secret, step+1)}).expect(t, 400, incorrectCode)
 
-	regenerated := c.call("POST", "account/authenticators/recovery-codes", nil)
+	regenerated := c.do("POST", "account/authenticators/recovery-codes", nil)
 	regenerated.expect(t, 200, "")
 	fresh := c.unusedCodes()
 	if len(fresh) != 10 || fresh[0] == codes[0] {
 		t.Errorf("regenerated codes %v", fresh)
 	}
-	c.call("DELETE", "account/authenticators/totp", nil).expect(t, 200, `{"status": 200}`)
-	c.call("GET", "account/authenticators", nil).expect(t, 200, `{"status": 200, "data": []}`)
-	c.call("DELETE", "account/authenticators/totp", nil).expect(t, 404, `{"status": 404}`)
-	c.call("POST", "account/authenticators/recovery-codes", nil).expect(t, 400, "")
+	c.do("DELETE", "account/authenticators/totp", nil).expect(t, 200, `{"status": 200}`)
+	c.do("GET", "account/authenticators", nil).expect(t, 200, `{"status": 200, "data": []}`)
+	c.do("DELETE", "account/authenticators/totp", nil).expect(t, 404, `{"status": 404}`)
+	c.do("POST", "account/authenticators/recovery-codes", nil).expect(t, 400, "")
 
 	// Without TOTP, sign-in asks for no second factor.
-	c.call("DELETE", "auth/session", nil).expect(t, 401, "")
+	c.do("DELETE", "auth/session", nil).expect(t, 401, "")
 	c.signIn("ann@example.com").expect(t, 200, "")
 }

@@ -167,18 +167,11 @@ func (a *API) flows(w http.ResponseWriter, r request, pending *store.Session, ne
 		flows = append(flows, flow{ID: "signup"})
 	}
 	if pending != nil && pending.State == store.SessionPending {
-		totp, codes, err := a.d.Store.SecondFactors(r.Context(), pending.UserID)
+		types, err := a.secondFactorTypes(r.Context(), pending.UserID)
 		if err != nil {
 			return err
 		}
-		f := flow{ID: "mfa_authenticate", IsPending: true}
-		if totp {
-			f.Types = append(f.Types, "totp")
-		}
-		if codes {
-			f.Types = append(f.Types, "recovery_codes")
-		}
-		flows = append(flows, f)
+		flows = append(flows, flow{ID: "mfa_authenticate", IsPending: true, Types: types})
 	}
 	meta := authMeta{}
 	if r.client == authn.ClientApp {
