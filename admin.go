@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -50,6 +52,9 @@ func adminCommands() []struct {
 		{"add-member", adminAddMember},
 		{"create-environment", adminCreateEnvironment},
 		{"create-token", adminCreateToken},
+		{"set-password", adminSetPassword},
+		{"reset-2fa", adminResetTwoFactor},
+		{"end-sessions", adminEndSessions},
 		{"storage", adminStorage},
 		{"collect", adminCollect},
 		{"migrate-blobs", adminMigrateBlobs},
@@ -217,6 +222,56 @@ func adminCreateToken(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
 	}, []string{"email", "scopes"}
 }
 
+// adminSetPassword is `admin set-password --email E`: the password is the
+// first line of standard input, without its newline, and must pass the
+// rules of a person's new password (authn.CheckNewPassword). It ends every
+// session of the user; API tokens keep working.
+func adminSetPassword(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
+	email := fs.String("email", "", "user's email")
+	return func(st *store.Store) error {
+		id, _, err := st.PasswordHash(env.ctx, *email)
+		if err != nil {
+			return fmt.Errorf("user %q: %w", *email, err)
+		}
+		password, err := readPasswordLine(os.Stdin)
+		if err != nil {
+			return err
+		}
+		if err := authn.CheckNewPassword(password, *email); err != nil {
+			return fmt.Errorf("password refused: %w", err)
+		}
+		hash, err := authn.HashPassword(password)
+		if err != nil {
+			return err
+		}
+		if err := st.SetPassword(env.ctx, id, hash, 0); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "set the password of %s and ended its sessions\n", *email)
+		return nil
+	}, []string{"email"}
+}
+
+// readPasswordLine reads the first line of r without its "\n" or "\r\n"
+// (a last line without a newline is read too). It reads at most what the
+// longest password allowed can take, four bytes a character, and refuses
+// an empty or longer line.
+func readPasswordLine(r io.Reader) (string, error) {
+	const most = 4*authn.PasswordMaxLength + 2
+	line, err := bufio.NewReaderSize(io.LimitReader(r, most), most).ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull) || err == io.EOF && len(line) == most:
+		return "", fmt.Errorf("the password on standard input is longer than %d characters", authn.PasswordMaxLength)
+	case err != nil && err != io.EOF:
+		return "", fmt.Errorf("read the password from standard input: %w", err)
+	}
+	password := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
+	if password == "" {
+		return "", errors.New("no password: give it as one line of standard input")
+	}
+	return password, nil
+}
+
 // adminStorage is `admin storage`: what each organization stores.
 func adminStorage(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
 	return func(st *store.Store) error {
@@ -279,6 +334,34 @@ func adminMigrateBlobs(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
 		}
 		return nil
 	}, []string{"to"}
+}
+
+// adminResetTwoFactor is `admin reset-2fa --email E`, for a person who
+// lost their second factor: it removes their TOTP authenticator and
+// recovery codes, ends their sessions and mails them a notice. Their next
+// sign-in asks for the password alone.
+func adminResetTwoFactor(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
+	email := fs.String("email", "", "user's email")
+	return func(st *store.Store) error {
+		if err := st.ResetSecondFactors(env.ctx, *email); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "removed the second factors of %s and ended their sessions\n", *email)
+		return nil
+	}, []string{"email"}
+}
+
+// adminEndSessions is `admin end-sessions --email E`: it signs the user out
+// everywhere at once. Their API tokens keep working.
+func adminEndSessions(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
+	email := fs.String("email", "", "user's email")
+	return func(st *store.Store) error {
+		n, err := st.EndSessionsByEmail(env.ctx, *email)
+		if err == nil {
+			fmt.Fprintf(env.stdout, "ended %d sessions of %s\n", n, *email)
+		}
+		return err
+	}, []string{"email"}
 }
 
 // printStorage writes the storage report r as plain tables.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
 	"time"
 
+	"errata/authn"
 	"errata/handlers/symbolication"
 	"errata/store"
 	"errata/worker"
@@ -83,6 +85,17 @@ type config struct {
 	// recoverySeedStore is where pending recovery-code seeds wait:
 	// "memory" (one process) or "postgres" (replicas).
 	recoverySeedStore string
+
+	// trustedProxies are the proxies whose X-Forwarded-For names the
+	// client address that sign-in throttles count by (none: the
+	// connection's address).
+	trustedProxies []netip.Prefix
+	// signup is "invite" (people join by invitation) or "open" (anyone
+	// signs up through the sign-in API); sessionIdle and sessionLifetime
+	// end a session unused that long, or that old.
+	signup          string
+	sessionIdle     time.Duration
+	sessionLifetime time.Duration
 }
 
 // httpTimeouts bound how long one connection may hold the server: a client
@@ -182,6 +195,12 @@ func settings(c *config, cmd string, getenv func(string) string) []setting {
 		{"READ_TIMEOUT", "read-timeout", "1m0s", "how long a client may take to send a whole request, body included", positiveDuration(&c.http.read)},
 		{"WRITE_TIMEOUT", "write-timeout", "2m0s", "how long the server may take to send a response", positiveDuration(&c.http.write)},
 		{"IDLE_TIMEOUT", "idle-timeout", "2m0s", "how long an idle keep-alive connection stays open", positiveDuration(&c.http.idle)},
+		{"TRUSTED_PROXIES", "trusted-proxies", "", "CIDRs or addresses of the proxies in front of errata, comma-separated: from them, the client address is X-Forwarded-For's last hop that is not one of them; empty: the connection's address", func(v string) (err error) {
+			if c.trustedProxies, err = authn.ParseTrustedProxies(v); err != nil {
+				return badValue{v, "comma-separated CIDRs or addresses (" + err.Error() + ")"}
+			}
+			return nil
+		}},
 		{"POOL_ACQUIRE_TIMEOUT", "pool-acquire-timeout", "5s", "how long a request waits for a free database connection before it is answered 503", positiveDuration(&c.acquireTimeout)},
 		{"IDLE_IN_TRANSACTION_TIMEOUT", "idle-in-transaction-timeout", "10s", "PostgreSQL idle_in_transaction_session_timeout of every connection", positiveDuration(&c.idleInTx)},
 		{"BODIES_PER_TOKEN", "bodies-per-token", "16", "how many uploads (multipart requests) one token may have in flight; more are answered 503 with Retry-After", positive(&c.bodiesPerToken)},
@@ -215,6 +234,9 @@ func settings(c *config, cmd string, getenv func(string) string) []setting {
 			c.memoryLimit, err = memoryLimit(v, "/sys/fs/cgroup")
 			return err
 		}},
+		{"SIGNUP", "signup", "invite", "invite: people join by invitation; open: anyone may sign up through /_allauth/{client}/v1/auth/signup", oneOf(&c.signup, "invite", "open")},
+		{"SESSION_IDLE_TIMEOUT", "session-idle-timeout", "24h0m0s", "a signed-in session unused this long ends", positiveDuration(&c.sessionIdle)},
+		{"SESSION_LIFETIME", "session-lifetime", "336h0m0s", "a signed-in session ends this long after sign-in, used or not", positiveDuration(&c.sessionLifetime)},
 		{"DEBUG_FILE_CACHE_BYTES", "debug-file-cache-bytes", strconv.FormatInt(symbolication.DefaultDebugFileCacheBytes, 10), "most bytes of parsed debug files that native resolutions keep in memory", positive(&c.debugFileCacheBytes)},
 	}
 }

@@ -178,8 +178,10 @@ func runServe(ctx context.Context, cmd string, args []string, getenv func(string
 		metrics = handlers.NewMetrics(buildVersion(), st, jobs, log)
 	}
 	api := handlers.New(handlers.Deps{
-		Store:          st,
-		Auth:           &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime},
+		Store: st,
+		Auth: &authn.Authenticator{Store: st, CacheFor: authn.TokenCacheTime, Sessions: authn.SessionConfig{
+			IdleTimeout: cfg.sessionIdle, Lifetime: cfg.sessionLifetime, PublicURL: cfg.publicURL,
+		}},
 		Log:            log,
 		PublicURL:      cfg.publicURL,
 		SecretKey:      cfg.secretKey,
@@ -192,8 +194,15 @@ func runServe(ctx context.Context, cmd string, args []string, getenv func(string
 		MapCache:       mapCache,
 		Version:        buildVersion(),
 		DebugFileCache: debugFileCache,
+		Throttle:       &authn.Throttle{Store: st},
+		TrustedProxies: cfg.trustedProxies,
 
 		UserRoutesNeedScope: cfg.userRoutesScope == "required",
+		// Sign-in: sessions (Auth.Sessions), open sign-up, and at most
+		// NumCPU argon2id hashes at once, a sign-in waiting 5 s at most
+		// for one.
+		SignupOpen: cfg.signup == "open",
+		Passwords:  authn.NewHasher(0, 5*time.Second),
 	})
 
 	// Serve, until ctx ends or a server fails.

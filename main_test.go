@@ -6,12 +6,18 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"errata/authn"
 	"errata/store/storetest"
 )
 
@@ -122,7 +128,7 @@ func TestAdminCommands(t *testing.T) {
 		{"token for an unknown user", []string{"create-token", "--email", "nobody@example.com", "--scopes", "org:read"}, `user "nobody@example.com" does not exist`},
 		{"missing flag", []string{"create-project", "--org", "acme"}, `--slug is required`},
 		{"unknown command", []string{"drop-everything"}, `unknown command "drop-everything"`},
-		{"no command", nil, `want create-user, create-org, create-project, add-member, create-environment, create-token, storage, collect or migrate-blobs`},
+		{"no command", nil, `want create-user, create-org, create-project, add-member, create-environment, create-token, set-password, reset-2fa, end-sessions, storage, collect or migrate-blobs`},
 	}
 	for _, tc := range errorsTests {
 		t.Run(tc.name+" fails", func(t *testing.T) {
@@ -132,6 +138,160 @@ func TestAdminCommands(t *testing.T) {
 			}
 			if out != "" {
 				t.Errorf("stdout = %q, want nothing on failure", out)
+			}
+		})
+	}
+}
+
+// TestAdminSetPassword runs the shipped binary, whose standard input
+// carries the password.
+func TestAdminSetPassword(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDatabase(t)
+	bin := shippedBinary(t)
+	ann, err := strconv.ParseInt(mustCLI(t, db, "admin", "create-user", "--email", "ann@example.com"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Exec(t, db, `
+		INSERT INTO sessions (id_hash, user_id, client, state, expires_at)
+		VALUES (decode(repeat('ab', 32), 'hex'), $1, 'browser', 'authenticated', now() + interval '1 day')`, ann)
+	setPassword := func(t *testing.T, email, stdin string) (stdout, stderr string, code int) {
+		t.Helper()
+		cmd := exec.Command(bin, "admin", "set-password", "--email", email)
+		cmd.Env = []string{"DATABASE_URL=" + db}
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			exit, ok := err.(*exec.ExitError)
+			if !ok {
+				t.Fatalf("errata admin set-password: %v", err)
+			}
+			code = exit.ExitCode()
+		}
+		return out.String(), errOut.String(), code
+	}
+	hash := func() string {
+		t.Helper()
+		conn, err := pgx.Connect(t.Context(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(t.Context())
+		var h string
+		if err := conn.QueryRow(t.Context(), `SELECT coalesce(password_hash, '') FROM users WHERE id = $1`, ann).Scan(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+
+	refused := []struct{ name, email, stdin, want string }{
+		{"unknown email", "nobody@example.com", "a fine passphrase\n", `user "nobody@example.com" does not exist`},
+		{"no input", "ann@example.com", "", "no password"},
+		{"empty line", "ann@example.com", "\nsecond line\n", "no password"},
+		{"line too long", "ann@example.com", strings.Repeat("x", 5000) + "\n", "longer than 1024 characters"},
+		{"too short", "ann@example.com", "short\n", "This password is too short"},
+		{"too long in characters", "ann@example.com", strings.Repeat("x", 1025) + "\n", "This password is too long"},
+		{"the email", "ann@example.com", "ANN@example.com\n", "too similar to the email address"},
+		{"common", "ann@example.com", "iloveyou1\n", "This password is too common"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name+" fails", func(t *testing.T) {
+			out, errOut, code := setPassword(t, tc.email, tc.stdin)
+			if code == 0 || !strings.Contains(errOut, tc.want) || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want a non-zero exit and %q", code, out, errOut, tc.want)
+			}
+		})
+	}
+	if h := hash(); h != "" {
+		t.Fatalf("a refused password was stored: %q", h)
+	}
+
+	out, errOut, code := setPassword(t, "Ann@Example.com", "correct horse battery\r\nignored\n")
+	if code != 0 {
+		t.Fatalf("set-password: exit %d: %s", code, errOut)
+	}
+	if want := "set the password of Ann@Example.com and ended its sessions\n"; out != want {
+		t.Errorf("stdout = %q, want %q", out, want)
+	}
+	if ok, rehash := authn.VerifyPassword(hash(), "correct horse battery"); !ok || rehash {
+		t.Errorf("the stored hash %q does not verify the password without its CRLF (%v, %v)", hash(), ok, rehash)
+	}
+	if n := storetest.Count(t, db, `SELECT count(*) FROM sessions WHERE user_id = $1`, ann); n != 0 {
+		t.Errorf("%d sessions left after set-password, want none", n)
+	}
+	if n := storetest.Count(t, db, `SELECT count(*) FROM mail_outbox WHERE user_id = $1 AND subject = 'Your errata password was changed'`, ann); n != 1 {
+		t.Errorf("%d notices queued, want 1", n)
+	}
+
+	// A last line without its newline is the password too.
+	if _, errOut, code := setPassword(t, "ann@example.com", "another fine passphrase"); code != 0 {
+		t.Fatalf("set-password without a newline: exit %d: %s", code, errOut)
+	}
+	if ok, _ := authn.VerifyPassword(hash(), "another fine passphrase"); !ok {
+		t.Errorf("the password read without a newline does not verify")
+	}
+}
+
+// TestAdminSecondFactorCommands: reset-2fa removes a user's TOTP and
+// recovery codes, ends their sessions and tells them; end-sessions ends the
+// sessions alone; neither touches API tokens or another user; an unknown
+// email fails.
+func TestAdminSecondFactorCommands(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDatabase(t)
+	mustCLI(t, db, "admin", "create-user", "--email", "ann@example.com")
+	mustCLI(t, db, "admin", "create-user", "--email", "bob@example.com")
+	for _, email := range []string{"ann@example.com", "bob@example.com"} {
+		mustCLI(t, db, "admin", "create-token", "--email", email, "--scopes", "org:read")
+	}
+	storetest.Exec(t, db, `
+		INSERT INTO sessions (id_hash, user_id, client, state, expires_at)
+		SELECT sha256(('s' || u || g)::bytea), u, 'browser', 'authenticated', now() + interval '1 day'
+		FROM (VALUES (1), (2)) v(u), generate_series(1, 2) g`)
+	storetest.Exec(t, db, `
+		INSERT INTO totp_authenticators (user_id, secret_encrypted, last_step) VALUES (1, 'x', 1), (2, 'x', 1);
+		INSERT INTO recovery_codes (user_id, seed_encrypted) VALUES (1, 'x'), (2, 'x')`)
+	counts := func() map[string]int {
+		got := map[string]int{}
+		for _, table := range []string{"sessions", "totp_authenticators", "recovery_codes", "api_tokens"} {
+			for u, user := range []string{"ann", "bob"} {
+				got[user+" "+table] = storetest.Count(t, db, `SELECT count(*) FROM `+table+` WHERE user_id = $1`, u+1)
+			}
+		}
+		got["ann notices"] = storetest.Count(t, db, `SELECT count(*) FROM mail_outbox WHERE to_address = 'ann@example.com'`)
+		return got
+	}
+
+	if out := mustCLI(t, db, "admin", "end-sessions", "--email", "ANN@example.com"); out != "ended 2 sessions of ANN@example.com" {
+		t.Errorf("end-sessions printed %q", out)
+	}
+	want := map[string]int{"ann sessions": 0, "bob sessions": 2, "ann totp_authenticators": 1, "bob totp_authenticators": 1,
+		"ann recovery_codes": 1, "bob recovery_codes": 1, "ann api_tokens": 1, "bob api_tokens": 1, "ann notices": 0}
+	if diff := cmp.Diff(want, counts()); diff != "" {
+		t.Errorf("after end-sessions (-want +got):\n%s", diff)
+	}
+
+	storetest.Exec(t, db, `
+		INSERT INTO sessions (id_hash, user_id, client, state, expires_at)
+		VALUES (sha256('again'::bytea), 1, 'app', 'mfa', now() + interval '1 day')`)
+	mustCLI(t, db, "admin", "reset-2fa", "--email", "ann@example.com")
+	want["ann totp_authenticators"], want["ann recovery_codes"], want["ann notices"] = 0, 0, 1
+	if diff := cmp.Diff(want, counts()); diff != "" {
+		t.Errorf("after reset-2fa (-want +got):\n%s", diff)
+	}
+
+	for _, cmd := range []string{"reset-2fa", "end-sessions"} {
+		t.Run(cmd+" of an unknown email fails", func(t *testing.T) {
+			out, _, err := cli(t, db, "admin", cmd, "--email", "nobody@example.com")
+			if err == nil || !strings.Contains(err.Error(), `user "nobody@example.com" does not exist`) || out != "" {
+				t.Errorf("%s: %q, %v; want an error naming the user", cmd, out, err)
+			}
+		})
+		t.Run(cmd+" without --email fails", func(t *testing.T) {
+			if _, _, err := cli(t, db, "admin", cmd); err == nil || !strings.Contains(err.Error(), "--email is required") {
+				t.Errorf("%s: %v", cmd, err)
 			}
 		})
 	}
@@ -231,6 +391,23 @@ func TestDevPrintsAWorkingTokenAndCurlLine(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("GET an unknown build id through DEBUGINFOD_URLS: %d, want 404", res.StatusCode)
+	}
+	// The demo user's printed password is the one stored.
+	pw := regexp.MustCompile(`password of demo@errata.localhost: (\S+)\n`).FindStringSubmatch(out.String())
+	if pw == nil {
+		t.Fatalf("dev printed no password of the demo user:\n%s", out.String())
+	}
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var stored string
+	if err := conn.QueryRow(t.Context(), `SELECT password_hash FROM users WHERE email = 'demo@errata.localhost'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := authn.VerifyPassword(stored, pw[1]); !ok {
+		t.Errorf("the printed password %q does not verify against the stored hash", pw[1])
 	}
 	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/profile/confirm-email/[^/\s]+/`)
 	waitFor(t, 10*time.Second, "the confirmation link on the console", func() bool { return link.MatchString(out.String()) })

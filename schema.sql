@@ -588,6 +588,10 @@ ALTER TABLE api_tokens ADD COLUMN IF NOT EXISTS expires_at timestamptz;
 ALTER TABLE api_tokens ADD COLUMN IF NOT EXISTS last_characters text NOT NULL DEFAULT ''
     CHECK (length(last_characters) <= 4);
 
+-- A throttle event is known by its id: an attempt that turns out to be no
+-- failure (the right password) takes its own event back, and only it.
+ALTER TABLE throttle_events ADD COLUMN IF NOT EXISTS id bigserial PRIMARY KEY;
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits; 4: ids of commit file changes,
 -- debug files, proguard artifact releases; 5: the deployment's id, project

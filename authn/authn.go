@@ -113,8 +113,14 @@ type Authenticator struct {
 	// Unknown tokens are never cached.
 	CacheFor time.Duration
 
+	// Sessions configures the sessions of people who signed in
+	// (session.go); its zero value is the defaults.
+	Sessions SessionConfig
+
 	mu    sync.Mutex
 	cache map[[sha256.Size]byte]cachedToken
+	// roleCache keeps the roles of users (roles.go), as cache keeps tokens.
+	roleCache map[roleKey]cachedRoles
 }
 
 // TokenCacheTime is how long the server trusts a token it found in the
@@ -236,14 +242,20 @@ func (a *Authenticator) remember(key [sha256.Size]byte, c cachedToken, now time.
 	a.cache[key] = c
 }
 
-// ForgetUser drops the cached tokens of the user, so that they stop
-// working at once when the user is deleted.
+// ForgetUser drops the cached tokens and roles of the user, so that a
+// change to the user (deleted, a membership changed) holds at once in this
+// process.
 func (a *Authenticator) ForgetUser(userID int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k, c := range a.cache {
 		if c.token.UserID == userID {
 			delete(a.cache, k)
+		}
+	}
+	for k := range a.roleCache {
+		if k.user == userID {
+			delete(a.roleCache, k)
 		}
 	}
 }

@@ -5,7 +5,9 @@
 // its password; which scope names exist), the signed, expiring email
 // confirmation keys, and recovery codes (their allauth-compatible derivation, the pending
 // seeds, held in a TTL map in memory or, for replicas, encrypted in
-// PostgreSQL, and the encryption of stored seeds).
+// PostgreSQL, and the encryption of stored seeds), and TOTP (RFC 6238 codes,
+// which of them match, the otpauth:// URI, and the encryption of stored
+// secrets, under a key of its own).
 //
 // It must not write HTTP responses: it reports ErrNoCredential and
 // ErrBadCredential, and the handlers package turns them into 401 answers.

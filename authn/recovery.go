@@ -72,16 +72,17 @@ func deriveKey(secret, purpose string) []byte {
 	return key
 }
 
-// SeedCipher encrypts recovery-code seeds at rest with AES-256-GCM under a
-// key derived from the server secret. The user id is authenticated with the
-// ciphertext, so a record copied to another user does not decrypt.
-type SeedCipher struct {
+// userCipher encrypts a user's secrets at rest with AES-256-GCM under a key
+// derived from the server secret for one purpose. The user id is
+// authenticated with the ciphertext, so a record copied to another user
+// does not decrypt.
+type userCipher struct {
 	aead cipher.AEAD
 }
 
-// NewSeedCipher returns the cipher of secret.
-func NewSeedCipher(secret string) *SeedCipher {
-	block, err := aes.NewCipher(deriveKey(secret, "recovery-code seed encryption"))
+// newUserCipher returns the cipher of secret for purpose.
+func newUserCipher(secret, purpose string) userCipher {
+	block, err := aes.NewCipher(deriveKey(secret, purpose))
 	if err != nil {
 		panic(err) // a 32-byte key is always valid
 	}
@@ -89,26 +90,49 @@ func NewSeedCipher(secret string) *SeedCipher {
 	if err != nil {
 		panic(err)
 	}
-	return &SeedCipher{aead: aead}
+	return userCipher{aead: aead}
+}
+
+// seal encrypts plain for userID: a random nonce followed by the
+// ciphertext.
+func (c userCipher) seal(userID int64, plain []byte) []byte {
+	nonce := make([]byte, c.aead.NonceSize(), c.aead.NonceSize()+len(plain)+c.aead.Overhead())
+	rand.Read(nonce)
+	return c.aead.Seal(nonce, nonce, plain, []byte(strconv.FormatInt(userID, 10)))
+}
+
+// open decrypts what seal returned for userID.
+func (c userCipher) open(userID int64, sealed []byte) ([]byte, error) {
+	n := c.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("authn: sealed value too short")
+	}
+	plain, err := c.aead.Open(nil, sealed[:n], sealed[n:], []byte(strconv.FormatInt(userID, 10)))
+	if err != nil {
+		return nil, fmt.Errorf("authn: open sealed value: %w", err)
+	}
+	return plain, nil
+}
+
+// SeedCipher encrypts recovery-code seeds at rest, bound to their user,
+// under a key derived from the server secret for this purpose alone.
+type SeedCipher struct {
+	c userCipher
+}
+
+// NewSeedCipher returns the cipher of secret.
+func NewSeedCipher(secret string) *SeedCipher {
+	return &SeedCipher{c: newUserCipher(secret, "recovery-code seed encryption")}
 }
 
 // Seal encrypts the seed of userID: a random nonce followed by the
 // ciphertext.
 func (c *SeedCipher) Seal(userID int64, seed string) []byte {
-	nonce := make([]byte, c.aead.NonceSize(), c.aead.NonceSize()+len(seed)+c.aead.Overhead())
-	rand.Read(nonce)
-	return c.aead.Seal(nonce, nonce, []byte(seed), []byte(strconv.FormatInt(userID, 10)))
+	return c.c.seal(userID, []byte(seed))
 }
 
 // Open decrypts what Seal returned for userID.
 func (c *SeedCipher) Open(userID int64, sealed []byte) (string, error) {
-	n := c.aead.NonceSize()
-	if len(sealed) < n {
-		return "", errors.New("authn: sealed seed too short")
-	}
-	seed, err := c.aead.Open(nil, sealed[:n], sealed[n:], []byte(strconv.FormatInt(userID, 10)))
-	if err != nil {
-		return "", fmt.Errorf("authn: open sealed seed: %w", err)
-	}
-	return string(seed), nil
+	seed, err := c.c.open(userID, sealed)
+	return string(seed), err
 }

@@ -51,7 +51,7 @@ type indexResponse struct {
 }
 
 // handleIndex serves GET /api/0/, which sentry-cli info reads: who the token
-// belongs to and what it may do.
+// or the signed-in session belongs to and what it may do.
 func handleIndex(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		resp := indexResponse{Version: "0"}
@@ -61,7 +61,10 @@ func handleIndex(d Deps) apiFunc {
 				return err
 			}
 			resp.User = &indexUser{ID: strconv.FormatInt(u.ID, 10), Email: u.Email, Name: u.Name}
-			resp.Auth = &indexAuth{Scopes: c.Scopes}
+			// A session's scopes are the union of its roles' (authorize):
+			// none, an empty list, when the user belongs to no
+			// organization.
+			resp.Auth = &indexAuth{Scopes: append([]string{}, c.Scopes...)}
 		}
 		writeJSON(w, r, d.Log, http.StatusOK, resp)
 		return nil

@@ -1,6 +1,9 @@
 package handlers
 
-import "errata/handlers/symbolkey"
+import (
+	"errata/handlers/allauth"
+	"errata/handlers/symbolkey"
+)
 
 // route is one entry of the API: a method-and-path pattern of net/http, who
 // may call it, and its handler.
@@ -195,6 +198,23 @@ func routes(d Deps) []route {
 		// The OpenAPI document of every route above; it carries no data,
 		// so it needs no token.
 		{"GET /api/0/openapi.json", open, handleOpenAPI()},
+	}
+}
+
+// signInRoutes lists the routes of the sign-in API of people,
+// django-allauth's headless API (docs/accounts.md), for the clients
+// browser and app (another {client} is 404). allauth's own document
+// describes them, not openapi.json. They are open to the token rule: they
+// read the session themselves, and a browser's unsafe requests pass the
+// CSRF check (handlers/allauth).
+func signInRoutes(d Deps) []route {
+	signIn := allauth.New(allauth.Deps{Store: d.Store, Auth: d.Auth, Log: d.Log,
+		Passwords: d.Passwords, SignupOpen: d.SignupOpen})
+	return []route{
+		{"GET /_allauth/{client}/v1/config", open, signIn.Config()},
+		{"POST /_allauth/{client}/v1/auth/login", open, signIn.Login()},
+		{"GET /_allauth/{client}/v1/auth/session", open, signIn.Session()},
+		{"DELETE /_allauth/{client}/v1/auth/session", open, signIn.SignOut()},
 	}
 }
 

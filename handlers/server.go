@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,6 +59,20 @@ type Deps struct {
 	// own.
 	DebugFileCache *symbolication.DebugFileCache
 
+	// Throttle applies the sign-in throttles (docs/accounts.md,
+	// Throttling), shared by replicas through the store; nil is one of
+	// New's own on Store. TrustedProxies are the proxies whose
+	// X-Forwarded-For names the client address (authn.ClientAddr);
+	// none, the default, counts by the connection's address.
+	Throttle       *authn.Throttle
+	TrustedProxies []netip.Prefix
+	// Passwords verifies and hashes passwords at sign-in; nil is a
+	// Hasher of New's own (NumCPU hashes at once, 5 s of waiting).
+	Passwords *authn.Hasher
+	// SignupOpen lets anyone sign up through the sign-in API
+	// (SIGNUP=open); else people join by invitation.
+	SignupOpen bool
+
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.
 	resolving *symbolication.Slots[string]
@@ -78,10 +93,16 @@ func New(d Deps) http.Handler {
 	if d.RecoverySeeds == nil {
 		d.RecoverySeeds = authn.NewPendingSeeds(300*time.Second, d.Now)
 	}
+	if d.Throttle == nil {
+		d.Throttle = &authn.Throttle{Store: d.Store}
+	}
+	if d.Passwords == nil {
+		d.Passwords = authn.NewHasher(0, 5*time.Second)
+	}
 	if d.DebugFileCache == nil {
 		d.DebugFileCache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
 	}
-	return serve(d, routes(d))
+	return serve(d, append(routes(d), signInRoutes(d)...))
 }
 
 // serve builds the handler for rts, and for the direct routes
@@ -183,14 +204,12 @@ func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 			writeError(w, r, d.Log, err)
 			return
 		}
-		if c, ok := authn.CallerFrom(ctx); ok {
-			if err := resolveIDs(d, r, c.UserID); err != nil {
-				writeError(w, r, d.Log, err)
-				return
-			}
-		}
 		if c, ok := authn.CallerFrom(ctx); ok && isUpload(r) {
-			release, ok := bodies.acquire(r.Context(), c.TokenID, uploadSlotWait)
+			key := c.TokenID // a token's uploads, or a session's (negative ids)
+			if c.SessionID != 0 {
+				key = -c.SessionID
+			}
+			release, ok := bodies.acquire(r.Context(), key, uploadSlotWait)
 			if !ok {
 				writeError(w, r, d.Log, bodies.tooMany())
 				return
@@ -226,28 +245,52 @@ func checkQueryText(r *http.Request) error {
 
 // authorize applies a route's access rule: authentication, then scopes. On
 // success it returns r's context, carrying the caller when there is one.
+//
+// The caller's scopes are decided here, in one place: in an organization
+// (a route with {organization_slug}, numeric ids resolved first) those of
+// authn.ScopesIn, the role's there for a session, a token's scopes within
+// its role's; elsewhere a token's own and a session's roles' union. A
+// caller who is not a member of the organization is left to the handler's
+// 404.
 func authorize(d Deps, a access, r *http.Request) (context.Context, error) {
 	ctx := r.Context()
 	if a.open {
 		return ctx, nil
 	}
-	authenticate := d.Auth.Authenticate
-	if a.basic {
-		authenticate = d.Auth.AuthenticateBearerOrBasic
-	}
-	c, err := authenticate(r)
+	c, err := authenticate(d, a, r)
 	switch {
 	case errors.Is(err, authn.ErrNoCredential) && !a.token:
 		return ctx, nil
 	case errors.Is(err, authn.ErrNoCredential), errors.Is(err, authn.ErrBadCredential):
 		return nil, errUnauthorized
+	case errors.Is(err, authn.ErrCSRF):
+		return nil, errPermissionDenied
 	case err != nil:
+		return nil, err
+	}
+	if err := resolveIDs(d, r, c.UserID); err != nil {
+		return nil, err
+	}
+	if c.Scopes, err = d.Auth.ScopesIn(ctx, c, r.PathValue("organization_slug")); err != nil {
 		return nil, err
 	}
 	if len(a.scopes) > 0 && !c.HasAny(a.scopes) {
 		return nil, errPermissionDenied
 	}
 	return authn.WithCaller(ctx, c), nil
+}
+
+// authenticate reads the credential of r: a token when r has an
+// Authorization header (never judged by cookies), else a session (its
+// cookie, with the CSRF check of unsafe methods, or X-Session-Token).
+func authenticate(d Deps, a access, r *http.Request) (authn.Caller, error) {
+	if r.Header.Get("Authorization") == "" {
+		return d.Auth.AuthenticateSession(r)
+	}
+	if a.basic {
+		return d.Auth.AuthenticateBearerOrBasic(r)
+	}
+	return d.Auth.Authenticate(r)
 }
 
 // caller returns the authenticated caller of r; routes that need a token

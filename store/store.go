@@ -41,6 +41,9 @@ type Store struct {
 	orgJobLimit int
 	// turns orders the job writes of each organization in this process.
 	turns orgTurns
+	// throttleTurns orders the throttle takes of each bucket in this
+	// process, by their lock keys.
+	throttleTurns orgTurns
 	// touches spares the symbol routes a statement per request.
 	touches touchMemo
 	// servedFiles keeps files the symbol routes served, on disk; nil keeps none.
