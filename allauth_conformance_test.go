@@ -1,0 +1,431 @@
+package main
+
+import (
+	"context"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"errata/authn"
+)
+
+// allauthContractAnswers are the answers the document names no success
+// for, which docs/accounts.md gives the shape of a resource's GET: they are
+// validated against that GET's 200.
+var allauthContractAnswers = map[string]string{
+	"POST account/authenticators/recovery-codes 200": "GET account/authenticators/recovery-codes",
+	"POST account/password/change 200":               "GET auth/session",
+}
+
+// allauthRoutes returns the sign-in routes errata serves, as "METHOD
+// route" (route below /_allauth/{client}/v1/), read from the route table.
+func allauthRoutes(t *testing.T) []string {
+	t.Helper()
+	src, err := os.ReadFile("handlers/routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routes []string
+	for _, m := range regexp.MustCompile(`"(GET|POST|PUT|PATCH|DELETE) /_allauth/\{client\}/v1/([^"{}]+)"`).FindAllStringSubmatch(string(src), -1) {
+		routes = append(routes, m[1]+" "+m[2])
+	}
+	for _, must := range []string{"GET config", "POST auth/login", "GET auth/session", "DELETE auth/session"} {
+		if !slices.Contains(routes, must) {
+			t.Fatalf("handlers/routes.go serves no %s: the sign-in routes were not found (%q)", must, routes)
+		}
+	}
+	return routes
+}
+
+// allauthClient is one client of the sign-in API: a browser (its cookies
+// and, on unsafe methods, the CSRF header) or an app (X-Session-Token).
+// Every answer it gets is validated against the allauth document.
+type allauthClient struct {
+	s      *errataServer
+	kind   string // browser or app
+	http   *http.Client
+	token  string          // an app's session token
+	walked map[string]bool // the answers of the walk, "METHOD route status"
+}
+
+func newAllauthClient(t *testing.T, s *errataServer, kind string, walked map[string]bool) *allauthClient {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &allauthClient{s: s, kind: kind, http: &http.Client{Jar: jar}, walked: walked}
+	if kind == "app" {
+		c.http.Jar = nil
+	}
+	return c
+}
+
+// rawBody is a request body sent as it is, not encoded as JSON.
+type rawBody string
+
+// call sends method to route with body (JSON, a rawBody, or none when
+// nil), checks that the answer is want and matches the allauth document,
+// and returns the answer decoded. An app keeps the session token an answer
+// gives.
+func (c *allauthClient) call(t *testing.T, method, route string, body any, want int) map[string]any {
+	t.Helper()
+	path := "/_allauth/" + c.kind + "/v1/" + route
+	payload, isRaw := body.(rawBody)
+	if body != nil && !isRaw {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload = rawBody(b)
+	}
+	req, err := http.NewRequest(method, c.s.url+path, strings.NewReader(string(payload)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	switch {
+	case c.kind == "app" && c.token != "":
+		req.Header.Set(authn.SessionTokenHeader, c.token)
+	case c.kind == "browser" && method != "GET":
+		req.Header.Set(authn.CSRFHeader, c.cookie(t, authn.CSRFCookieName))
+	}
+	res, err := c.http.Do(req)
+	var got []byte
+	if err == nil {
+		got, err = io.ReadAll(res.Body)
+		res.Body.Close()
+	}
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if res.StatusCode != want {
+		t.Errorf("%s %s: status %d, want %d: %s", method, path, res.StatusCode, want, got)
+	}
+	key := fmt.Sprintf("%s %s %d", method, route, res.StatusCode)
+	if get, ok := allauthContractAnswers[key]; ok {
+		getMethod, getRoute, _ := strings.Cut(get, " ")
+		checkAllauth(t, getMethod, "/_allauth/"+c.kind+"/v1/"+getRoute, res.StatusCode, got)
+	} else {
+		checkAllauth(t, method, path, res.StatusCode, got)
+	}
+	c.walked[key] = true
+	var v map[string]any
+	if err := json.Unmarshal(got, &v); err != nil {
+		t.Fatalf("%s %s: %v: %s", method, path, err, got)
+	}
+	if meta, _ := v["meta"].(map[string]any); meta != nil {
+		if tok, _ := meta["session_token"].(string); tok != "" && c.kind == "app" {
+			c.token = tok
+		}
+	}
+	return v
+}
+
+// cookie returns the value of the browser's cookie name, asking GET config
+// for the CSRF cookie when it has none yet.
+func (c *allauthClient) cookie(t *testing.T, name string) string {
+	t.Helper()
+	u, err := url.Parse(c.s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		for _, ck := range c.http.Jar.Cookies(u) {
+			if ck.Name == name {
+				return ck.Value
+			}
+		}
+		c.call(t, "GET", "config", nil, http.StatusOK)
+	}
+	t.Fatalf("the browser has no cookie %s", name)
+	return ""
+}
+
+// gone is the status of GET auth/session whose session has ended: an
+// app's token that stopped working is 410, a browser (whose cookie sign-out
+// removed, or whose session another request ended) is 401.
+func (c *allauthClient) gone() int {
+	if c.kind == "app" {
+		return http.StatusGone
+	}
+	return http.StatusUnauthorized
+}
+
+// setPasswordByCLI gives the user email the password with `errata admin
+// set-password`, run as a child (the password is its standard input).
+func setPasswordByCLI(t *testing.T, s *errataServer, email, password string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "admin", "set-password", "--email", email)
+	cmd.Env = []string{childEnv + "=1", "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+	for k, v := range s.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdin = strings.NewReader(password + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("errata admin set-password --email %s: %v\n%s", email, err, out)
+	}
+}
+
+// ageSession makes every session of the user email authenticated 10
+// minutes ago: no longer recently (5 minutes), without waiting.
+func ageSession(t *testing.T, db *pgx.Conn, email string) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), `
+		UPDATE sessions SET authenticated_at = authenticated_at - interval '10 minutes'
+		WHERE user_id = (SELECT id FROM users WHERE email = $1)`, email); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errorCode is the code of an answer's first error.
+func errorCode(v map[string]any) string {
+	errs, _ := v["errors"].([]any)
+	if len(errs) == 0 {
+		return ""
+	}
+	e, _ := errs[0].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// flowIDs lists the ids of an answer's flows, with "(pending)" after a
+// pending one.
+func flowIDs(v map[string]any) []string {
+	data, _ := v["data"].(map[string]any)
+	flows, _ := data["flows"].([]any)
+	var ids []string
+	for _, f := range flows {
+		f, _ := f.(map[string]any)
+		id, _ := f["id"].(string)
+		if f["is_pending"] == true {
+			id += " (pending)"
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// TestAllauthConformance walks every sign-in route errata serves through
+// both clients, browser and app, over their successes and errors, and
+// validates each answer against django-allauth's OpenAPI document
+// (checkAllauth): path, method, status and body. The answers the document
+// names no success for are held to the GET that docs/accounts.md gives
+// their shape (allauthContractAnswers).
+func TestAllauthConformance(t *testing.T) {
+	t.Parallel()
+	s := startErrata(t, nil)
+	routes := allauthRoutes(t)
+	serves := func(route string) bool { return slices.Contains(routes, route) }
+	for _, kind := range []string{"browser", "app"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			walked := map[string]bool{}
+			walkAllauth(t, s, kind, serves, walked)
+			answers := slices.Sorted(maps.Keys(walked))
+			for _, route := range routes {
+				if !slices.ContainsFunc(answers, func(a string) bool { return strings.HasPrefix(a, route+" ") }) {
+					t.Errorf("%s is served but the walk never asks it", route)
+				}
+			}
+			t.Logf("%s client, answers validated:\n%s", kind, strings.Join(answers, "\n"))
+		})
+	}
+}
+
+// walkAllauth is one client's walk: signed out, signed in, enrolling TOTP,
+// signing in with the second factor, changing and resetting the password.
+func walkAllauth(t *testing.T, s *errataServer, kind string, serves func(string) bool, walked map[string]bool) {
+	email := kind + "@example.com"
+	password := "first " + kind + " passphrase 1"
+	s.cli(t, "admin", "create-user", "--email", email, "--name", "Signs In "+kind)
+	setPasswordByCLI(t, s, email, password)
+	c := newAllauthClient(t, s, kind, walked)
+	// The walk's own connection: the server's (s.db) is not for two
+	// goroutines.
+	db, err := pgx.Connect(context.Background(), s.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+
+	// Signed out.
+	c.call(t, "GET", "config", nil, http.StatusOK)
+	c.call(t, "GET", "auth/session", nil, http.StatusUnauthorized)
+	c.call(t, "DELETE", "auth/session", nil, http.StatusUnauthorized)
+	if v := c.call(t, "POST", "auth/login", map[string]string{"email": email, "password": "not the passphrase"}, http.StatusBadRequest); errorCode(v) != "email_password_mismatch" {
+		t.Errorf("a wrong password: code %q, want email_password_mismatch", errorCode(v))
+	}
+	c.call(t, "POST", "auth/login", map[string]string{"email": "not an address", "password": password}, http.StatusBadRequest)
+	if serves("POST auth/2fa/authenticate") {
+		c.call(t, "POST", "auth/2fa/authenticate", map[string]string{"code": "123456"}, http.StatusUnauthorized)
+	}
+	if serves("POST auth/signup") {
+		c.call(t, "POST", "auth/signup", map[string]string{"email": "new-" + email, "password": password}, http.StatusForbidden)
+	}
+	if serves("DELETE auth/sessions") {
+		c.call(t, "DELETE", "auth/sessions", map[string]any{"sessions": []int{1}}, http.StatusUnauthorized)
+	}
+
+	// Signed in with the password alone.
+	c.call(t, "POST", "auth/login", map[string]string{"email": email, "password": password}, http.StatusOK)
+	c.call(t, "POST", "auth/login", map[string]string{"email": email, "password": password}, http.StatusConflict)
+	c.call(t, "GET", "auth/session", nil, http.StatusOK)
+	c.call(t, "DELETE", "auth/session", nil, http.StatusUnauthorized)
+	c.call(t, "GET", "auth/session", nil, c.gone()) // an app still sends the ended token
+	c.token = ""
+	c.call(t, "GET", "auth/session", nil, http.StatusUnauthorized)
+	c.call(t, "POST", "auth/login", rawBody(`{"email": "`+email+`", "password": `), http.StatusBadRequest)
+	c.call(t, "POST", "auth/login", map[string]string{"email": email, "password": password}, http.StatusOK)
+	if serves("GET auth/sessions") {
+		other := newAllauthClient(t, s, kind, walked)
+		other.call(t, "POST", "auth/login", map[string]string{"email": email, "password": password}, http.StatusOK)
+		v := c.call(t, "GET", "auth/sessions", nil, http.StatusOK)
+		list, _ := v["data"].([]any)
+		var otherID any
+		for _, e := range list {
+			if e, _ := e.(map[string]any); e["is_current"] == false {
+				otherID = e["id"]
+			}
+		}
+		if len(list) != 2 || otherID == nil {
+			t.Fatalf("GET auth/sessions: want the current and one other session: %v", v)
+		}
+		if serves("DELETE auth/sessions") {
+			c.call(t, "DELETE", "auth/sessions", map[string]any{"sessions": []any{otherID}}, http.StatusOK)
+			other.call(t, "GET", "auth/session", nil, other.gone())
+		}
+	}
+	if serves("POST auth/reauthenticate") {
+		if v := c.call(t, "POST", "auth/reauthenticate", map[string]string{"password": "not the passphrase"}, http.StatusBadRequest); errorCode(v) != "incorrect_password" {
+			t.Errorf("reauthenticate with a wrong password: code %q, want incorrect_password", errorCode(v))
+		}
+		c.call(t, "POST", "auth/reauthenticate", map[string]string{"password": password}, http.StatusOK)
+	}
+
+	// Second factors.
+	var recoveryCodes []any
+	if serves("GET account/authenticators") {
+		c.call(t, "GET", "account/authenticators", nil, http.StatusOK)
+	}
+	if serves("GET account/authenticators/totp") {
+		v := c.call(t, "GET", "account/authenticators/totp", nil, http.StatusNotFound)
+		meta, _ := v["meta"].(map[string]any)
+		encoded, _ := meta["secret"].(string)
+		secret, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(encoded)
+		if err != nil {
+			t.Fatalf("meta.secret %q: %v", encoded, err)
+		}
+		step := authn.TOTPStep(time.Now())
+		code := authn.TOTPCode(secret, step)
+		n, err := strconv.Atoi(code)
+		if err != nil {
+			t.Fatalf("TOTP code %q: %v", code, err)
+		}
+		wrong := fmt.Sprintf("%06d", (n+500000)%1000000)
+		if serves("POST account/authenticators/totp") {
+			c.call(t, "POST", "account/authenticators/totp", map[string]string{"code": wrong}, http.StatusBadRequest)
+			c.call(t, "POST", "account/authenticators/totp", map[string]string{"code": code}, http.StatusOK)
+			c.call(t, "GET", "account/authenticators/totp", nil, http.StatusOK)
+			c.call(t, "GET", "account/authenticators", nil, http.StatusOK)
+		}
+		if serves("GET account/authenticators/recovery-codes") {
+			v := c.call(t, "GET", "account/authenticators/recovery-codes", nil, http.StatusOK)
+			data, _ := v["data"].(map[string]any)
+			recoveryCodes, _ = data["unused_codes"].([]any)
+			if serves("POST account/authenticators/recovery-codes") {
+				v := c.call(t, "POST", "account/authenticators/recovery-codes", nil, http.StatusOK)
+				data, _ := v["data"].(map[string]any)
+				recoveryCodes, _ = data["unused_codes"].([]any)
+			}
+			ageSession(t, db, email)
+			c.call(t, "GET", "account/authenticators/recovery-codes", nil, http.StatusUnauthorized)
+			if serves("POST auth/2fa/reauthenticate") {
+				// The next step's code: one step of drift is accepted, and it is later than
+				// the step enrolment spent.
+				c.call(t, "POST", "auth/2fa/reauthenticate", map[string]string{"code": wrong}, http.StatusBadRequest)
+				c.call(t, "POST", "auth/2fa/reauthenticate", map[string]string{"code": authn.TOTPCode(secret, step+1)}, http.StatusOK)
+				c.call(t, "GET", "account/authenticators/recovery-codes", nil, http.StatusOK)
+			}
+		}
+		if len(recoveryCodes) < 2 {
+			t.Fatalf("want recovery codes after enrolment, have %v", recoveryCodes)
+		}
+
+		// Signed out, then in with the password and a recovery code.
+		c.call(t, "DELETE", "auth/session", nil, http.StatusUnauthorized)
+		c.token = ""
+		c.call(t, "GET", "auth/session", nil, http.StatusUnauthorized)
+		v = c.call(t, "POST", "auth/login", map[string]string{"email": email, "password": password}, http.StatusUnauthorized)
+		if !slices.Contains(flowIDs(v), "mfa_authenticate (pending)") {
+			t.Errorf("a sign-in with TOTP: flows %q, want mfa_authenticate pending", flowIDs(v))
+		}
+		c.call(t, "GET", "auth/session", nil, http.StatusUnauthorized)
+		if v := c.call(t, "POST", "auth/2fa/authenticate", map[string]string{"code": wrong}, http.StatusBadRequest); errorCode(v) != "incorrect_code" {
+			t.Errorf("a wrong code: code %q, want incorrect_code", errorCode(v))
+		}
+		c.call(t, "POST", "auth/2fa/authenticate", map[string]any{"code": recoveryCodes[0]}, http.StatusOK)
+		c.call(t, "GET", "auth/session", nil, http.StatusOK)
+
+		if serves("DELETE account/authenticators/totp") {
+			ageSession(t, db, email)
+			c.call(t, "DELETE", "account/authenticators/totp", nil, http.StatusUnauthorized)
+			c.call(t, "POST", "auth/reauthenticate", map[string]string{"password": password}, http.StatusOK)
+			c.call(t, "DELETE", "account/authenticators/totp", nil, http.StatusOK)
+			c.call(t, "GET", "account/authenticators/totp", nil, http.StatusNotFound)
+		}
+	}
+
+	// Passwords.
+	if serves("POST account/password/change") {
+		next := "second " + kind + " passphrase 2"
+		c.call(t, "POST", "account/password/change", map[string]string{"current_password": "not the passphrase", "new_password": next}, http.StatusBadRequest)
+		c.call(t, "POST", "account/password/change", map[string]string{"current_password": password, "new_password": "short"}, http.StatusBadRequest)
+		c.call(t, "POST", "account/password/change", map[string]string{"current_password": password, "new_password": next}, http.StatusOK)
+		password = next
+	}
+	if serves("POST auth/password/request") {
+		signedOut := newAllauthClient(t, s, kind, walked)
+		signedOut.call(t, "POST", "auth/password/request", map[string]string{"email": "not an address"}, http.StatusBadRequest)
+		signedOut.call(t, "POST", "auth/password/request", map[string]string{"email": email}, http.StatusOK)
+		if serves("POST auth/password/reset") {
+			key := resetKey(t, db, email)
+			next := "third " + kind + " passphrase 3"
+			signedOut.call(t, "POST", "auth/password/reset", map[string]string{"key": "not-a-key", "password": next}, http.StatusBadRequest)
+			signedOut.call(t, "POST", "auth/password/reset", map[string]string{"key": key, "password": next}, http.StatusUnauthorized)
+		}
+	}
+}
+
+// resetKey reads the key of the last password reset mail to email from the
+// outbox.
+func resetKey(t *testing.T, db *pgx.Conn, email string) string {
+	t.Helper()
+	var body string
+	if err := db.QueryRow(context.Background(), `
+		SELECT text_body FROM mail_outbox WHERE to_address = $1 ORDER BY id DESC LIMIT 1`, email).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`key=([A-Za-z0-9_-]+)`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no reset key in the mail to %s: %s", email, body)
+	}
+	return m[1]
+}
