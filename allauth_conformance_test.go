@@ -80,10 +80,10 @@ func newAllauthClient(t *testing.T, s *errataServer, kind string, walked map[str
 type rawBody string
 
 // call sends method to route with body (JSON, a rawBody, or none when
-// nil), checks that the answer is want and matches the allauth document,
-// and returns the answer decoded. An app keeps the session token an answer
-// gives.
-func (c *allauthClient) call(t *testing.T, method, route string, body any, want int) map[string]any {
+// nil) and header (name, value, ...), checks that the answer is want and
+// matches the allauth document, and returns the answer decoded. An app
+// keeps the session token an answer gives.
+func (c *allauthClient) call(t *testing.T, method, route string, body any, want int, header ...string) map[string]any {
 	t.Helper()
 	path := "/_allauth/" + c.kind + "/v1/" + route
 	payload, isRaw := body.(rawBody)
@@ -100,6 +100,13 @@ func (c *allauthClient) call(t *testing.T, method, route string, body any, want 
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	// Each kind of client comes from an address of its own (the server
+	// trusts the loopback proxy), so that the two walks share no
+	// throttle of client addresses.
+	req.Header.Set("X-Forwarded-For", map[string]string{"browser": "192.0.2.1", "app": "192.0.2.2"}[c.kind])
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	switch {
 	case c.kind == "app" && c.token != "":
@@ -122,7 +129,9 @@ func (c *allauthClient) call(t *testing.T, method, route string, body any, want 
 	key := fmt.Sprintf("%s %s %d", method, route, res.StatusCode)
 	if get, ok := allauthContractAnswers[key]; ok {
 		getMethod, getRoute, _ := strings.Cut(get, " ")
-		checkAllauth(t, getMethod, "/_allauth/"+c.kind+"/v1/"+getRoute, res.StatusCode, got)
+		for _, e := range loadAllauth(t).answerErrors(getMethod, "/_allauth/"+c.kind+"/v1/"+getRoute, res.StatusCode, got) {
+			t.Errorf("%s %s %d, held to %s's: %s\nbody: %s", method, path, res.StatusCode, get, e, clip(got, 600))
+		}
 	} else {
 		checkAllauth(t, method, path, res.StatusCode, got)
 	}
@@ -231,7 +240,12 @@ func flowIDs(v map[string]any) []string {
 // their shape (allauthContractAnswers).
 func TestAllauthConformance(t *testing.T) {
 	t.Parallel()
-	s := startErrata(t, nil)
+	// Mail goes to a port where nothing listens: it stays in the outbox,
+	// where the walk reads the keys of its links.
+	s := startErrata(t, map[string]string{
+		"TRUSTED_PROXIES": "127.0.0.1",
+		"EMAIL_URL":       fmt.Sprintf("smtp://127.0.0.1:%d", freePort(t)),
+	})
 	routes := allauthRoutes(t)
 	serves := func(route string) bool { return slices.Contains(routes, route) }
 	for _, kind := range []string{"browser", "app"} {
@@ -283,6 +297,18 @@ func walkAllauth(t *testing.T, s *errataServer, kind string, serves func(string)
 	if serves("DELETE auth/sessions") {
 		c.call(t, "DELETE", "auth/sessions", map[string]any{"sessions": []int{1}}, http.StatusUnauthorized)
 	}
+	if serves("GET account/authenticators") {
+		c.call(t, "GET", "account/authenticators", nil, http.StatusUnauthorized)
+	}
+	if serves("GET auth/email/verify") {
+		c.call(t, "GET", "auth/email/verify", nil, http.StatusBadRequest, "X-Email-Verification-Key", "not-a-key")
+	}
+	if serves("POST auth/email/verify") {
+		c.call(t, "POST", "auth/email/verify", map[string]string{"key": "not-a-key"}, http.StatusBadRequest)
+	}
+	if serves("POST auth/email/verify/resend") {
+		c.call(t, "POST", "auth/email/verify/resend", nil, http.StatusConflict)
+	}
 
 	// Signed in with the password alone.
 	c.call(t, "POST", "auth/login", map[string]string{"email": email, "password": password}, http.StatusOK)
@@ -320,10 +346,39 @@ func walkAllauth(t *testing.T, s *errataServer, kind string, serves func(string)
 		c.call(t, "POST", "auth/reauthenticate", map[string]string{"password": password}, http.StatusOK)
 	}
 
+	if serves("POST auth/email/verify") {
+		// A second address, added through /api/0/, waits for the key its mail carries.
+		second := "second-" + email
+		s.token = s.cli(t, "admin", "create-token", "--email", email, "--scopes", "member:write")
+		if status, body := s.api(t, "POST", "/api/0/users/me/emails/", map[string]string{"email": second}); status != http.StatusCreated {
+			t.Fatalf("add %s: %d %s", second, status, body)
+		}
+		key := mailKey(t, db, second, "/profile/confirm-email/")
+		if serves("GET auth/email/verify") {
+			c.call(t, "GET", "auth/email/verify", nil, http.StatusOK, "X-Email-Verification-Key", key)
+		}
+		if serves("POST auth/email/verify/resend") {
+			c.call(t, "POST", "auth/email/verify/resend", nil, http.StatusOK)
+			key = mailKey(t, db, second, "/profile/confirm-email/")
+		}
+		c.call(t, "POST", "auth/email/verify", map[string]string{"key": key}, http.StatusOK)
+		if serves("POST auth/email/verify/resend") {
+			c.call(t, "POST", "auth/email/verify/resend", nil, http.StatusConflict)
+		}
+	}
+
 	// Second factors.
 	var recoveryCodes []any
 	if serves("GET account/authenticators") {
 		c.call(t, "GET", "account/authenticators", nil, http.StatusOK)
+	}
+	if serves("GET account/authenticators/recovery-codes") {
+		c.call(t, "GET", "account/authenticators/recovery-codes", nil, http.StatusNotFound)
+	}
+	if serves("POST account/authenticators/recovery-codes") {
+		if v := c.call(t, "POST", "account/authenticators/recovery-codes", nil, http.StatusBadRequest); errorCode(v) != "cannot_generate_recovery_codes" {
+			t.Errorf("recovery codes without TOTP: code %q, want cannot_generate_recovery_codes", errorCode(v))
+		}
 	}
 	if serves("GET account/authenticators/totp") {
 		v := c.call(t, "GET", "account/authenticators/totp", nil, http.StatusNotFound)
@@ -343,6 +398,7 @@ func walkAllauth(t *testing.T, s *errataServer, kind string, serves func(string)
 		if serves("POST account/authenticators/totp") {
 			c.call(t, "POST", "account/authenticators/totp", map[string]string{"code": wrong}, http.StatusBadRequest)
 			c.call(t, "POST", "account/authenticators/totp", map[string]string{"code": code}, http.StatusOK)
+			c.call(t, "POST", "account/authenticators/totp", map[string]string{"code": code}, http.StatusConflict)
 			c.call(t, "GET", "account/authenticators/totp", nil, http.StatusOK)
 			c.call(t, "GET", "account/authenticators", nil, http.StatusOK)
 		}
@@ -387,9 +443,11 @@ func walkAllauth(t *testing.T, s *errataServer, kind string, serves func(string)
 		if serves("DELETE account/authenticators/totp") {
 			ageSession(t, db, email)
 			c.call(t, "DELETE", "account/authenticators/totp", nil, http.StatusUnauthorized)
-			c.call(t, "POST", "auth/reauthenticate", map[string]string{"password": password}, http.StatusOK)
-			c.call(t, "DELETE", "account/authenticators/totp", nil, http.StatusOK)
-			c.call(t, "GET", "account/authenticators/totp", nil, http.StatusNotFound)
+			if serves("POST auth/reauthenticate") {
+				c.call(t, "POST", "auth/reauthenticate", map[string]string{"password": password}, http.StatusOK)
+				c.call(t, "DELETE", "account/authenticators/totp", nil, http.StatusOK)
+				c.call(t, "GET", "account/authenticators/totp", nil, http.StatusNotFound)
+			}
 		}
 	}
 
@@ -404,28 +462,37 @@ func walkAllauth(t *testing.T, s *errataServer, kind string, serves func(string)
 	if serves("POST auth/password/request") {
 		signedOut := newAllauthClient(t, s, kind, walked)
 		signedOut.call(t, "POST", "auth/password/request", map[string]string{"email": "not an address"}, http.StatusBadRequest)
+		signedOut.call(t, "POST", "auth/password/request", map[string]string{"email": "nobody-" + email}, http.StatusOK)
 		signedOut.call(t, "POST", "auth/password/request", map[string]string{"email": email}, http.StatusOK)
+		key := mailKey(t, db, email, "/reset-password/")
+		if serves("GET auth/password/reset") {
+			signedOut.call(t, "GET", "auth/password/reset", nil, http.StatusBadRequest, "X-Password-Reset-Key", "not-a-key")
+			signedOut.call(t, "GET", "auth/password/reset", nil, http.StatusOK, "X-Password-Reset-Key", key)
+		}
 		if serves("POST auth/password/reset") {
-			key := resetKey(t, db, email)
 			next := "third " + kind + " passphrase 3"
 			signedOut.call(t, "POST", "auth/password/reset", map[string]string{"key": "not-a-key", "password": next}, http.StatusBadRequest)
+			signedOut.call(t, "POST", "auth/password/reset", map[string]string{"key": key, "password": "short"}, http.StatusBadRequest)
 			signedOut.call(t, "POST", "auth/password/reset", map[string]string{"key": key, "password": next}, http.StatusUnauthorized)
+			signedOut.call(t, "POST", "auth/password/reset", map[string]string{"key": key, "password": next + "4"}, http.StatusBadRequest) // once
+			signedOut.call(t, "POST", "auth/login", map[string]string{"email": email, "password": next}, http.StatusOK)
 		}
 	}
 }
 
-// resetKey reads the key of the last password reset mail to email from the
-// outbox.
-func resetKey(t *testing.T, db *pgx.Conn, email string) string {
+// mailKey reads the key of the last mail to address from the outbox: the
+// path segment after prefix in its link.
+func mailKey(t *testing.T, db *pgx.Conn, address, prefix string) string {
 	t.Helper()
 	var body string
 	if err := db.QueryRow(context.Background(), `
-		SELECT text_body FROM mail_outbox WHERE to_address = $1 ORDER BY id DESC LIMIT 1`, email).Scan(&body); err != nil {
-		t.Fatal(err)
+		SELECT text_body FROM mail_outbox WHERE to_address = $1 ORDER BY id DESC LIMIT 1`, address).Scan(&body); err != nil {
+		t.Fatalf("the last mail to %s: %v", address, err)
 	}
-	m := regexp.MustCompile(`key=([A-Za-z0-9_-]+)`).FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no reset key in the mail to %s: %s", email, body)
+	_, after, ok := strings.Cut(body, prefix)
+	key, _, _ := strings.Cut(after, "/")
+	if !ok || key == "" {
+		t.Fatalf("no link %s... in the mail to %s: %s", prefix, address, body)
 	}
-	return m[1]
+	return key
 }
