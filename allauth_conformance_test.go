@@ -262,6 +262,37 @@ func TestAllauthConformance(t *testing.T) {
 			t.Logf("%s client, answers validated:\n%s", kind, strings.Join(answers, "\n"))
 		})
 	}
+	if serves("POST auth/signup") {
+		t.Run("open sign-up", func(t *testing.T) {
+			t.Parallel()
+			walkOpenSignup(t)
+		})
+	}
+}
+
+// walkOpenSignup signs people up through both clients on a server of its
+// own, whose sign-up is open (SIGNUP=open).
+func walkOpenSignup(t *testing.T) {
+	s := startErrata(t, map[string]string{"SIGNUP": "open"})
+	for _, kind := range []string{"browser", "app"} {
+		walked := map[string]bool{}
+		email := "joins-" + kind + "@example.com"
+		password := "joining " + kind + " passphrase 1"
+		c := newAllauthClient(t, s, kind, walked)
+		c.call(t, "GET", "config", nil, http.StatusOK)
+		if v := c.call(t, "GET", "auth/session", nil, http.StatusUnauthorized); !slices.Contains(flowIDs(v), "signup") {
+			t.Errorf("open sign-up: flows %q, want signup among them", flowIDs(v))
+		}
+		c.call(t, "POST", "auth/signup", map[string]string{"email": email, "password": "short"}, http.StatusBadRequest)
+		c.call(t, "POST", "auth/signup", map[string]string{"email": email, "password": password}, http.StatusOK)
+		c.call(t, "POST", "auth/signup", map[string]string{"email": email, "password": password}, http.StatusConflict)
+		c.call(t, "GET", "auth/session", nil, http.StatusOK)
+		other := newAllauthClient(t, s, kind, walked)
+		if v := other.call(t, "POST", "auth/signup", map[string]string{"email": email, "password": password}, http.StatusBadRequest); errorCode(v) != "email_taken" {
+			t.Errorf("a taken address: code %q, want email_taken", errorCode(v))
+		}
+		t.Logf("%s client, open sign-up, answers validated:\n%s", kind, strings.Join(slices.Sorted(maps.Keys(walked)), "\n"))
+	}
 }
 
 // walkAllauth is one client's walk: signed out, signed in, enrolling TOTP,
