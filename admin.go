@@ -204,22 +204,48 @@ func adminCreateEnvironment(fs *flag.FlagSet, env adminEnv) (adminRun, []string)
 }
 
 // adminCreateToken is `admin create-token --email E --scopes s1,s2
-// [--label L]`; it prints only the token.
+// [--label L] [--expires WHEN]`; it prints only the token. WHEN is a
+// duration from now (720h) or an RFC 3339 time, in the future.
 func adminCreateToken(fs *flag.FlagSet, env adminEnv) (adminRun, []string) {
 	email, scopeList := fs.String("email", "", "user's email"), fs.String("scopes", "", "comma-separated scope names")
 	label := fs.String("label", "", "what the token is for")
+	expiresFlag := fs.String("expires", "", "when the token stops working: a duration from now (720h) or an RFC 3339 time; never when empty")
 	return func(st *store.Store) error {
 		scopes := strings.Split(*scopeList, ",")
 		if err := authn.CheckScopes(scopes); err != nil {
 			return err
 		}
+		expires, err := tokenExpiry(*expiresFlag, time.Now())
+		if err != nil {
+			return err
+		}
 		token, hash := authn.NewToken()
-		if _, err := st.CreateToken(env.ctx, *email, hash, scopes, *label); err != nil {
+		in := store.TokenInput{Hash: hash, Scopes: scopes, Name: *label, ExpiresAt: expires,
+			LastCharacters: token[len(token)-4:]}
+		if _, err := st.CreateTokenByEmail(env.ctx, *email, in); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.stdout, token)
 		return nil
 	}, []string{"email", "scopes"}
+}
+
+// tokenExpiry reads create-token's --expires at now: nil when empty.
+func tokenExpiry(s string, now time.Time) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if d, derr := time.ParseDuration(s); derr == nil {
+		t, err = now.Add(d), nil
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--expires %q: want a duration (720h) or an RFC 3339 time", s)
+	case !t.After(now):
+		return nil, fmt.Errorf("--expires %q: the time must be in the future", s)
+	}
+	return &t, nil
 }
 
 // adminSetPassword is `admin set-password --email E`: the password is the

@@ -189,27 +189,9 @@ func (s *benchServer) peakRSS(b *testing.B, f func()) int64 {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.pid), []byte("5"), 0); err != nil {
 		b.Fatalf("reset the peak RSS: %v", err)
 	}
-	path := fmt.Sprintf("/proc/%d/status", s.pid)
-	stop, sampled := make(chan struct{}), make(chan int64)
-	go func() {
-		var peak int64
-		for {
-			if data, err := os.ReadFile(path); err == nil {
-				_, rest, _ := strings.Cut(string(data), "VmRSS:")
-				kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-				peak = max(peak, kb<<10)
-			}
-			select {
-			case <-stop:
-				sampled <- peak
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}()
+	sampled := sampleRSS(s.pid) // flood_signin_test.go
 	f()
-	close(stop)
-	return max(<-sampled, s.memory(b, "VmHWM"))
+	return max(sampled(), s.memory(b, "VmHWM"))
 }
 
 // benchToken creates a token with every scope for the owner of the bench

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"errata/authn"
 	"errata/store/storetest"
 )
 
@@ -516,5 +517,70 @@ func TestMigrateFromTheFifthSchema(t *testing.T) {
 	}
 	if n := s.count(t, `SELECT count(*) FROM debug_files WHERE sections = '[[".comment", 1, 48, 270, 39, 0]]'`); n != 1 {
 		t.Errorf("the section table after the upgrade was read again or dropped: %d rows keep it, want 1", n)
+	}
+}
+
+// TestMigrateFromTheFifthSchemaSignsIn upgrades a database made by the
+// previous main (schema version 5, before people signed in) holding an
+// owner's token, a member's token whose scopes go beyond the member's role
+// and a set of recovery codes with one code used. After the upgrade the
+// owner's token works as before and expires never, the member's token keeps
+// what its role grants, and the owner signs in with a password (the
+// recovery codes alone ask for no second factor) and finds the nine unused
+// codes of the stored set.
+func TestMigrateFromTheFifthSchemaSignsIn(t *testing.T) {
+	t.Parallel()
+	ownerToken, ownerHash := authn.NewToken()
+	memberToken, memberHash := authn.NewToken()
+	seed := authn.NewRecoverySeed()
+	sealed := authn.NewSeedCipher(testSecretKey).Seal(1, seed)
+	db := oldDatabase(t, "testdata/schema_v5.sql", fmt.Sprintf(`
+		INSERT INTO users (id, email, name) VALUES (2, 'member@example.com', 'Member');
+		INSERT INTO memberships (organization_id, user_id, role) VALUES (1, 2, 'member');
+		INSERT INTO api_tokens (user_id, token_hash, scopes, label) VALUES
+			(1, decode('%x', 'hex'), '{project:releases,org:read}', 'ci'),
+			(2, decode('%x', 'hex'), '{project:releases,project:write}', 'member ci');
+		INSERT INTO recovery_codes (user_id, seed_encrypted, used_mask) VALUES (1, decode('%x', 'hex'), 1);
+		INSERT INTO releases (id, organization_id, version) VALUES (1, 1, 'web@1.0.0');
+		INSERT INTO release_projects (release_id, project_id) VALUES (1, 1);`,
+		ownerHash, memberHash, sealed))
+	s := upgraded(t, db)
+
+	if status, body := withToken(s, ownerToken).api(t, "GET", "/api/0/organizations/acme/releases/web@1.0.0/", nil); status != http.StatusOK {
+		t.Errorf("the owner's token from before the upgrade: %d %s, want 200", status, body)
+	}
+	if n := s.count(t, `SELECT count(*) FROM api_tokens WHERE expires_at IS NULL`); n != 3 {
+		t.Errorf("%d tokens without an expiry, want the 2 from before and the new one", n)
+	}
+	member := withToken(s, memberToken)
+	if status, body := member.api(t, "GET", "/api/0/organizations/acme/releases/", nil); status != http.StatusOK {
+		t.Errorf("the member's token on a release route: %d %s, want 200", status, body)
+	}
+	// project:write is beyond a member's role: the token keeps the rest.
+	if status, body := member.api(t, "PUT", "/api/0/projects/acme/web/", map[string]string{"name": "Web 2"}); status != http.StatusForbidden {
+		t.Errorf("the member's token on a project:write route: %d %s, want 403", status, body)
+	}
+
+	setPassword(t, s, "dev@example.com")
+	p := newPerson(t, "app")
+	p.signIn(s, "dev@example.com")
+	if got := p.whoami(s); got != "dev@example.com" {
+		t.Fatalf("signed in after the upgrade as %q", got)
+	}
+	status, body := p.do(s, "GET", "account/authenticators", nil)
+	if status != http.StatusOK {
+		t.Fatalf("GET account/authenticators: %d %v", status, body)
+	}
+	var unused any
+	for _, a := range body["data"].([]any) {
+		if a := a.(map[string]any); a["type"] == "recovery_codes" {
+			unused = a["unused_code_count"]
+		}
+	}
+	if unused != float64(9) {
+		t.Errorf("unused recovery codes after the upgrade: %v, want 9 (code 0 was used before)", unused)
+	}
+	if status, _ := p.do(s, "GET", "/api/0/organizations/acme/", nil); status != http.StatusOK {
+		t.Errorf("the owner's session on its organization: %d, want 200", status)
 	}
 }

@@ -180,6 +180,53 @@ func TestSessions(t *testing.T) {
 		}
 	})
 
+	// gone reports whether p's session no longer works on s.
+	gone := func(p *person, s *errataServer) bool {
+		status, _ := p.do(s, "GET", "/api/0/organizations/", nil)
+		return status == http.StatusUnauthorized
+	}
+
+	t.Run("reauthentication rotates the id: the old one stops on the other replica", func(t *testing.T) {
+		p := newPerson(t, "app")
+		p.signIn(a, "mel@example.com")
+		old := *p
+		status, body := p.do(a, "POST", "auth/reauthenticate", map[string]string{"password": signInPassword})
+		expectStatus(t, "POST auth/reauthenticate", status, 200, body)
+		p.token, _ = body["meta"].(map[string]any)["session_token"].(string)
+		if p.token == old.token || !gone(&old, b) {
+			t.Error("the id from before reauthentication still works on the other replica")
+		}
+		if gone(p, b) {
+			t.Error("the new id does not work on the other replica")
+		}
+	})
+
+	t.Run("a password change ends the other sessions on the other replica", func(t *testing.T) {
+		changer, other := newPerson(t, "browser"), newPerson(t, "app")
+		changer.signIn(a, "mel@example.com")
+		other.signIn(b, "mel@example.com")
+		const next = "the next sessions password 2"
+		status, body := changer.do(a, "POST", "account/password/change",
+			map[string]string{"current_password": signInPassword, "new_password": next})
+		expectStatus(t, "POST account/password/change", status, 200, body)
+		waitFor(t, time.Second, "the other session to end", func() bool { return gone(other, b) })
+		if gone(changer, b) {
+			t.Error("the session that changed the password ended")
+		}
+		setPassword(t, a, "mel@example.com")
+	})
+
+	t.Run("errata admin end-sessions ends them on both replicas", func(t *testing.T) {
+		p, q := newPerson(t, "app"), newPerson(t, "browser")
+		p.signIn(a, "mel@example.com")
+		q.signIn(b, "mel@example.com")
+		a.cli(t, "admin", "end-sessions", "--email", "mel@example.com")
+		waitFor(t, time.Second, "the sessions to end", func() bool { return gone(p, b) && gone(p, a) && gone(q, a) && gone(q, b) })
+		bearer := newPerson(t, "app")
+		status, body := bearer.do(b, "GET", "/api/0/organizations/", nil, "Authorization", "Bearer "+memberToken)
+		expectStatus(t, "the user's API token after end-sessions", status, 200, body)
+	})
+
 	t.Run("a session has its role's scopes; a token's are capped by its role", func(t *testing.T) {
 		rename := map[string]string{"name": "Acme"}
 		mel := newPerson(t, "app")

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"errata/store"
@@ -80,6 +81,12 @@ type Caller struct {
 	AuthenticatedAt time.Time
 }
 
+// RecentlyAuthenticated reports whether the caller is a session whose
+// person proved who they are within RecentAuthentication of now.
+func (c Caller) RecentlyAuthenticated(now time.Time) bool {
+	return c.SessionID != 0 && now.Sub(c.AuthenticatedAt) <= RecentAuthentication
+}
+
 // HasAny reports whether the caller holds at least one of scopes.
 func (c Caller) HasAny(scopes []string) bool {
 	for _, s := range scopes {
@@ -108,9 +115,10 @@ type Authenticator struct {
 	Store *store.Store
 	// CacheFor is how long a token found in the database is trusted
 	// without asking the database again; 0 asks on every request. A
-	// token whose user is deactivated or deleted may go on working that
-	// long, except that ForgetUser ends it at once in this process.
-	// Unknown tokens are never cached.
+	// token whose user is deactivated or deleted, or which is deleted,
+	// may go on working that long, except that ForgetUser and
+	// ForgetToken end it at once in this process. A token never outlives
+	// its expiry in the cache. Unknown tokens are never cached.
 	CacheFor time.Duration
 
 	// Sessions configures the sessions of people who signed in
@@ -121,6 +129,9 @@ type Authenticator struct {
 	cache map[[sha256.Size]byte]cachedToken
 	// roleCache keeps the roles of users (roles.go), as cache keeps tokens.
 	roleCache map[roleKey]cachedRoles
+	// started counts the sessions this process started, to sweep dead
+	// ones now and then (session.go).
+	started atomic.Uint64
 }
 
 // TokenCacheTime is how long the server trusts a token it found in the
@@ -140,7 +151,8 @@ const maxCachedTokens = 1024
 
 // Authenticate reads "Authorization: Bearer <token>" (the scheme in any
 // case) and looks the token up by its hash, in the cache first when
-// CacheFor is set. Tokens of inactive users do not authenticate.
+// CacheFor is set. Tokens of inactive users and expired tokens do not
+// authenticate.
 func (a *Authenticator) Authenticate(r *http.Request) (Caller, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
@@ -192,8 +204,16 @@ func (a *Authenticator) authenticateToken(ctx context.Context, token string) (Ca
 			return Caller{}, err
 		}
 		c = cachedToken{token: t, until: now.Add(a.CacheFor)}
+		if t.ExpiresAt != nil && t.ExpiresAt.Before(c.until) {
+			c.until = *t.ExpiresAt
+		}
 	}
 	t := c.token
+	if t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) {
+		// The database refuses it too; this stops a token at its expiry
+		// even when this process found it a moment before.
+		return Caller{}, ErrBadCredential
+	}
 	touch := t.LastUsed == nil || now.Sub(*t.LastUsed) > time.Minute
 	if touch {
 		if err := a.Store.TouchToken(ctx, t.ID); err != nil {
@@ -242,20 +262,33 @@ func (a *Authenticator) remember(key [sha256.Size]byte, c cachedToken, now time.
 	a.cache[key] = c
 }
 
+// ForgetToken drops the token tokenID from the cache, so that it stops
+// working at once in this process when its owner deletes it.
+func (a *Authenticator) ForgetToken(tokenID int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.forgetTokens(func(t store.Token) bool { return t.ID == tokenID })
+}
+
 // ForgetUser drops the cached tokens and roles of the user, so that a
 // change to the user (deleted, a membership changed) holds at once in this
 // process.
 func (a *Authenticator) ForgetUser(userID int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for k, c := range a.cache {
-		if c.token.UserID == userID {
-			delete(a.cache, k)
-		}
-	}
+	a.forgetTokens(func(t store.Token) bool { return t.UserID == userID })
 	for k := range a.roleCache {
 		if k.user == userID {
 			delete(a.roleCache, k)
+		}
+	}
+}
+
+// forgetTokens drops the cached tokens that match; a.mu is held.
+func (a *Authenticator) forgetTokens(match func(store.Token) bool) {
+	for k, c := range a.cache {
+		if match(c.token) {
+			delete(a.cache, k)
 		}
 	}
 }

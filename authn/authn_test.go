@@ -177,3 +177,78 @@ func TestAuthenticateBearerOrBasic(t *testing.T) {
 		}
 	})
 }
+
+// TestTokenExpiry: a token past its expires_at does not authenticate, and
+// a cached one stops at its expiry, not a cache period later.
+func TestTokenExpiry(t *testing.T) {
+	t.Run("a token past its expiry is refused by the lookup", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st}
+		storetest.Exec(t, e.url, `UPDATE api_tokens SET expires_at = now() - interval '1 second'`)
+		if err := e.authenticate(a); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("err = %v, want ErrBadCredential", err)
+		}
+	})
+	t.Run("a token before its expiry works", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st}
+		storetest.Exec(t, e.url, `UPDATE api_tokens SET expires_at = now() + interval '1 hour'`)
+		if err := e.authenticate(a); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a cached token stops at its expiry", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st, CacheFor: time.Hour}
+		expires := time.Now().Add(300 * time.Millisecond)
+		storetest.Exec(t, e.url, `UPDATE api_tokens SET expires_at = $1`, expires)
+		if err := e.authenticate(a); err != nil {
+			t.Fatalf("before its expiry: %v", err)
+		}
+		time.Sleep(time.Until(expires) + 20*time.Millisecond)
+		if err := e.authenticate(a); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("after its expiry, within the cache time: err = %v, want ErrBadCredential", err)
+		}
+	})
+	t.Run("ForgetToken ends a cached token at once", func(t *testing.T) {
+		e := newTokenEnv(t)
+		a := &Authenticator{Store: e.st, CacheFor: time.Hour}
+		if err := e.authenticate(a); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := e.st.TokenByHash(context.Background(), Hash(e.token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.st.DeleteUserToken(context.Background(), e.user, tok.ID); err != nil {
+			t.Fatal(err)
+		}
+		a.ForgetToken(tok.ID)
+		if err := e.authenticate(a); !errors.Is(err, ErrBadCredential) {
+			t.Fatalf("err = %v, want ErrBadCredential", err)
+		}
+	})
+}
+
+// TestRecentlyAuthenticated: only a session is recently authenticated, and
+// only within RecentAuthentication of its last proof.
+func TestRecentlyAuthenticated(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		caller Caller
+		want   bool
+	}{
+		{"a token", Caller{UserID: 1, TokenID: 2}, false},
+		{"a token with a time", Caller{UserID: 1, TokenID: 2, AuthenticatedAt: now}, false},
+		{"a session just authenticated", Caller{UserID: 1, SessionID: 3, AuthenticatedAt: now}, true},
+		{"a session at the limit", Caller{UserID: 1, SessionID: 3, AuthenticatedAt: now.Add(-RecentAuthentication)}, true},
+		{"a session past the limit", Caller{UserID: 1, SessionID: 3, AuthenticatedAt: now.Add(-RecentAuthentication - time.Second)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.caller.RecentlyAuthenticated(now); got != tc.want {
+				t.Errorf("RecentlyAuthenticated = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

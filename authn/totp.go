@@ -58,7 +58,7 @@ func TOTPCode(secret []byte, step int64) string {
 // exactly 6 ASCII digits. The code is compared with every candidate in
 // constant time; when two candidates match, the later step is returned.
 func MatchTOTP(secret []byte, code string, now time.Time, lastStep int64) (step int64, ok bool) {
-	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
+	code = TrimCode(code)
 	if len(code) != TOTPDigits {
 		return 0, false
 	}
@@ -75,6 +75,12 @@ func MatchTOTP(secret []byte, code string, now time.Time, lastStep int64) (step 
 		}
 	}
 	return step, ok
+}
+
+// TrimCode returns a code as a person typed it without its spaces, inside
+// ("123 456", as apps show it) and around.
+func TrimCode(code string) string {
+	return strings.ReplaceAll(strings.TrimSpace(code), " ", "")
 }
 
 // totpBase32 is the base32 of authenticator apps: RFC 4648's alphabet,

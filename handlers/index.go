@@ -88,7 +88,8 @@ func handleHome(d Deps) apiFunc {
 			"debuginfod:        " + base + "/debuginfod/{organization_slug}/  (DEBUGINFOD_URLS=" +
 			strings.Replace(base, "://", "://errata:TOKEN@", 1) + "/debuginfod/{organization_slug})\n" +
 			"symbol server:     " + base + "/symbols/{organization_slug}/  (srv*C:\\symbols*" + base + "/symbols/{organization_slug})\n\n" +
-			"Every route but this page and the probes needs a token: Authorization: Bearer TOKEN.\n"
+			"Every route but this page and the probes needs a token (Authorization: Bearer TOKEN)\n" +
+			"or a signed-in session: " + base + "/_allauth/app/v1/auth/login (docs/accounts.md).\n"
 		hd := w.Header()
 		hd.Set("Content-Type", "text/plain; charset=utf-8")
 		hd.Set("Content-Length", strconv.Itoa(len(body)))

@@ -716,6 +716,16 @@ func matrixEntries() map[string]matrixEntry {
 			note: "generates codes for the caller only: the victim's pending codes survive"},
 		"POST /api/0/generate-recovery-codes/{$}": {prepare: prepareRecoveryCode, special: recoveryCodeIsTheCallers,
 			note: "another user's pending code is answered as a code nobody holds"},
+		// The caller's API tokens take a session only (apitokens_test.go
+		// checks that a session naming another user's token gets a 404).
+		"GET /api/0/api-tokens/{$}": {prepare: noRecord(http.StatusForbidden), special: refusesTokens,
+			note: "refuses every token: a session's route"},
+		"POST /api/0/api-tokens/{$}": {prepare: sessionRequest(jsonBody(map[string]any{"scopes": []string{"org:read"}})),
+			special: refusesTokens, note: "refuses every token: a session's route"},
+		"DELETE /api/0/api-tokens/{$}": {prepare: sessionRequest(jsonBody(map[string]any{"tokenId": "{victim_token_id}"})),
+			special: refusesTokens, note: "refuses every token: a session's route"},
+		"DELETE /api/0/api-tokens/{token_id}/{$}": {prepare: sessionRequest(noBody), special: refusesTokens,
+			note: "refuses every token: a session's route"},
 		"POST /api/0/auth/email/verify/{$}": emailKeyEntry(http.StatusNoContent, keyInBody, keyProvesItsOwnAddress,
 			"a key for another user's address, or tampered to name it, is answered as a key of no address"),
 		"GET /profile/confirm-email/{key}/{$}": emailKeyEntry(http.StatusOK, keyInPath, confirmPageChangesNothing,
@@ -854,6 +864,41 @@ func noRecord(want int) func(t *testing.T, f *matrixFixture) matrixRequest {
 	return func(t *testing.T, f *matrixFixture) matrixRequest {
 		return matrixRequest{owner: f.victim, want: want}
 	}
+}
+
+// sessionRequest is the entry of an api-tokens route: the victim's request
+// naming a token of the victim's, with body; {victim_token_id} in the body
+// becomes its id. A token is refused there: 403.
+func sessionRequest(body matrixBody) func(t *testing.T, f *matrixFixture) matrixRequest {
+	return func(t *testing.T, f *matrixFixture) matrixRequest {
+		tok := f.tokenFor(t, f.victim.id, []string{"org:read"})
+		var id int64
+		if err := f.conn.QueryRow(context.Background(), `SELECT id FROM api_tokens WHERE token_hash = $1`,
+			authn.Hash(tok)).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		idText := strconv.FormatInt(id, 10)
+		named := body
+		named.data = bytes.ReplaceAll(body.data, []byte("{victim_token_id}"), []byte(idText))
+		return matrixRequest{owner: f.victim, values: map[string]string{"token_id": idText}, body: named,
+			want: http.StatusForbidden}
+	}
+}
+
+// refusesTokens checks that the intruder's token, of every scope, naming a
+// token of the victim's gets the 403 of a token on a session's route, the
+// answer it gets naming a token that does not exist, and changes nothing.
+func refusesTokens(t *testing.T, f *matrixFixture, pattern string) {
+	r := sessionRequest(matrixBody{})(t, f)
+	if strings.HasPrefix(pattern, "DELETE") && len(wildcards(pattern)) == 0 {
+		r.body = jsonBody(map[string]any{"tokenId": r.values["token_id"]})
+	}
+	before := f.snapshot(t)
+	foreign := f.send(t, pattern, r.values, r.body, f.intruder.token)
+	foreign.expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+	missing := f.send(t, pattern, map[string]string{"token_id": "999999999"}, jsonBody(map[string]any{"tokenId": "999999999"}), f.intruder.token)
+	sameAnswer(t, "the intruder's answer against that of a missing token", missing, foreign)
+	unchanged(t, "the intruder's request", before, f.snapshot(t))
 }
 
 // prepareRepositoryCommits gives both organizations a repository of the
@@ -1350,6 +1395,18 @@ func TestScopeMatrix(t *testing.T) {
 			send(t, r.values, r.body, invalidToken).expect(t, http.StatusUnauthorized, `{"detail":"Unauthorized"}`)
 			unchanged(t, "a request without a token", before, f.snapshot(t))
 		})
+		if a.recentSession {
+			summary[rt.pattern] = "recent session"
+			t.Run(rt.pattern+" with a token of every scope is 403", func(t *testing.T) {
+				r := e.prepare(t, f)
+				tok := f.tokenFor(t, r.owner.id, authn.Scopes)
+				before := f.snapshot(t)
+				send(t, r.values, r.body, tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+				send(t, r.values, garbage(r), tok).expect(t, http.StatusForbidden, `{"detail":"Permission denied"}`)
+				unchanged(t, "a token's request", before, f.snapshot(t))
+			})
+			continue
+		}
 		if len(a.scopes) == 0 {
 			summary[rt.pattern] = "any token"
 			t.Run(rt.pattern+" with a token of no scope succeeds", func(t *testing.T) {

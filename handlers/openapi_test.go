@@ -139,12 +139,14 @@ func routeKey(t *testing.T, pattern string) string {
 }
 
 // security is what the document must say of access rule a: one
-// requirement per accepted scope, any valid token, an optional token, or
-// nothing at all.
+// requirement per accepted scope, any valid token, an optional token,
+// nothing at all, or a session.
 func security(a access) []any {
 	switch {
 	case a.open:
 		return []any{}
+	case a.recentSession:
+		return []any{map[string]any{"session": []any{}}}
 	case !a.token:
 		return []any{map[string]any{}, map[string]any{"bearer": []any{}}}
 	case len(a.scopes) == 0:
@@ -208,7 +210,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 			responses, _ := o.op["responses"].(map[string]any)
 			for status, want := range map[string]bool{
 				"401": !rule.open,
-				"403": len(rule.scopes) > 0,
+				"403": len(rule.scopes) > 0 || rule.recentSession,
 			} {
 				if _, got := responses[status]; got != want {
 					t.Errorf("documents %s: %t, want %t", status, got, want)
@@ -577,6 +579,13 @@ func compactJSON(v any) string {
 // their values are compared by form only.
 var varyingKeys = map[string]bool{"id": true, "codes": true}
 
+// secretForms are the forms of the values of keys that a server makes at
+// random and shows once, compared by form only.
+var secretForms = map[string]*regexp.Regexp{
+	"token":               regexp.MustCompile(`^sntryu_[0-9a-f]{64}$`),
+	"tokenLastCharacters": regexp.MustCompile(`^[0-9a-f]{4}$`),
+}
+
 var digitsPattern = regexp.MustCompile(`^[0-9]+$`)
 
 // matchExample reports where got differs from the example want. Objects
@@ -595,7 +604,14 @@ func matchExample(want, got any, at string, varying bool) []string {
 		}
 		var errs []string
 		for _, k := range slices.Sorted(maps.Keys(w)) {
-			if gv, ok := g[k]; ok {
+			gv, ok := g[k]
+			if form := secretForms[k]; ok && form != nil {
+				if s, _ := gv.(string); !form.MatchString(s) || !form.MatchString(fmt.Sprint(w[k])) {
+					errs = append(errs, fmt.Sprintf("%s.%s: %s or %s is not of the form %s", at, k, compactJSON(w[k]), compactJSON(gv), form))
+				}
+				continue
+			}
+			if ok {
 				errs = append(errs, matchExample(w[k], gv, at+"."+k, varying || varyingKeys[k])...)
 			} else {
 				errs = append(errs, fmt.Sprintf("%s: the response has no key %q", at, k))
@@ -888,16 +904,17 @@ var genericCases = map[string]exampleCase{
 	"TooLarge": func(t *testing.T, f *docFixture, r *docRequest) {
 		r.jsonBody(map[string]string{"pad": strings.Repeat("x", maxBodyBytes)})
 	},
-	"Unavailable":             func(t *testing.T, f *docFixture, r *docRequest) { r.server = f.dead },
-	"CannotParse":             func(t *testing.T, f *docFixture, r *docRequest) { r.jsonBody(`{"version": `) },
-	"InvalidOrganizationSlug": func(t *testing.T, f *docFixture, r *docRequest) { r.values["organization_slug"] = "-acme" },
-	"InvalidVersion":          func(t *testing.T, f *docFixture, r *docRequest) { r.values["version"] = "latest" },
-	"InvalidFileID":           func(t *testing.T, f *docFixture, r *docRequest) { r.values["file_id"] = "one" },
-	"InvalidEnvironmentName":  func(t *testing.T, f *docFixture, r *docRequest) { r.values["name"] = strings.Repeat("x", 65) },
-	"InvalidUserID":           func(t *testing.T, f *docFixture, r *docRequest) { r.values["user_id"] = "ann" },
-	"InvalidLimit":            func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("limit", "ten") },
-	"InvalidCursor":           func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("cursor", "nope") },
-	"InvalidVisibility":       func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("visibility", "secret") },
+	"Unavailable":              func(t *testing.T, f *docFixture, r *docRequest) { r.server = f.dead },
+	"CannotParse":              func(t *testing.T, f *docFixture, r *docRequest) { r.jsonBody(`{"version": `) },
+	"InvalidOrganizationSlug":  func(t *testing.T, f *docFixture, r *docRequest) { r.values["organization_slug"] = "-acme" },
+	"InvalidVersion":           func(t *testing.T, f *docFixture, r *docRequest) { r.values["version"] = "latest" },
+	"InvalidFileID":            func(t *testing.T, f *docFixture, r *docRequest) { r.values["file_id"] = "one" },
+	"InvalidEnvironmentName":   func(t *testing.T, f *docFixture, r *docRequest) { r.values["name"] = strings.Repeat("x", 65) },
+	"InvalidUserID":            func(t *testing.T, f *docFixture, r *docRequest) { r.values["user_id"] = "ann" },
+	"InvalidLimit":             func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("limit", "ten") },
+	"InvalidCursor":            func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("cursor", "nope") },
+	"InvalidVisibility":        func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("visibility", "secret") },
+	"ReauthenticationRequired": reauthenticationRequired,
 }
 
 // operationCases are what an operation needs beyond its ordinary request
@@ -1128,6 +1145,10 @@ var docCases = map[string]operationCases{
 			"422 missingCode": withJSON(map[string]any{}),
 		},
 	},
+	"listApiTokens":      apiTokenDocCases["listApiTokens"],
+	"createApiToken":     apiTokenDocCases["createApiToken"],
+	"deleteApiTokenById": apiTokenDocCases["deleteApiTokenById"],
+	"deleteApiToken":     apiTokenDocCases["deleteApiToken"],
 	"verifyEmail": {
 		request: func(t *testing.T, f *docFixture, r *docRequest) { r.jsonBody(map[string]any{"key": f.homeKey}) },
 		examples: map[string]exampleCase{
@@ -1318,6 +1339,7 @@ func (doc openAPIDoc) ordinaryRequest(t *testing.T, f *docFixture, o docOperatio
 		"organization_slug": "acme", "project_slug": "web", "version": "1.0.0",
 		"file_id": strconv.FormatInt(f.fileID, 10), "name": "production", "user_id": "me", "key": f.homeKey,
 		"bundle_id": matrixBundleID, "repo_id": strconv.FormatInt(f.repoID, 10),
+		"token_id": "0", // apiTokenDocCases make the token
 	}
 	for _, name := range doc.pathParameters(t, o) {
 		v, ok := fixture[name]

@@ -1,8 +1,12 @@
 package handlers
 
 import (
+	"net/http"
+
+	"errata/authn"
 	"errata/handlers/allauth"
 	"errata/handlers/symbolkey"
+	"errata/store"
 )
 
 // route is one entry of the API: a method-and-path pattern of net/http, who
@@ -21,6 +25,10 @@ type access struct {
 	// basic also takes the token as the password of Basic credentials
 	// (authn.AuthenticateBearerOrBasic), as debuggers send it.
 	basic bool
+	// recentSession: with token, the caller must be a signed-in session
+	// (a token is 403) whose person authenticated within
+	// authn.RecentAuthentication (else 401 "Reauthentication required").
+	recentSession bool
 }
 
 var (
@@ -31,6 +39,9 @@ var (
 	optionalToken = access{}
 	// anyToken routes need a valid token and no particular scope.
 	anyToken = access{token: true}
+	// recentSession routes manage credentials: only a session that
+	// authenticated recently may call them, never a token.
+	recentSession = access{token: true, recentSession: true}
 )
 
 // scopes is the rule "a valid token with at least one of s".
@@ -143,6 +154,14 @@ func routes(d Deps) []route {
 		{"GET /profile/confirm-email/{key}/{$}", open, handleConfirmPage(d)},
 		{"POST /profile/confirm-email/{key}/{$}", open, handleConfirmSubmit(d)},
 
+		// The caller's own API tokens (docs/accounts.md): a session that
+		// authenticated within the last 5 minutes, never a token, so that
+		// a token cannot make tokens.
+		{"GET /api/0/api-tokens/{$}", recentSession, handleAPITokens(d)},
+		{"POST /api/0/api-tokens/{$}", recentSession, handleAPITokenCreate(d)},
+		{"DELETE /api/0/api-tokens/{$}", recentSession, handleAPITokenDeleteByBody(d)},
+		{"DELETE /api/0/api-tokens/{token_id}/{$}", recentSession, handleAPITokenDelete(d)},
+
 		// Release files, chunk upload and assembly.
 		{"GET /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileList(d)},
 		{"POST /api/0/organizations/{organization_slug}/releases/{version}/files/{$}", projectReleases, handleReleaseFileUpload(d)},
@@ -208,13 +227,39 @@ func routes(d Deps) []route {
 // read the session themselves, and a browser's unsafe requests pass the
 // CSRF check (handlers/allauth).
 func signInRoutes(d Deps) []route {
+	emailKeys := authn.NewEmailKeys(d.SecretKey)
 	signIn := allauth.New(allauth.Deps{Store: d.Store, Auth: d.Auth, Log: d.Log,
-		Passwords: d.Passwords, SignupOpen: d.SignupOpen})
+		Passwords: d.Passwords, Throttle: d.Throttle, TrustedProxies: d.TrustedProxies,
+		SignupOpen: d.SignupOpen, PublicURL: d.PublicURL, Now: d.Now,
+		ResetKeys: authn.NewResetKeys(d.SecretKey), EmailKeys: emailKeys, NotifyMail: d.NotifyMail,
+		ConfirmationMail: func(r *http.Request, userID int64, email string) (store.Mail, error) {
+			return confirmationMail(d, r, emailKeys, userID, email)
+		},
+		TOTPSecrets: authn.NewTOTPCipher(d.SecretKey), RecoverySeeds: authn.NewSeedCipher(d.SecretKey)})
 	return []route{
 		{"GET /_allauth/{client}/v1/config", open, signIn.Config()},
 		{"POST /_allauth/{client}/v1/auth/login", open, signIn.Login()},
 		{"GET /_allauth/{client}/v1/auth/session", open, signIn.Session()},
 		{"DELETE /_allauth/{client}/v1/auth/session", open, signIn.SignOut()},
+		{"POST /_allauth/{client}/v1/auth/reauthenticate", open, signIn.Reauthenticate()},
+		{"GET /_allauth/{client}/v1/auth/sessions", open, signIn.Sessions()},
+		{"DELETE /_allauth/{client}/v1/auth/sessions", open, signIn.EndSessions()},
+		{"POST /_allauth/{client}/v1/auth/signup", open, signIn.Signup()},
+		{"GET /_allauth/{client}/v1/auth/email/verify", open, signIn.VerifyEmailInfo()},
+		{"POST /_allauth/{client}/v1/auth/email/verify", open, signIn.VerifyEmail()},
+		{"POST /_allauth/{client}/v1/auth/email/verify/resend", open, signIn.ResendVerification()},
+		{"POST /_allauth/{client}/v1/auth/password/request", open, signIn.RequestPassword()},
+		{"GET /_allauth/{client}/v1/auth/password/reset", open, signIn.PasswordResetInfo()},
+		{"POST /_allauth/{client}/v1/auth/password/reset", open, signIn.ResetPassword()},
+		{"POST /_allauth/{client}/v1/account/password/change", open, signIn.ChangePassword()},
+		{"POST /_allauth/{client}/v1/auth/2fa/authenticate", open, signIn.TwoFactorAuthenticate()},
+		{"POST /_allauth/{client}/v1/auth/2fa/reauthenticate", open, signIn.TwoFactorReauthenticate()},
+		{"GET /_allauth/{client}/v1/account/authenticators", open, signIn.Authenticators()},
+		{"GET /_allauth/{client}/v1/account/authenticators/totp", open, signIn.TOTP()},
+		{"POST /_allauth/{client}/v1/account/authenticators/totp", open, signIn.ActivateTOTP()},
+		{"DELETE /_allauth/{client}/v1/account/authenticators/totp", open, signIn.DeactivateTOTP()},
+		{"GET /_allauth/{client}/v1/account/authenticators/recovery-codes", open, signIn.RecoveryCodes()},
+		{"POST /_allauth/{client}/v1/account/authenticators/recovery-codes", open, signIn.RegenerateRecoveryCodes()},
 	}
 }
 

@@ -268,6 +268,16 @@ func authorize(d Deps, a access, r *http.Request) (context.Context, error) {
 	case err != nil:
 		return nil, err
 	}
+	if a.recentSession {
+		// Credential management: a session, never a token, that proved
+		// who it is recently (docs/accounts.md).
+		if c.SessionID == 0 {
+			return nil, errPermissionDenied
+		}
+		if !c.RecentlyAuthenticated(d.Now()) {
+			return nil, &apiError{status: http.StatusUnauthorized, detail: "Reauthentication required"}
+		}
+	}
 	if err := resolveIDs(d, r, c.UserID); err != nil {
 		return nil, err
 	}

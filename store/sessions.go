@@ -52,9 +52,12 @@ func scanSession(row pgx.Row) (Session, error) {
 }
 
 // CreateSession stores a session of an active user under idHash and
-// returns it; an inactive or missing user is ErrNotFound.
+// returns it; an inactive or missing user is ErrNotFound. An authenticated
+// one is a sign-in: the user's last_login becomes now.
 func (s *Store) CreateSession(ctx context.Context, idHash []byte, n NewSession) (Session, error) {
 	sess, err := scanSession(s.pool.QueryRow(ctx, `
+		WITH login AS (
+			UPDATE users SET last_login = now() WHERE id = $2 AND is_active AND $4 = 'authenticated')
 		INSERT INTO sessions AS s (id_hash, user_id, client, state, expires_at, user_agent, ip)
 		SELECT $1, u.id, $3, $4, $5, $6, $7 FROM users u WHERE u.id = $2 AND u.is_active
 		RETURNING `+sessionCols,
@@ -112,18 +115,24 @@ type Rotation struct {
 // RotateSession gives the live session stored under oldHash the id of
 // newHash, in one conditional statement: the old id stops working at once,
 // and of two rotations of one id only one finds it. A session that is
-// gone, expired or not in state rot.From is ErrNotFound.
+// gone, expired or not in state rot.From is ErrNotFound. A pending sign-in
+// that becomes authenticated sets the user's last_login.
 func (s *Store) RotateSession(ctx context.Context, oldHash, newHash []byte, rot Rotation) (Session, error) {
 	var expires *time.Time
 	if !rot.ExpiresAt.IsZero() {
 		expires = &rot.ExpiresAt
 	}
 	sess, err := scanSession(s.pool.QueryRow(ctx, `
-		UPDATE sessions s SET id_hash = $2, state = $4, last_seen_at = now(),
-			authenticated_at = CASE WHEN $5 THEN now() ELSE s.authenticated_at END,
-			expires_at = coalesce($6, s.expires_at)
-		WHERE s.id_hash = $1 AND s.state = $3 AND s.expires_at > now()
-		RETURNING `+sessionCols,
+		WITH s AS (
+			UPDATE sessions s SET id_hash = $2, state = $4, last_seen_at = now(),
+				authenticated_at = CASE WHEN $5 THEN now() ELSE s.authenticated_at END,
+				expires_at = coalesce($6, s.expires_at)
+			WHERE s.id_hash = $1 AND s.state = $3 AND s.expires_at > now()
+			RETURNING `+sessionCols+`),
+		login AS (
+			UPDATE users SET last_login = now()
+			WHERE id = (SELECT user_id FROM s) AND $3 = 'mfa' AND $4 = 'authenticated')
+		SELECT `+sessionCols+` FROM s`,
 		oldHash, newHash, rot.From, rot.To, rot.Authenticated, expires))
 	return sess, wrap(err)
 }
@@ -174,12 +183,14 @@ func (s *Store) UserSessions(ctx context.Context, userID int64, idle time.Durati
 	return list, wrap(err)
 }
 
-// SweepSessions deletes the sessions past expires_at or idle longer than
-// idle, and returns how many it deleted.
-func (s *Store) SweepSessions(ctx context.Context, idle time.Duration) (int64, error) {
+// SweepSessions deletes at most batch sessions past expires_at or idle
+// longer than idle, and returns how many it deleted.
+func (s *Store) SweepSessions(ctx context.Context, idle time.Duration, batch int) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM sessions
-		WHERE expires_at <= now() OR last_seen_at <= now() - $1::interval`, idle)
+		DELETE FROM sessions WHERE id IN (
+			SELECT id FROM sessions
+			WHERE expires_at <= now() OR last_seen_at <= now() - $1::interval
+			LIMIT $2)`, idle, batch)
 	return tag.RowsAffected(), wrap(err)
 }
 

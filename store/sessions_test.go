@@ -74,9 +74,13 @@ func TestSessionLifecycle(t *testing.T) {
 		if _, err := st.SessionByHash(ctx, sessionHash("expired"), time.Hour); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("expired session: %v, want ErrNotFound", err)
 		}
-		n, err := st.SweepSessions(ctx, time.Hour)
-		if err != nil || n != 2 {
-			t.Errorf("SweepSessions = %d, %v; want the 2", n, err)
+		n, err := st.SweepSessions(ctx, time.Hour, 1)
+		if err != nil || n != 1 {
+			t.Errorf("SweepSessions = %d, %v; want 1, its batch", n, err)
+		}
+		n, err = st.SweepSessions(ctx, time.Hour, 100)
+		if err != nil || n != 1 {
+			t.Errorf("SweepSessions = %d, %v; want the other one", n, err)
 		}
 	})
 
@@ -108,6 +112,25 @@ func TestSessionLifecycle(t *testing.T) {
 		if n := storetest.Count(t, db, `SELECT count(*) FROM sessions WHERE id = $1 AND last_seen_at > now() - interval '5 seconds'`, a1.ID); n != 1 {
 			t.Error("a session seen 30 s ago was not touched with an interval of 10 s")
 		}
+	})
+
+	t.Run("an authenticated session is a sign-in, a pending one not yet", func(t *testing.T) {
+		if n := storetest.Count(t, db, `SELECT count(*) FROM users WHERE id = $1 AND last_login IS NOT NULL`, ann); n != 1 {
+			t.Error("ann's sign-ins did not set last_login")
+		}
+		cara, err := st.CreateUser(ctx, "cara@example.com", "Cara")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.CreateSession(ctx, sessionHash("cara-pending"), store.NewSession{
+			UserID: cara, Client: "app", State: store.SessionPending, ExpiresAt: later,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n := storetest.Count(t, db, `SELECT count(*) FROM users WHERE id = $1 AND last_login IS NOT NULL`, cara); n != 0 {
+			t.Error("a pending sign-in set last_login")
+		}
+		storetest.Exec(t, db, `UPDATE users SET last_login = NULL WHERE id = $1`, ann)
 	})
 
 	t.Run("rotation: the old id stops working, one of two wins", func(t *testing.T) {
@@ -154,6 +177,9 @@ func TestSessionLifecycle(t *testing.T) {
 		}
 		if _, err := st.SessionByHash(ctx, sessionHash("pending"), time.Hour); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the old id after rotation: %v, want ErrNotFound", err)
+		}
+		if n := storetest.Count(t, db, `SELECT count(*) FROM users WHERE id = $1 AND last_login > now() - interval '1 minute'`, ann); n != 1 {
+			t.Error("the completed sign-in did not set last_login")
 		}
 	})
 

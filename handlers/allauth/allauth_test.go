@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ type testServer struct {
 	db string
 }
 
-func newTestServer(t *testing.T, signupOpen bool) testServer {
+func newTestServer(t *testing.T, signupOpen bool, change ...func(*handlers.Deps)) testServer {
 	t.Helper()
 	ctx := context.Background()
 	st, db := storetest.NewWithURL(t)
@@ -53,13 +54,18 @@ func newTestServer(t *testing.T, signupOpen bool) testServer {
 	storetest.Exec(t, db, `
 		INSERT INTO totp_authenticators (user_id, secret_encrypted, last_step)
 		SELECT id, '\x00', 0 FROM users WHERE email = 'tia@example.com'`)
-	srv := httptest.NewServer(handlers.New(handlers.Deps{
+	d := handlers.Deps{
 		Store:      st,
 		Auth:       &authn.Authenticator{Store: st},
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Passwords:  authn.NewHasher(2, time.Second),
 		SignupOpen: signupOpen,
-	}))
+		SecretKey:  "a test secret key of more than 32 bytes",
+	}
+	for _, c := range change {
+		c(&d)
+	}
+	srv := httptest.NewServer(handlers.New(d))
 	t.Cleanup(srv.Close)
 	return testServer{Server: srv, st: st, db: db}
 }
@@ -301,4 +307,34 @@ func TestBadBodies(t *testing.T) {
 	c.do("POST", "auth/login", `{"email": "ann\u0000@example.com", "password": "x"}`).expect(t, 400,
 		`{"status": 400, "errors": [{"message": "Enter a valid email address.", "code": "invalid", "param": "email"}]}`)
 	c.do("POST", "auth/login", `{"email": "`+strings.Repeat("a", 20000)+`"}`).expect(t, 413, `{"status": 413}`)
+}
+
+func TestBusyHasher(t *testing.T) {
+	s := newTestServer(t, false, func(d *handlers.Deps) { d.Passwords = authn.NewHasher(1, time.Millisecond) })
+	const n = 5 // within the throttle's 5 attempts per account, which in-flight ones hold
+	answers := make(chan answer, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			answers <- s.client(t, "app").do("POST", "auth/login", map[string]string{"email": "ann@example.com", "password": password})
+		})
+	}
+	wg.Wait()
+	close(answers)
+	busy := 0
+	for a := range answers {
+		switch a.status {
+		case 200:
+		case 503:
+			busy++
+			if a.header.Get("Retry-After") != "5" || string(a.raw) != `{"status":503}`+"\n" {
+				t.Errorf("busy answer: Retry-After %q, body %s", a.header.Get("Retry-After"), a.raw)
+			}
+		default:
+			t.Errorf("status %d: %s", a.status, a.raw)
+		}
+	}
+	if busy == 0 {
+		t.Errorf("none of %d sign-ins at once with one hash slot was told to retry", n)
+	}
 }

@@ -56,13 +56,14 @@ func decodeJSON(body []byte, dst any) error {
 const maxEmail = 254
 
 // checkEmail returns the 400 of an address that cannot be one: empty
-// (required), too long, without an @, or holding a NUL or a control
+// (required), too long, without text on both sides of an @, or holding a NUL or a control
 // character, which no address has and PostgreSQL's text cannot hold.
 func checkEmail(email, param string) error {
+	local, domain, _ := strings.Cut(email, "@")
 	switch {
 	case email == "":
 		return invalid("required", "This field is required.", param)
-	case len(email) > maxEmail, !strings.Contains(email, "@"),
+	case len(email) > maxEmail, local == "", domain == "",
 		strings.ContainsFunc(email, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		return invalid("invalid", "Enter a valid email address.", param)
 	}

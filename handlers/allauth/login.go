@@ -27,15 +27,13 @@ var errMismatch = invalid("email_password_mismatch",
 // new session, authenticated (200) or, for a user with TOTP, pending its
 // second factor (401 with the flow mfa_authenticate). A wrong address or
 // password is 400 email_password_mismatch, one signed in already 409.
+// Wrong passwords are throttled per account (400 too_many_login_attempts,
+// the right password too) and per client address (429).
 func (a *API) Login() Handler {
 	return a.serve(func(w http.ResponseWriter, r request) error {
-		current, oldID, err := a.session(r)
-		switch {
-		case errors.Is(err, errNoSession):
-		case err != nil:
+		oldID, err := a.notSignedIn(r)
+		if err != nil {
 			return err
-		case current.State == store.SessionAuthenticated:
-			return status(http.StatusConflict)
 		}
 		var body loginBody
 		if err := decode(r.Request, &body); err != nil {
@@ -47,8 +45,13 @@ func (a *API) Login() Handler {
 		if body.Password == "" {
 			return invalid("required", "This field is required.", "password")
 		}
-		userID, err := a.checkPassword(r, body.Email, body.Password)
+		at, err := a.attempt(r, authn.PasswordFailuresPerAccount.For(body.Email),
+			authn.PasswordFailuresPerAddress.ForAddr(a.clientAddr(r.Request)))
 		if err != nil {
+			return err
+		}
+		userID, err := a.checkPassword(r, body.Email, body.Password)
+		if err := settle(r, at, err, errMismatch); err != nil {
 			return err
 		}
 		totp, _, err := a.d.Store.SecondFactors(r.Context(), userID)
@@ -62,7 +65,7 @@ func (a *API) Login() Handler {
 		}
 		id, s, err := a.d.Auth.StartSession(r.Context(), authn.NewSession{
 			UserID: userID, Client: r.client, Pending: totp,
-			UserAgent: r.UserAgent(), IP: clientIP(r.Request),
+			UserAgent: r.UserAgent(), IP: a.clientIP(r.Request),
 		})
 		if err != nil {
 			return err

@@ -90,6 +90,7 @@ type method struct {
 	Method          string  `json:"method"`
 	At              float64 `json:"at"`
 	Email           string  `json:"email,omitempty"`
+	Type            string  `json:"type,omitempty"` // of the authenticator, for "mfa"
 	Reauthenticated bool    `json:"reauthenticated,omitempty"`
 }
 
@@ -127,8 +128,9 @@ func (a *API) userOf(ctx context.Context, userID int64) (user, error) {
 
 // authenticated answers 200 with the session's user; newID, when set, is
 // the session's new id, which an app finds in meta.session_token (a
-// browser got it as its cookie from setSession).
-func (a *API) authenticated(w http.ResponseWriter, r request, s store.Session, newID string) error {
+// browser got it as its cookie from setSession). more are the methods
+// after the password (a second factor).
+func (a *API) authenticated(w http.ResponseWriter, r request, s store.Session, newID string, more ...method) error {
 	u, err := a.userOf(r.Context(), s.UserID)
 	if err != nil {
 		return err
@@ -140,7 +142,7 @@ func (a *API) authenticated(w http.ResponseWriter, r request, s store.Session, n
 	data := struct {
 		User    user     `json:"user"`
 		Methods []method `json:"methods"`
-	}{u, []method{{Method: "password", At: epoch(s.AuthenticatedAt), Email: u.Email}}}
+	}{u, append([]method{{Method: "password", At: epoch(s.AuthenticatedAt), Email: u.Email}}, more...)}
 	write(w, a.d.Log, http.StatusOK, envelope{Status: http.StatusOK, Data: data, Meta: meta})
 	return nil
 }
