@@ -59,7 +59,7 @@ func TestMigrateIsIdempotentAndSerialized(t *testing.T) {
 			t.Errorf("concurrent migrate %d: %v", i, err)
 		}
 	}
-	if out := mustCLI(t, db, "migrate"); out != "migrated to schema version 6" {
+	if out := mustCLI(t, db, "migrate"); out != "migrated to schema version 7" {
 		t.Errorf("migrate again said %q", out)
 	}
 }

@@ -592,9 +592,53 @@ ALTER TABLE api_tokens ADD COLUMN IF NOT EXISTS last_characters text NOT NULL DE
 -- failure (the right password) takes its own event back, and only it.
 ALTER TABLE throttle_events ADD COLUMN IF NOT EXISTS id bigserial PRIMARY KEY;
 
+-- Schema 7: members, invitations and teams (docs/members.md). A
+-- membership is a person's (user_id) or, while its invitation waits, an
+-- address's (user_id NULL, email set): Sentry's pending member, whose id
+-- stays when the invitation is accepted. The invitation's token is kept by
+-- its SHA-256 only, single-use (cleared when accepted), until
+-- invite_expires_at.
+ALTER TABLE memberships ALTER COLUMN user_id DROP NOT NULL;
+ALTER TABLE memberships ADD COLUMN IF NOT EXISTS email text CHECK (length(email) BETWEEN 3 AND 254);
+ALTER TABLE memberships ADD COLUMN IF NOT EXISTS invite_token_hash bytea UNIQUE
+    CHECK (length(invite_token_hash) = 32);
+ALTER TABLE memberships ADD COLUMN IF NOT EXISTS invite_expires_at timestamptz;
+ALTER TABLE memberships ADD COLUMN IF NOT EXISTS inviter_id bigint REFERENCES users (id) ON DELETE SET NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS memberships_pending_email_key
+    ON memberships (organization_id, lower(email)) WHERE user_id IS NULL;
+-- Sentry's require2FA: members without TOTP are refused the organization's
+-- routes until they enrol.
+ALTER TABLE organizations ADD COLUMN IF NOT EXISTS require_2fa boolean NOT NULL DEFAULT false;
+
+-- Teams group an organization's members (with a team role: Sentry's
+-- contributor or admin, NULL for the default) and its projects.
+CREATE TABLE IF NOT EXISTS teams (
+    id              bigserial PRIMARY KEY,
+    organization_id bigint NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    slug            text NOT NULL CHECK (length(slug) BETWEEN 1 AND 50),
+    name            text NOT NULL CHECK (length(name) BETWEEN 1 AND 64),
+    date_created    timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (organization_id, slug)
+);
+CREATE TABLE IF NOT EXISTS team_members (
+    team_id       bigint NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+    membership_id bigint NOT NULL REFERENCES memberships (id) ON DELETE CASCADE,
+    role          text CHECK (role IN ('contributor', 'admin')),
+    date_created  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (team_id, membership_id)
+);
+CREATE INDEX IF NOT EXISTS team_members_membership_idx ON team_members (membership_id);
+CREATE TABLE IF NOT EXISTS project_teams (
+    project_id   bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    team_id      bigint NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+    date_created timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (project_id, team_id)
+);
+CREATE INDEX IF NOT EXISTS project_teams_team_idx ON project_teams (team_id);
+
 -- Version 1: the first schema; 2: blobs, files as blob lists, indexed
 -- bundles; 3: repositories and commits; 4: ids of commit file changes,
 -- debug files, proguard artifact releases; 5: the deployment's id, project
 -- platforms, the commit page of a repository; 6: sessions, throttling, TOTP,
--- token expiry.
-INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4), (5), (6) ON CONFLICT DO NOTHING;
+-- token expiry; 7: members, invitations, teams.
+INSERT INTO errata_schema (version) VALUES (1), (2), (3), (4), (5), (6), (7) ON CONFLICT DO NOTHING;

@@ -24,7 +24,7 @@ var (
 )
 
 // SchemaVersion is the version that schema.sql records in errata_schema.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // Store is errata's PostgreSQL storage.
 type Store struct {
