@@ -17,11 +17,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"errata/shareddata"
 )
 
 // allauthDocument is django-allauth's OpenAPI document of its headless API
 // (allauth/headless/spec/doc/openapi.yaml of pennersr/django-allauth at tag
-// 65.16.1, as JSON), kept in sharedData beside the repository, never in it.
+// 65.16.1, as JSON), kept with the shared test data (shareddata) beside the
+// repository, never in it.
 // The sign-in API answers in its shapes (docs/accounts.md).
 const allauthDocument = "allauth-headless-openapi-65.16.1.json"
 
@@ -45,7 +48,7 @@ func loadAllauth(t *testing.T) *allauthSpec {
 	if allauthLoaded.spec != nil {
 		return allauthLoaded.spec
 	}
-	data, err := os.ReadFile(sharedDataPath(t, allauthDocument))
+	data, err := os.ReadFile(shareddata.Path(t, allauthDocument))
 	if err != nil {
 		t.Fatal(err)
 	}
