@@ -80,6 +80,12 @@ func TestAllauthAnswerErrors(t *testing.T) {
 			[]string{`the body is not one JSON value: EOF`}},
 		{"data after the value", "GET", "/_allauth/app/v1/auth/session", 200, session + `{}`,
 			[]string{`the body is not one JSON value: data after the JSON value`}},
+		{"a departure in the shape of a documented answer", "POST", "/_allauth/browser/v1/account/password/change", 200, session, nil},
+		{"a departure held to that shape", "POST", "/_allauth/app/v1/account/password/change", 200,
+			`{"status": 200, "data": {"user": ` + user + `, "methods": []}}`,
+			[]string{`held to GET auth/session 200's shape: $: required field "meta" is missing`}},
+		{"a departure without a shape is no documented answer", "POST", "/_allauth/app/v1/auth/login", 429, `{"status": 429}`,
+			[]string{`status 429 is not documented for POST /_allauth/{client}/v1/auth/login (documented: 200, 400, 401, 409)`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,5 +94,32 @@ func TestAllauthAnswerErrors(t *testing.T) {
 				t.Errorf("%s %s %d:\nwant %q\ngot  %q", c.method, c.path, c.status, c.want, got)
 			}
 		})
+	}
+}
+
+// TestExcused holds CheckExcusing's excuses to departures: only an answer
+// the document does not name, and only one without a shape to be held to.
+func TestExcused(t *testing.T) {
+	t.Parallel()
+	d := Load(t)
+	cases := []struct {
+		method, path string
+		status       int
+		want         bool
+	}{
+		{"POST", "/_allauth/app/v1/auth/login", 429, true},
+		{"POST", "/_allauth/browser/v1/auth/login?next=1", 413, true},
+		{"DELETE", "/_allauth/app/v1/account/authenticators/totp", 404, true},
+		{"POST", "/_allauth/browser/v1/auth/signup", 403, false}, // documented
+		{"POST", "/_allauth/app/v1/auth/login", 400, false},      // documented
+		{"POST", "/_allauth/app/v1/auth/login", 500, false},      // no departure
+		{"GET", "/_allauth/app/v1/account/authenticators/totp", 404, false},
+		{"POST", "/_allauth/app/v1/account/password/change", 200, false}, // held to a shape
+		{"PUT", "/_allauth/app/v1/auth/login", 429, false},               // no such operation
+	}
+	for _, c := range cases {
+		if got := d.Excused(c.method, c.path, c.status); got != c.want {
+			t.Errorf("Excused(%s %s %d) = %v, want %v", c.method, c.path, c.status, got, c.want)
+		}
 	}
 }
