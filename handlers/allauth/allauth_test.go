@@ -19,6 +19,7 @@ import (
 
 	"errata/authn"
 	"errata/handlers"
+	"errata/handlers/allauth/allauthdoc"
 	"errata/store"
 	"errata/store/storetest"
 )
@@ -108,7 +109,7 @@ type answer struct {
 // when it starts with /), with the credentials of the client: a browser
 // sends its CSRF token on unsafe methods unless header says otherwise.
 // Every answer of the sign-in API must fit allauth's reference document
-// (checkReference).
+// (allauthdoc.CheckExcusing).
 func (c *client) do(method, path string, body any, header ...string) answer {
 	c.t.Helper()
 	if !strings.HasPrefix(path, "/") {
@@ -147,8 +148,8 @@ func (c *client) do(method, path string, body any, header ...string) answer {
 	raw, _ := io.ReadAll(res.Body)
 	a := answer{status: res.StatusCode, header: res.Header, raw: raw}
 	json.Unmarshal(raw, &a.body)
-	if rel, ok := strings.CutPrefix(path, "/_allauth/"+c.kind+"/v1/"); ok {
-		checkReference(c.t, method, rel, a)
+	if strings.HasPrefix(path, "/_allauth/"+c.kind+"/v1/") {
+		allauthdoc.CheckExcusing(c.t, method, path, a.status, raw)
 	}
 	return a
 }
