@@ -250,3 +250,66 @@ func TestProjectTeams(t *testing.T) {
 		f.do("POST", "/api/0/projects/acme/web/teams/nobody/", f.ann, nil).expect(t, http.StatusNotFound, nil)
 	})
 }
+
+// matrixTeam creates, in acme and rival, a team of a new name without
+// members, and returns its slug; with victimOn, the victim is on acme's,
+// and with web, both organizations' web belong to it.
+func (f *matrixFixture) matrixTeam(t *testing.T, victimOn, web bool) string {
+	t.Helper()
+	slug := f.name("team")
+	for _, org := range []string{"acme", "rival"} {
+		f.exec(`INSERT INTO teams (organization_id, slug, name) SELECT id, $2, $2 FROM organizations WHERE slug = $1`, org, slug)
+		if web {
+			f.exec(`INSERT INTO project_teams (project_id, team_id)
+				SELECT p.id, t.id FROM teams t JOIN projects p ON p.organization_id = t.organization_id AND p.slug = 'web'
+				JOIN organizations o ON o.id = t.organization_id WHERE o.slug = $1 AND t.slug = $2`, org, slug)
+		}
+	}
+	if victimOn {
+		f.exec(`INSERT INTO team_members (team_id, membership_id)
+			SELECT t.id, m.id FROM teams t JOIN organizations o ON o.id = t.organization_id
+			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $2
+			WHERE o.slug = 'acme' AND t.slug = $1`, slug, f.victim.id)
+	}
+	return slug
+}
+
+// victimMembership is the id of the victim's membership of acme.
+func (f *matrixFixture) victimMembership(t *testing.T) string {
+	t.Helper()
+	return strconv.Itoa(f.count(`SELECT m.id FROM memberships m JOIN organizations o ON o.id = m.organization_id
+		WHERE o.slug = 'acme' AND m.user_id = $1`, f.victim.id))
+}
+
+// onTeam is the entry of a route of a team that both organizations have
+// (new for each request, with the victim on acme's when victimOn, and web
+// in both when web), naming the victim's membership of acme.
+func onTeam(want int, body matrixBody, victimOn, web bool) matrixEntry {
+	return matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+		team := f.matrixTeam(t, victimOn, web)
+		return f.on(want, body, "team_slug", team, "member_id", f.victimMembership(t))
+	}}
+}
+
+// newTeamEntry creates a team whose slug the intruder's organization has
+// already.
+var newTeamEntry = matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+	slug := f.name("created")
+	f.exec(`INSERT INTO teams (organization_id, slug, name) SELECT id, $1, $1 FROM organizations WHERE slug = 'rival'`, slug)
+	return f.on(http.StatusCreated, jsonBody(map[string]any{"slug": slug}))
+}}
+
+// newTeamProjectEntry creates a project, through a team both organizations
+// have, whose slug the intruder's organization has already.
+var newTeamProjectEntry = matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+	team, slug := f.matrixTeam(t, false, false), f.name("created")
+	f.project("rival", slug)
+	return f.on(http.StatusCreated, jsonBody(map[string]any{"name": slug, "slug": slug}), "team_slug", team)
+}}
+
+// renameTeamEntry renames a team both organizations have, keeping its
+// slug, which an update must send.
+var renameTeamEntry = matrixEntry{prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+	team := f.matrixTeam(t, false, false)
+	return f.on(http.StatusOK, jsonBody(map[string]any{"slug": team, "name": "Intruded"}), "team_slug", team)
+}}
