@@ -4,9 +4,21 @@ package handlers
 // (docs/members.md, Teams).
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"errata/authn"
+	"errata/store"
+	"errata/store/storetest"
 )
 
 // teamsFixture is acme, owned by ann, with ben a member and cat an admin,
@@ -313,3 +325,74 @@ var renameTeamEntry = matrixEntry{prepare: func(t *testing.T, f *matrixFixture) 
 	team := f.matrixTeam(t, false, false)
 	return f.on(http.StatusOK, jsonBody(map[string]any{"slug": team, "name": "Intruded"}), "team_slug", team)
 }}
+
+// teamFuzzRoutes are the team routes that read a body, a query or a
+// free-form path value; {} and ?{} as in apiFuzzRoutes.
+var teamFuzzRoutes = []apiFuzzRoute{
+	{method: "POST", path: "/api/0/organizations/acme/teams/", contentType: "application/json"},
+	{method: "PUT", path: "/api/0/teams/acme/scratch/", contentType: "application/json"},
+	{method: "GET", path: "/api/0/organizations/acme/teams/?{}"},
+	{method: "GET", path: "/api/0/teams/acme/backend/?{}"},
+	{method: "GET", path: "/api/0/teams/acme/{}/members/"},
+	{method: "PUT", path: "/api/0/organizations/acme/members/{}/teams/backend/", contentType: "application/json"},
+	{method: "POST", path: "/api/0/organizations/acme/members/{}/teams/backend/"},
+	{method: "POST", path: "/api/0/teams/acme/backend/projects/", contentType: "application/json"},
+	{method: "POST", path: "/api/0/projects/acme/web/teams/{}/"},
+}
+
+// FuzzTeamInputs sends arbitrary bodies, queries and path values to the
+// team routes of the real handler on a real database: the answer is never
+// a 5xx, and is JSON of the contract.
+func FuzzTeamInputs(f *testing.F) {
+	st, _ := storetest.NewWithURL(f)
+	ctx := context.Background()
+	owner, err := st.CreateUser(ctx, "owner@acme.example", "Owner")
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := st.CreateOrganization(ctx, "acme", "Acme", "owner@acme.example"); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, store.Operator, "acme", store.NewProject{Slug: "web", Name: "Web"}); err != nil {
+		f.Fatal(err)
+	}
+	for _, slug := range []string{"backend", "scratch"} {
+		if _, err := st.CreateTeam(ctx, owner, "acme", slug, slug); err != nil {
+			f.Fatal(err)
+		}
+	}
+	tok, hash := authn.NewToken()
+	if _, err := st.CreateToken(ctx, "owner@acme.example", hash, authn.Scopes, "fuzz"); err != nil {
+		f.Fatal(err)
+	}
+	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
+	h := serve(d, routes(d))
+	f.Add(uint8(0), "", []byte(`{"slug": "frontend", "name": "Frontend"}`))
+	f.Add(uint8(1), "", []byte(`{"slug": null}`))
+	f.Add(uint8(2), "query=slug:backend id:1&detailed=0", []byte(nil))
+	f.Add(uint8(3), "collapse=organization&expand=x", []byte(nil))
+	f.Add(uint8(5), "me", []byte(`{"teamRole": "admin"}`))
+	f.Add(uint8(6), "99999999999999999999", []byte(nil))
+	f.Add(uint8(7), "", []byte(`{"name": "Jobs", "platform": 1}`))
+	f.Fuzz(func(t *testing.T, route uint8, segment string, body []byte) {
+		rt := teamFuzzRoutes[int(route)%len(teamFuzzRoutes)]
+		target := strings.Replace(rt.path, "?{}", "?"+segment, 1)
+		target = strings.Replace(target, "{}", url.PathEscape(segment), 1)
+		u, err := url.Parse(target)
+		if err != nil {
+			return // no client can send it
+		}
+		r := httptest.NewRequest(rt.method, "http://errata.test/", bytes.NewReader(body))
+		r.URL = u
+		r.Header.Set("Authorization", "Bearer "+tok)
+		if rt.contentType != "" {
+			r.Header.Set("Content-Type", rt.contentType)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code >= 500 {
+			t.Fatalf("%s %s: %d %s", rt.method, target, w.Code, w.Body)
+		}
+		checkContractAnswer(t, rt, target, w)
+	})
+}
