@@ -533,12 +533,14 @@ var missingValues = map[string]string{
 	"user_id":           "999999999",
 	"bundle_id":         "00000000-0000-0000-0000-000000000000",
 	"repo_id":           "999999999",
+	"team_slug":         "no-such-team",
+	"member_id":         "999999999",
 }
 
 // globalIDs are path values that are unique across organizations: the
 // intruder's own organization with the victim's id must answer as it does
 // an id that does not exist.
-var globalIDs = []string{"file_id", "repo_id"}
+var globalIDs = []string{"file_id", "repo_id", "member_id"}
 
 // on is the victim's request on the standard records, with values
 // overridden by the pairs of kv.
@@ -698,6 +700,24 @@ func matrixEntries() map[string]matrixEntry {
 			f.project("rival", slug)
 			return f.on(http.StatusNoContent, noBody, "project_slug", slug)
 		}},
+		// Teams, their members and their projects (teams_test.go): a team
+		// of the same name in both organizations; a member joins, steps
+		// down and leaves itself.
+		"GET /api/0/organizations/{organization_slug}/teams/{$}":                                    standing(http.StatusOK, noBody),
+		"POST /api/0/organizations/{organization_slug}/teams/{$}":                                   newTeamEntry,
+		"GET /api/0/organizations/{organization_slug}/user-teams/{$}":                               standing(http.StatusOK, noBody),
+		"GET /api/0/teams/{organization_slug}/{team_slug}/{$}":                                      onTeam(http.StatusOK, noBody, false, false),
+		"PUT /api/0/teams/{organization_slug}/{team_slug}/{$}":                                      renameTeamEntry,
+		"DELETE /api/0/teams/{organization_slug}/{team_slug}/{$}":                                   onTeam(http.StatusNoContent, noBody, false, false),
+		"GET /api/0/teams/{organization_slug}/{team_slug}/members/{$}":                              onTeam(http.StatusOK, noBody, true, false),
+		"POST /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}":   onTeam(http.StatusCreated, noBody, false, false),
+		"PUT /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}":    onTeam(http.StatusOK, jsonBody(map[string]any{"teamRole": "contributor"}), true, false),
+		"DELETE /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}": onTeam(http.StatusOK, noBody, true, false),
+		"GET /api/0/teams/{organization_slug}/{team_slug}/projects/{$}":                             onTeam(http.StatusOK, noBody, false, true),
+		"POST /api/0/teams/{organization_slug}/{team_slug}/projects/{$}":                            newTeamProjectEntry,
+		"GET /api/0/projects/{organization_slug}/{project_slug}/teams/{$}":                          onTeam(http.StatusOK, noBody, false, true),
+		"POST /api/0/projects/{organization_slug}/{project_slug}/teams/{team_slug}/{$}":             onTeam(http.StatusCreated, noBody, false, false),
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/teams/{team_slug}/{$}":           onTeam(http.StatusOK, noBody, false, true),
 		"GET /api/0/users/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCaller,
 			note: "lists the caller only"},
 		"GET /api/0/users/{user_id}/{$}": standing(http.StatusOK, noBody),

@@ -822,6 +822,10 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 		VALUES ($1, 'ann@work.example.com', true), ($1, 'ann@home.example.com', false)`, f.annID)
 	a.exec(`INSERT INTO social_accounts (user_id, provider, uid, email, username)
 		VALUES ($1, 'github', '583231', 'ann@example.com', 'ann')`, f.annID)
+	// The team backend, with ann on it as its admin.
+	a.exec(`INSERT INTO teams (organization_id, slug, name) SELECT id, 'backend', 'Backend' FROM organizations WHERE slug = 'acme'`)
+	a.exec(`INSERT INTO team_members (team_id, membership_id, role) SELECT t.id, m.id, 'admin'
+		FROM teams t JOIN memberships m ON m.organization_id = t.organization_id AND m.user_id = $1`, f.annID)
 	f.ann = a.token("ann@example.com")
 	f.ben = a.token("ben@example.com")
 	f.narrow = a.token("ann@example.com", "member:read")
@@ -1036,6 +1040,12 @@ var docCases = map[string]operationCases{
 		"422 missingName":     withJSON(map[string]any{"slug": "mobile"}),
 		"422 invalidPlatform": withJSON(map[string]any{"name": "Mobile", "platform": "React Native"}),
 	}},
+	"createOrganizationTeam": {examples: map[string]exampleCase{"409": withJSON(map[string]any{"slug": "backend"})}},
+	"updateTeam": {examples: map[string]exampleCase{"409": func(t *testing.T, f *docFixture, r *docRequest) {
+		f.exec(`INSERT INTO teams (organization_id, slug, name) SELECT id, 'frontend', 'Frontend' FROM organizations WHERE slug = 'acme'`)
+		r.jsonBody(map[string]any{"slug": "frontend"})
+	}}},
+	"createTeamProject": {examples: map[string]exampleCase{"409": withJSON(map[string]any{"name": "Web", "slug": "web"})}},
 	"updateProject": {examples: map[string]exampleCase{
 		"409 exists": func(t *testing.T, f *docFixture, r *docRequest) {
 			f.project("acme", "api")
@@ -1339,7 +1349,8 @@ func (doc openAPIDoc) ordinaryRequest(t *testing.T, f *docFixture, o docOperatio
 		"organization_slug": "acme", "project_slug": "web", "version": "1.0.0",
 		"file_id": strconv.FormatInt(f.fileID, 10), "name": "production", "user_id": "me", "key": f.homeKey,
 		"bundle_id": matrixBundleID, "repo_id": strconv.FormatInt(f.repoID, 10),
-		"token_id": "0", // apiTokenDocCases make the token
+		"token_id":  "0", // apiTokenDocCases make the token
+		"team_slug": "backend", "member_id": "me",
 	}
 	for _, name := range doc.pathParameters(t, o) {
 		v, ok := fixture[name]

@@ -67,18 +67,18 @@ func newOrganizationJSON(o store.Organization, base string) organizationJSON {
 	}
 }
 
-// projectJSON is a project as Sentry's API writes it; errata has no
-// teams.
+// projectJSON is a project as Sentry's API writes it, with its teams.
 type projectJSON struct {
-	ID          string     `json:"id"`
-	Slug        string     `json:"slug"`
-	Name        string     `json:"name"`
-	Platform    *string    `json:"platform"`
-	DateCreated jsonTime   `json:"dateCreated"`
-	Status      string     `json:"status"`
-	Team        *struct{}  `json:"team"` // errata has no teams: null in lists, as Sentry's allow
-	Teams       []struct{} `json:"teams"`
-	Features    []string   `json:"features"`
+	ID          string   `json:"id"`
+	Slug        string   `json:"slug"`
+	Name        string   `json:"name"`
+	Platform    *string  `json:"platform"`
+	DateCreated jsonTime `json:"dateCreated"`
+	Status      string   `json:"status"`
+	// Team is the first of Teams, null without one, as Sentry's lists allow.
+	Team     *teamRefJSON  `json:"team"`
+	Teams    []teamRefJSON `json:"teams"`
+	Features []string      `json:"features"`
 	projectEventFlags
 	// Environments are the names of the environments the project shows.
 	Environments []string `json:"environments"`
@@ -130,11 +130,14 @@ type latestReleaseJSON struct {
 func newProjectJSON(p store.Project) projectJSON {
 	out := projectJSON{
 		ID: strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, Platform: p.Platform, DateCreated: jsonTime(p.DateCreated),
-		Status: "active", Teams: []struct{}{}, Features: []string{}, Environments: p.Environments,
+		Status: "active", Teams: newTeamRefsJSON(p.Teams), Features: []string{}, Environments: p.Environments,
 		projectEventFlags: projectEventFlags{IsMember: true, HasAccess: true, Platforms: []string{}},
 	}
 	if out.Environments == nil {
 		out.Environments = []string{}
+	}
+	if len(out.Teams) > 0 {
+		out.Team = &out.Teams[0]
 	}
 	if p.LatestRelease != nil {
 		out.LatestRelease = &latestReleaseJSON{Version: *p.LatestRelease}

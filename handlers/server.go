@@ -340,6 +340,10 @@ func (w *statusWriter) WriteHeader(code int) {
 		if code == http.StatusMethodNotAllowed {
 			body = `{"detail":"Method Not Allowed"}` + "\n"
 		}
+		if strings.HasPrefix(w.r.URL.Path, "/_allauth/") {
+			// The sign-in API answers in allauth's envelope.
+			body = `{"status":` + strconv.Itoa(code) + "}\n"
+		}
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)))

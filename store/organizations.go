@@ -124,6 +124,9 @@ type Project struct {
 	LatestRelease *string
 	// Organization is the project's organization; only Project reads it.
 	Organization Organization
+	// Teams are the teams the project belongs to, by slug; Projects,
+	// Project and the team routes read them (store/teams.go).
+	Teams []TeamRef
 }
 
 // projectSummaryCols are the columns of a project p that Projects and
@@ -216,7 +219,7 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, word
 	}
 	where, args := textFilter("WHERE o.slug = $2", []any{userID, orgSlug}, words, "p.name", "p.slug")
 	return list(ctx, s.pool, listQuery{
-		cols: "p.id, p.slug, p.name, p.platform, p.date_created, " + projectSummaryCols,
+		cols: "p.id, p.slug, p.name, p.platform, p.date_created, " + projectSummaryCols + ", " + projectTeamsCol,
 		from: `FROM projects p JOIN organizations o ON o.id = p.organization_id
 			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 ` + where,
 		args:       args,
@@ -224,7 +227,7 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, word
 		idCol:      "p.id",
 	}, page, func(rows pgx.Rows) (Project, Key, error) {
 		var p Project
-		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease)
+		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease, &p.Teams)
 		return p, Key{Created: p.DateCreated, ID: p.ID}, err
 	})
 }
@@ -235,12 +238,12 @@ func (s *Store) Project(ctx context.Context, userID int64, orgSlug, projectSlug 
 	var p Project
 	o := &p.Organization
 	err := s.pool.QueryRow(ctx, `
-		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`,
+		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`, `+projectTeamsCol+`,
 			o.id, o.slug, o.name, o.date_created
 		FROM projects p JOIN organizations o ON o.id = p.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
 		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated,
-		&p.Environments, &p.LatestRelease, &o.ID, &o.Slug, &o.Name, &o.DateCreated)
+		&p.Environments, &p.LatestRelease, &p.Teams, &o.ID, &o.Slug, &o.Name, &o.DateCreated)
 	return p, wrap(err)
 }
 
