@@ -303,16 +303,6 @@ type TeamSummary struct {
 	TeamRole *string
 }
 
-// OrganizationDetail returns the organization slug, of which userID must be
-// a member, with its projects and teams.
-func (s *Store) OrganizationDetail(ctx context.Context, userID int64, slug string) (OrganizationDetail, error) {
-	o, err := s.Organization(ctx, userID, slug)
-	if err != nil {
-		return OrganizationDetail{}, err
-	}
-	return organizationDetail(ctx, s.pool, userID, o)
-}
-
 // organizationDetail reads the projects and teams of o for userID, its
 // member (the membership is in each statement's WHERE clause).
 func organizationDetail(ctx context.Context, q querier, userID int64, o Organization) (OrganizationDetail, error) {
