@@ -374,10 +374,10 @@ type organizationDetailJSON struct {
 	organizationJSON
 	organizationCallerJSON
 	organizationSettingsJSON
-	Projects     []projectJSON          `json:"projects"`
-	Teams        []organizationTeamJSON `json:"teams"`
-	OrgRoleList  []orgRoleJSON          `json:"orgRoleList"`
-	TeamRoleList []teamRoleJSON         `json:"teamRoleList"`
+	Projects     []projectJSON  `json:"projects"`
+	Teams        []teamJSON     `json:"teams"`
+	OrgRoleList  []orgRoleJSON  `json:"orgRoleList"`
+	TeamRoleList []teamRoleJSON `json:"teamRoleList"`
 }
 
 // organizationSettingsJSON are the settings of Sentry's detailed
@@ -433,24 +433,6 @@ var errataSettings = organizationSettingsJSON{
 	DebugFilesRole: "member", DefaultRole: "member", OpenMembership: true,
 	DefaultCodeReviewTriggers: []string{}, Experiments: map[string]string{},
 	SafeFields: []string{}, SensitiveFields: []string{}, TrustedRelays: []struct{}{},
-}
-
-// organizationTeamJSON is a team as Sentry's detailed organization lists
-// it. Access is organization-wide (docs/members.md), so every member has
-// access to every team, with its scopes in the organization.
-type organizationTeamJSON struct {
-	ID          string             `json:"id"`
-	Slug        string             `json:"slug"`
-	Name        string             `json:"name"`
-	DateCreated jsonTime           `json:"dateCreated"`
-	IsMember    bool               `json:"isMember"`
-	TeamRole    *string            `json:"teamRole"`
-	Flags       map[string]bool    `json:"flags"`
-	Access      []string           `json:"access"`
-	HasAccess   bool               `json:"hasAccess"`
-	IsPending   bool               `json:"isPending"`
-	MemberCount int                `json:"memberCount"`
-	Avatar      organizationAvatar `json:"avatar"`
 }
 
 // roleJSON is what Sentry's lists of organization and team roles write of
@@ -536,7 +518,7 @@ func newOrganizationDetailJSON(d store.OrganizationDetail, access []string, base
 		organizationCallerJSON:   newOrganizationCallerJSON(d.Organization, access),
 		organizationSettingsJSON: errataSettings,
 		Projects:                 make([]projectJSON, 0, len(d.Projects)),
-		Teams:                    make([]organizationTeamJSON, 0, len(d.Teams)),
+		Teams:                    make([]teamJSON, 0, len(d.Teams)),
 		OrgRoleList:              orgRoleList(d.Role),
 		TeamRoleList:             teamRoleList(d.Role),
 	}
@@ -545,12 +527,7 @@ func newOrganizationDetailJSON(d store.OrganizationDetail, access []string, base
 		out.Projects = append(out.Projects, newProjectJSON(p, caller))
 	}
 	for _, t := range d.Teams {
-		out.Teams = append(out.Teams, organizationTeamJSON{
-			ID: strconv.FormatInt(t.ID, 10), Slug: t.Slug, Name: t.Name, DateCreated: jsonTime(t.DateCreated),
-			IsMember: t.IsMember, TeamRole: t.TeamRole, Flags: map[string]bool{"idp:provisioned": false},
-			Access: caller, HasAccess: true, MemberCount: t.MemberCount,
-			Avatar: organizationAvatar{AvatarType: "letter_avatar"},
-		})
+		out.Teams = append(out.Teams, newTeamJSONWith(t, caller))
 	}
 	return out
 }

@@ -64,7 +64,13 @@ type teamJSON struct {
 }
 
 func newTeamJSON(r *http.Request, t store.Team) teamJSON {
-	access := slices.Clip(caller(r).Scopes)
+	return newTeamJSONWith(t, caller(r).Scopes)
+}
+
+// newTeamJSONWith converts t for a caller whose scopes in its organization
+// are access: organization-wide, as every team is open to every member.
+func newTeamJSONWith(t store.Team, access []string) teamJSON {
+	access = slices.Clip(access)
 	if access == nil {
 		access = []string{}
 	}

@@ -288,22 +288,7 @@ type OrganizationDetail struct {
 	// their environments and latest release, as Projects reads them).
 	Projects []Project
 	// Teams are all the organization's teams, by slug.
-	Teams []TeamSummary
-}
-
-// TeamSummary is a team as an organization's detail lists it, with the
-// caller's place in it.
-type TeamSummary struct {
-	ID          int64
-	Slug        string
-	Name        string
-	DateCreated time.Time
-	// MemberCount counts its members who joined (not those invited).
-	MemberCount int
-	// IsMember says whether the caller is in the team; TeamRole is its
-	// team role there (nil when it is none, or the default).
-	IsMember bool
-	TeamRole *string
+	Teams []Team
 }
 
 // organizationDetail reads the projects and teams of o for userID, its
@@ -326,22 +311,10 @@ func organizationDetail(ctx context.Context, q querier, userID int64, o Organiza
 	if err != nil {
 		return d, wrap(err)
 	}
-	rows, err = q.Query(ctx, `
-		SELECT t.id, t.slug, t.name, t.date_created,
-			(SELECT count(*) FROM team_members tm JOIN memberships tmm ON tmm.id = tm.membership_id
-				WHERE tm.team_id = t.id AND tmm.user_id IS NOT NULL),
-			mine.membership_id IS NOT NULL, mine.role
-		FROM teams t JOIN memberships m ON m.organization_id = t.organization_id AND m.user_id = $1
-		LEFT JOIN team_members mine ON mine.team_id = t.id AND mine.membership_id = m.id
-		WHERE t.organization_id = $2
-		ORDER BY t.slug`, userID, o.ID)
+	rows, err = q.Query(ctx, `SELECT `+teamCols+` `+teamFrom+` ORDER BY t.slug`, userID, o.Slug)
 	if err != nil {
 		return d, wrap(err)
 	}
-	d.Teams, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (TeamSummary, error) {
-		var t TeamSummary
-		err := row.Scan(&t.ID, &t.Slug, &t.Name, &t.DateCreated, &t.MemberCount, &t.IsMember, &t.TeamRole)
-		return t, err
-	})
+	d.Teams, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Team, error) { return scanTeam(row) })
 	return d, wrap(err)
 }
