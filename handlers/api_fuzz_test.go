@@ -82,6 +82,9 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate-jvm/", contentType: "application/json"},
 	// Native resolution (docs/resolution.md).
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate/", contentType: "application/json"},
+	// A new organization (its creator is no superuser: every body is refused
+	// or invalid, never a 5xx).
+	{method: "POST", path: "/api/0/organizations/", contentType: "application/json"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database

@@ -681,6 +681,12 @@ func matrixEntries() map[string]matrixEntry {
 		// route checks {user_id}, the caller's own record where it does not.
 		"GET /api/0/organizations/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCallersOrganizations,
 			note: "lists the caller's organizations only"},
+		// A new organization: the victim is a superuser, who may create
+		// one; the intruder is not (ORG_CREATION=superuser).
+		"POST /api/0/organizations/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			f.exec(`UPDATE users SET is_superuser = true WHERE id = $1`, f.victim.id)
+			return matrixRequest{owner: f.victim, body: jsonBody(map[string]any{"name": f.name("created")}), want: http.StatusCreated}
+		}, special: createsNothingForOthers, note: "refuses a caller who may not create, and changes nothing"},
 		"GET /api/0/organizations/{organization_slug}/{$}":           standing(http.StatusOK, noBody),
 		"GET /api/0/organizations/{organization_slug}/projects/{$}":  standing(http.StatusOK, noBody),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/{$}": standing(http.StatusOK, noBody),
@@ -1004,6 +1010,15 @@ func listsOnlyTheCallersOrganizations(t *testing.T, f *matrixFixture, pattern st
 	if diff := cmp.Diff([]struct{ Slug string }{{"rival"}}, orgs); diff != "" {
 		t.Errorf("organizations (-want +got):\n%s", diff)
 	}
+}
+
+// createsNothingForOthers checks that the intruder, no superuser, is
+// refused the creation of an organization and changes nothing.
+func createsNothingForOthers(t *testing.T, f *matrixFixture, pattern string) {
+	before := f.snapshot(t)
+	f.send(t, pattern, nil, jsonBody(map[string]any{"name": "acme", "slug": "acme"}), f.intruder.token).
+		expect(t, http.StatusUnauthorized, `{"detail": "Organizations are not allowed to be created by this user."}`)
+	unchanged(t, "the intruder's request", before, f.snapshot(t))
 }
 
 // listsOnlyTheCaller checks that the user list of the intruder holds the

@@ -1033,8 +1033,20 @@ var docCases = map[string]operationCases{
 			r.jsonBody(map[string]any{"slug": "initech"})
 		},
 		"422 invalidSlug":     withJSON(map[string]any{"slug": "Acme!"}),
-		"422 unstoredSetting": withJSON(map[string]any{"name": "Acme Corp", "require2FA": true}),
+		"422 unstoredSetting": withJSON(map[string]any{"name": "Acme Corp", "defaultRole": "member"}),
+		"400 noSecondFactor":  withJSON(map[string]any{"require2FA": true}),
 	}},
+	"createOrganization": {
+		// ann is a superuser, who may create organizations.
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			f.exec(`UPDATE users SET is_superuser = true WHERE id = $1`, f.annID)
+		},
+		examples: map[string]exampleCase{
+			"401 notAllowed":  func(t *testing.T, f *docFixture, r *docRequest) { r.token = f.token("ben@example.com") },
+			"409 slugTaken":   withJSON(map[string]any{"name": "Acme", "slug": "acme"}),
+			"422 missingName": withJSON(map[string]any{"slug": "globex"}),
+		},
+	},
 	"createProject": {examples: map[string]exampleCase{
 		"409 exists":          withJSON(map[string]any{"name": "Web", "slug": "web"}),
 		"422 missingName":     withJSON(map[string]any{"slug": "mobile"}),

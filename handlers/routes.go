@@ -99,6 +99,9 @@ func routes(d Deps) []route {
 		// Sentry accepts where an organization lets members create
 		// projects, creates nothing here.
 		{"PUT /api/0/organizations/{organization_slug}/{$}", orgWrite, handleOrganizationUpdate(d)},
+		// A new organization, owned by its creator: superusers, or every
+		// person with ORG_CREATION=open (the store decides).
+		{"POST /api/0/organizations/{$}", anyToken, handleOrganizationCreate(d)},
 		{"POST /api/0/organizations/{organization_slug}/projects/{$}", projectWrite, handleProjectCreate(d)},
 		{"PUT /api/0/projects/{organization_slug}/{project_slug}/{$}", projectWrite, handleProjectUpdate(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/{$}", projectAdmin, handleProjectDelete(d)},

@@ -72,6 +72,9 @@ type Deps struct {
 	// SignupOpen lets anyone sign up through the sign-in API
 	// (SIGNUP=open); else people join by invitation.
 	SignupOpen bool
+	// OrgCreationOpen lets every signed-in person create organizations
+	// (ORG_CREATION=open); else only superusers may.
+	OrgCreationOpen bool
 
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.

@@ -64,7 +64,13 @@ type teamJSON struct {
 }
 
 func newTeamJSON(r *http.Request, t store.Team) teamJSON {
-	access := slices.Clip(caller(r).Scopes)
+	return newTeamJSONWith(t, caller(r).Scopes)
+}
+
+// newTeamJSONWith converts t for a caller whose scopes in its organization
+// are access: organization-wide, as every team is open to every member.
+func newTeamJSONWith(t store.Team, access []string) teamJSON {
+	access = slices.Clip(access)
 	if access == nil {
 		access = []string{}
 	}
@@ -560,13 +566,12 @@ func handleMemberTeamUpdate(d Deps) apiFunc {
 }
 
 // projectTeamsJSON is a project as Sentry answers a change of its teams:
-// its fields of lists with the caller's scopes as access, no null team,
-// and Sentry's empty values for what errata has no concept of (an avatar
-// of its own, a color, internal or public projects).
+// its fields of lists, no null team, and Sentry's empty values for what
+// errata has no concept of (an avatar of its own, a color, internal or
+// public projects).
 type projectTeamsJSON struct {
 	projectJSON
 	Team       *teamRefJSON       `json:"team,omitempty"` // hides projectJSON's
-	Access     []string           `json:"access"`
 	Avatar     organizationAvatar `json:"avatar"`
 	Color      string             `json:"color"`
 	IsInternal bool               `json:"isInternal"`
@@ -574,28 +579,16 @@ type projectTeamsJSON struct {
 }
 
 func newProjectTeamsJSON(r *http.Request, p store.Project) projectTeamsJSON {
-	out := projectTeamsJSON{projectJSON: newProjectJSON(p), Access: slices.Clip(caller(r).Scopes),
+	out := projectTeamsJSON{projectJSON: newProjectJSON(p, caller(r).Scopes),
 		Avatar: organizationAvatar{AvatarType: "letter_avatar"}}
 	out.Team = out.projectJSON.Team
-	if out.Access == nil {
-		out.Access = []string{}
-	}
 	return out
 }
 
-// teamProjectJSON is a project of a team's list: a project of the
-// organization's list with the caller's scopes as access.
-type teamProjectJSON struct {
-	projectJSON
-	Access []string `json:"access"`
-}
-
-func newTeamProjectJSON(r *http.Request, p store.Project) teamProjectJSON {
-	out := teamProjectJSON{projectJSON: newProjectJSON(p), Access: slices.Clip(caller(r).Scopes)}
-	if out.Access == nil {
-		out.Access = []string{}
-	}
-	return out
+// newTeamProjectJSON is a project of a team's list: a project of the
+// organization's list, with the caller's scopes as access.
+func newTeamProjectJSON(r *http.Request, p store.Project) projectJSON {
+	return newProjectJSON(p, caller(r).Scopes)
 }
 
 // handleTeamProjects serves GET teams/{org}/{team}/projects/: the team's
@@ -614,7 +607,7 @@ func handleTeamProjects(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]teamProjectJSON, 0, len(projects))
+		out := make([]projectJSON, 0, len(projects))
 		for _, p := range projects {
 			out = append(out, newTeamProjectJSON(r, p))
 		}
