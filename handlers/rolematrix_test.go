@@ -101,6 +101,44 @@ func roleMatrixRoutes() []roleMatrixRoute {
 	return rts
 }
 
+var (
+	// routeLine is a route of routes.go whose rule is a variable; a rule
+	// written in place (scopes(...)) has no name.
+	routeLine = regexp.MustCompile(`\{"([A-Z]+ [^"]+)", ([a-z][A-Za-z]*), `)
+	// directLine is a direct route, by the constant of its pattern.
+	directLine = regexp.MustCompile(`\{(pat[A-Za-z]+), ([a-z][A-Za-z]*), `)
+	patConst   = regexp.MustCompile(`(pat[A-Za-z]+)\s*= "([^"]+)"`)
+)
+
+// ruleNames reads, from the source of routes.go, the name of each route's
+// access rule by its pattern, when the rule is a variable.
+func ruleNames(t *testing.T) map[string]string {
+	t.Helper()
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, m := range routeLine.FindAllSubmatch(src, -1) {
+		names[string(m[1])] = string(m[2])
+	}
+	patterns := map[string]string{}
+	for _, m := range patConst.FindAllSubmatch(src, -1) {
+		patterns[string(m[1])] = string(m[2])
+	}
+	for _, m := range directLine.FindAllSubmatch(src, -1) {
+		p, ok := patterns[string(m[1])]
+		if !ok {
+			t.Fatalf("routes.go: no pattern %s", m[1])
+		}
+		names[p] = string(m[2])
+	}
+	for _, p := range debuginfodRoutes {
+		names[p] = names[patDebuginfod]
+	}
+	return names
+}
+
 // roleMatrixValues are path values of the direct routes and of the routes
 // the other matrices check apart; they name nothing stored.
 var roleMatrixValues = map[string]string{
@@ -232,15 +270,20 @@ func scopeList(scopes []string) string {
 type roleTable struct {
 	scopes map[string][]string
 	may    map[string]map[string]bool // group -> role -> may
+	rules  map[string][]string        // group -> the rules its routes cell names
 }
 
-var backquoted = regexp.MustCompile("`([^`]*)`")
+var (
+	backquoted = regexp.MustCompile("`([^`]*)`")
+	identifier = regexp.MustCompile(`^[a-z][A-Za-z]*$`)
+)
 
 // readRoleTable parses the first table of SECURITY.md's section "## Roles".
 // Its header is | a route takes | routes | member | admin | manager | owner |;
 // its first row, "scopes of the role", gives each role's scopes ("admin's,
 // and `x` `y`" is admin's and those); each other row gives an access group
-// (accessGroup) and yes or no per role.
+// (accessGroup), the names of its rules in routes.go (`orgRead`), and yes
+// or no per role.
 func readRoleTable(t *testing.T) roleTable {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "SECURITY.md"))
@@ -282,7 +325,7 @@ func readRoleTable(t *testing.T) roleTable {
 		t.Fatalf("SECURITY.md, Roles: the table's header (-want +got):\n%s", diff)
 	}
 	rows = rows[2:] // the header and its rule
-	tbl := roleTable{scopes: map[string][]string{}, may: map[string]map[string]bool{}}
+	tbl := roleTable{scopes: map[string][]string{}, may: map[string]map[string]bool{}, rules: map[string][]string{}}
 	if rows[0][0] != "scopes of the role" {
 		t.Fatalf("SECURITY.md, Roles: the first row is %q, want the scopes of the role", rows[0][0])
 	}
@@ -309,6 +352,11 @@ func readRoleTable(t *testing.T) roleTable {
 			t.Errorf("SECURITY.md, Roles: two rows for %s", group)
 		}
 		tbl.may[group] = map[string]bool{}
+		for _, m := range backquoted.FindAllStringSubmatch(row[1], -1) {
+			if identifier.MatchString(m[1]) {
+				tbl.rules[group] = append(tbl.rules[group], m[1])
+			}
+		}
 		for i, role := range matrixRoles {
 			switch row[2+i] {
 			case "yes":
@@ -339,7 +387,8 @@ func sortedScopes(scopes []string) []string {
 // refused (not 401 or 403: a read names the standard records, other
 // methods a record that does not exist and a body that does not parse, so
 // that nothing changes). The expected scopes of each role are those of
-// SECURITY.md's table, which must equal authn.RoleScopes; what each role's
+// SECURITY.md's table, which must equal authn.RoleScopes; each row must name
+// the rules (variables of routes.go) of its routes; what each role's
 // session was observed to do on each access group must be the table's yes
 // or no, and the table must have a row for each access group and no other.
 // A new route is in the matrix as soon as routes.go has it.
@@ -357,6 +406,14 @@ func TestRoleMatrix(t *testing.T) {
 		callers = append(callers, newRoleCaller(t, f, role))
 	}
 
+	names := ruleNames(t)
+	ruled := map[string][]string{} // group -> the names of its routes' rules
+	for _, rt := range rts {
+		group := accessGroup(rt.access)
+		if n := names[rt.pattern]; n != "" && !slices.Contains(ruled[group], n) {
+			ruled[group] = append(ruled[group], n)
+		}
+	}
 	var mu sync.Mutex
 	observed := map[string]map[string][]bool{} // group -> role -> what each route answered its session
 	start := time.Now()
@@ -406,6 +463,9 @@ func TestRoleMatrix(t *testing.T) {
 		if !ok {
 			t.Errorf("SECURITY.md, Roles: no row for the routes that take %s", group)
 			continue
+		}
+		if diff := cmp.Diff(sortedScopes(ruled[group]), sortedScopes(tbl.rules[group])); diff != "" {
+			t.Errorf("SECURITY.md, Roles: the rules named for %s against routes.go (-routes.go +SECURITY.md):\n%s", group, diff)
 		}
 		for _, role := range matrixRoles {
 			answers := byRole[role]
