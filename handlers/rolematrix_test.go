@@ -493,3 +493,28 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// TestDirectRoutesRequire2FA checks that the direct routes, which the mux
+// does not read, hold an organization's require2FA as every route does: a
+// member without TOTP is 401 on debuginfod and the symbol server there,
+// by token and by session, before any file is looked for.
+func TestDirectRoutesRequire2FA(t *testing.T) {
+	a := newTestAPI(t)
+	a.user("owner@acme.example")
+	a.org("acme", "owner@acme.example")
+	id := a.user("member@acme.example")
+	a.member("acme", "member@acme.example", "member")
+	a.exec(`UPDATE organizations SET require_2fa = true WHERE slug = 'acme'`)
+	session, _ := a.startSession(t, id)
+	f := &matrixFixture{testAPI: a}
+	for _, pattern := range []string{patDebuginfo, patSymbols} {
+		for _, c := range []roleCredential{
+			{what: "a token of every scope", token: a.token("member@acme.example")},
+			{what: "a session", sessionID: session},
+		} {
+			if res := f.sendAs(t, pattern, c); res.status != http.StatusUnauthorized {
+				t.Errorf("%s with %s: status %d, want 401: %s", pattern, c.what, res.status, res.body)
+			}
+		}
+	}
+}
