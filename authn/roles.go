@@ -184,3 +184,18 @@ func (a *Authenticator) rememberRole(key roleKey, c cachedRoles) {
 	}
 	a.roleCache[key] = c
 }
+
+// roleOrder is the roles from least to most: each holds the scopes of
+// those before it.
+var roleOrder = []string{"member", "admin", "manager", "owner"}
+
+// CanAssign reports whether a member whose role is callerRole may give
+// role to a member, or change or remove a member who has it
+// (docs/members.md, "Members"): roles up to its own only, so that a
+// manager never makes, changes or removes an owner. An unknown role is
+// never assignable. Whether the caller may manage members at all is its
+// scopes' (member:write or member:admin, routes.go).
+func CanAssign(callerRole, role string) bool {
+	c, r := slices.Index(roleOrder, callerRole), slices.Index(roleOrder, role)
+	return c >= 0 && r >= 0 && r <= c
+}

@@ -66,6 +66,9 @@ var (
 	// token as a Basic password: libcurl does for the user:TOKEN@host
 	// URLs that debuginfod clients are given.
 	debuggerRead = access{token: true, basic: true, scopes: releaseReader.scopes}
+	// memberRead and memberWrite are Sentry's member scopes.
+	memberRead  = scopes("member:read", "member:write", "member:admin")
+	memberWrite = scopes("member:write", "member:admin")
 )
 
 // routes lists every route of errata. Each pattern is exact (it ends in
@@ -102,6 +105,22 @@ func routes(d Deps) []route {
 		{"POST /api/0/organizations/{organization_slug}/projects/{$}", projectWrite, handleProjectCreate(d)},
 		{"PUT /api/0/projects/{organization_slug}/{project_slug}/{$}", projectWrite, handleProjectUpdate(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/{$}", projectAdmin, handleProjectDelete(d)},
+
+		// Members and invitations (docs/members.md). {member_id} is a
+		// membership's id, or "me" for the caller's. Which roles a caller
+		// may assign, and to whom, is authn.CanAssign's; any member may
+		// leave (DELETE of its own membership takes member:read), and the
+		// last owner stays. The accept-invite routes read the invitation's
+		// token as their proof: GET reads no credential; POST joins a
+		// signed-in session's person, or creates a new person's account.
+		{"GET /api/0/organizations/{organization_slug}/members/{$}", memberRead, handleMembers(d, false)},
+		{"POST /api/0/organizations/{organization_slug}/members/{$}", memberWrite, handleMemberInvite(d)},
+		{"GET /api/0/organizations/{organization_slug}/members/{member_id}/{$}", memberRead, handleMember(d)},
+		{"PUT /api/0/organizations/{organization_slug}/members/{member_id}/{$}", memberWrite, handleMemberUpdate(d)},
+		{"DELETE /api/0/organizations/{organization_slug}/members/{member_id}/{$}", memberRead, handleMemberDelete(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/members/{$}", projectRead, handleMembers(d, true)},
+		{"GET /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", open, handleInvitation(d)},
+		{"POST /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", optionalToken, handleInvitationAccept(d)},
 
 		// Environments, releases and deploys.
 		{"GET /api/0/organizations/{organization_slug}/environments/{$}", orgRead, handleEnvironments(d)},

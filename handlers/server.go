@@ -72,6 +72,9 @@ type Deps struct {
 	// SignupOpen lets anyone sign up through the sign-in API
 	// (SIGNUP=open); else people join by invitation.
 	SignupOpen bool
+	// InviteTTL is how long an invitation's link works; 0 is
+	// DefaultInviteTTL.
+	InviteTTL time.Duration
 
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.
@@ -98,6 +101,9 @@ func New(d Deps) http.Handler {
 	}
 	if d.Passwords == nil {
 		d.Passwords = authn.NewHasher(0, 5*time.Second)
+	}
+	if d.InviteTTL <= 0 {
+		d.InviteTTL = DefaultInviteTTL
 	}
 	if d.DebugFileCache == nil {
 		d.DebugFileCache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)

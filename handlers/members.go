@@ -1,0 +1,381 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"errata/authn"
+	"errata/store"
+)
+
+// The members of organizations (docs/members.md, "Members"): Sentry's
+// member shapes, its roles, and who may assign which (authn.CanAssign).
+
+// memberUserOut is the user of an accepted member: the user of the user
+// routes (userOut), with what Sentry's member adds to it; errata has no
+// avatars, suspensions, managed accounts, staff or experiments, and
+// writes for them Sentry's empty values. emails lists the primary
+// address alone: the member list shows no address the member did not
+// choose to be known by.
+type memberUserOut struct {
+	userOut
+	AvatarURL   string           `json:"avatarUrl"`
+	IsSuspended bool             `json:"isSuspended"`
+	IsManaged   bool             `json:"isManaged"`
+	Has2fa      bool             `json:"has2fa"`
+	LastActive  *jsonTime        `json:"lastActive"`
+	IsStaff     bool             `json:"isStaff"`
+	Experiments struct{}         `json:"experiments"`
+	Emails      []memberEmailOut `json:"emails"`
+}
+
+// memberEmailOut is an address of a member's user.
+type memberEmailOut struct {
+	ID         string `json:"id"`
+	Email      string `json:"email"`
+	IsVerified bool   `json:"is_verified"`
+}
+
+// memberFlags are Sentry's flags of a member, all about single sign-on,
+// SCIM and plans that errata has none of.
+type memberFlags struct {
+	IDPProvisioned        bool `json:"idp:provisioned"`
+	IDPRoleRestricted     bool `json:"idp:role-restricted"`
+	SSOLinked             bool `json:"sso:linked"`
+	SSOInvalid            bool `json:"sso:invalid"`
+	MemberLimitRestricted bool `json:"member-limit:restricted"`
+	PartnershipRestricted bool `json:"partnership:restricted"`
+}
+
+// memberOut is a member as lists show it.
+type memberOut struct {
+	ID           string         `json:"id"`
+	Email        string         `json:"email"`
+	Name         string         `json:"name"`
+	User         *memberUserOut `json:"user"`
+	OrgRole      string         `json:"orgRole"`
+	Role         string         `json:"role"`
+	RoleName     string         `json:"roleName"`
+	Pending      bool           `json:"pending"`
+	Expired      bool           `json:"expired"`
+	Flags        memberFlags    `json:"flags"`
+	DateCreated  jsonTime       `json:"dateCreated"`
+	InviteStatus string         `json:"inviteStatus"`
+	InviterName  *string        `json:"inviterName"`
+}
+
+// roleNames are the roles' names as Sentry writes them.
+var roleNames = map[string]string{"member": "Member", "admin": "Admin", "manager": "Manager", "owner": "Owner"}
+
+func newMemberOut(m store.OrgMember, now time.Time) memberOut {
+	out := memberOut{
+		ID: strconv.FormatInt(m.ID, 10), Email: m.Email, Name: m.Email,
+		OrgRole: m.Role, Role: m.Role, RoleName: roleNames[m.Role],
+		Pending:     m.Pending(),
+		Expired:     m.Pending() && (m.InviteExpiresAt == nil || !now.Before(*m.InviteExpiresAt)),
+		DateCreated: jsonTime(m.DateCreated),
+		// Every invitation errata makes is approved: nobody asks to join.
+		InviteStatus: "approved",
+		InviterName:  m.InviterName,
+	}
+	if u := m.User; u != nil {
+		if u.Name != "" {
+			out.Name = u.Name
+		}
+		mu := &memberUserOut{userOut: newUserOut(u.User), Has2fa: u.Has2FA, LastActive: timeOrNil(u.LastActive),
+			Emails: []memberEmailOut{}}
+		if p := u.Primary; p != nil {
+			mu.Emails = append(mu.Emails, memberEmailOut{ID: strconv.FormatInt(p.ID, 10), Email: p.Email, IsVerified: p.Verified})
+		}
+		out.User = mu
+	}
+	return out
+}
+
+// memberTeamRoleOut is a member's role in a team (null: the default).
+type memberTeamRoleOut struct {
+	TeamSlug string  `json:"teamSlug"`
+	Role     *string `json:"role"`
+}
+
+// orgRoleOut is a role of Sentry's orgRoleList; Allowed says whether the
+// caller may assign it.
+type orgRoleOut struct {
+	ID                 string   `json:"id"`
+	Name               string   `json:"name"`
+	Desc               string   `json:"desc"`
+	Scopes             []string `json:"scopes"`
+	Allowed            bool     `json:"allowed"`
+	IsAllowed          bool     `json:"isAllowed"`
+	IsRetired          bool     `json:"isRetired"`
+	IsTeamRolesAllowed bool     `json:"isTeamRolesAllowed"`
+	IsGlobalSnake      bool     `json:"is_global"`
+	IsGlobal           bool     `json:"isGlobal"`
+	MinimumTeamRole    string   `json:"minimumTeamRole"`
+}
+
+// teamRoleOut is a role of Sentry's teamRoleList.
+type teamRoleOut struct {
+	ID                 string   `json:"id"`
+	Name               string   `json:"name"`
+	Desc               string   `json:"desc"`
+	Scopes             []string `json:"scopes"`
+	Allowed            bool     `json:"allowed"`
+	IsAllowed          bool     `json:"isAllowed"`
+	IsRetired          bool     `json:"isRetired"`
+	IsTeamRolesAllowed bool     `json:"isTeamRolesAllowed"`
+	IsMinimumRoleFor   *string  `json:"isMinimumRoleFor"`
+}
+
+// memberDetailOut is a member as its detail shows it. InviteLink is the
+// link of a pending member's invitation, for owners and managers only.
+type memberDetailOut struct {
+	memberOut
+	Teams        []string            `json:"teams"`
+	TeamRoles    []memberTeamRoleOut `json:"teamRoles"`
+	InviteLink   *string             `json:"invite_link"`
+	IsOnlyOwner  bool                `json:"isOnlyOwner"`
+	OrgRoleList  []orgRoleOut        `json:"orgRoleList"`
+	TeamRoleList []teamRoleOut       `json:"teamRoleList"`
+}
+
+// roleDescriptions are Sentry's descriptions of the roles, as errata's
+// scopes make them true.
+var roleDescriptions = map[string]string{
+	"member":  "Members can view and act on events, as well as view most other data within the organization.",
+	"admin":   "Admins can manage projects and teams, but cannot invite members to the organization.",
+	"manager": "Managers have admin access to every team and project, and can add and remove members.",
+	"owner":   "Owners have unrestricted access to the organization, its data and its settings, and can add, change and remove members of any role.",
+}
+
+// orgRoleList lists the roles, each marked with whether callerRole may
+// assign it.
+func orgRoleList(callerRole string) []orgRoleOut {
+	out := make([]orgRoleOut, 0, len(store.Roles))
+	for _, role := range store.Roles {
+		allowed := authn.CanAssign(callerRole, role)
+		global := role == "manager" || role == "owner"
+		minimum := "admin"
+		if role == "member" {
+			minimum = "contributor"
+		}
+		out = append(out, orgRoleOut{ID: role, Name: roleNames[role], Desc: roleDescriptions[role],
+			Scopes: slices.Clone(authn.RoleScopes(role)), Allowed: allowed, IsAllowed: allowed,
+			IsTeamRolesAllowed: true, IsGlobalSnake: global, IsGlobal: global, MinimumTeamRole: minimum})
+	}
+	return out
+}
+
+// teamRoleList lists Sentry's team roles: a contributor has a member's
+// scopes in the team, a team admin an admin's. Teams decide nothing of
+// access yet (docs/members.md).
+func teamRoleList() []teamRoleOut {
+	member, admin := "member", "admin"
+	return []teamRoleOut{
+		{ID: "contributor", Name: "Contributor", Desc: "Contributors can view and act on the team's issues.",
+			Scopes: slices.Clone(authn.RoleScopes("member")), Allowed: true, IsAllowed: true, IsTeamRolesAllowed: true,
+			IsMinimumRoleFor: &member},
+		{ID: "admin", Name: "Team Admin", Desc: "Team admins manage the team's membership and projects.",
+			Scopes: slices.Clone(authn.RoleScopes("admin")), Allowed: true, IsAllowed: true, IsTeamRolesAllowed: true,
+			IsMinimumRoleFor: &admin},
+	}
+}
+
+// memberID reads {member_id}: a membership's id, or "me" for the
+// caller's own (0). Anything else is 422.
+func memberID(r *http.Request) (int64, error) {
+	v := r.PathValue("member_id")
+	if v == "me" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if !isDecimal(v) || err != nil || n <= 0 {
+		return 0, invalid(typeError, `Input should be "me" or a member id`, "path", "member_id")
+	}
+	return n, nil
+}
+
+// handleMembers serves GET /api/0/organizations/{organization_slug}/members/:
+// a page of the organization's members, pending invitations included; and
+// with project, GET /api/0/projects/{organization_slug}/{project_slug}/members/:
+// a page of the members who can reach the project, that is every member of
+// its organization who has joined (access is organization-wide).
+func handleMembers(d Deps, project bool) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		page, err := readPage(r)
+		if err != nil {
+			return err
+		}
+		projectSlug := ""
+		if project {
+			projectSlug = r.PathValue("project_slug")
+		}
+		ms, info, err := d.Store.Members(r.Context(), caller(r).UserID, r.PathValue("organization_slug"), projectSlug, page)
+		if err != nil {
+			return err
+		}
+		now := d.Now()
+		out := make([]memberOut, 0, len(ms))
+		for _, m := range ms {
+			out = append(out, newMemberOut(m, now))
+		}
+		setPageHeaders(w, r, d.PublicURL, info)
+		writeJSON(w, r, d.Log, http.StatusOK, out)
+		return nil
+	}
+}
+
+// handleMember serves GET
+// /api/0/organizations/{organization_slug}/members/{member_id}/: the
+// member's detail.
+func handleMember(d Deps) apiFunc {
+	keys := authn.NewInviteKeys(d.SecretKey)
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := memberID(r)
+		if err != nil {
+			return err
+		}
+		return writeMemberDetail(d, keys, w, r, id)
+	}
+}
+
+// writeMemberDetail answers 200 with the detail of the member id (0: the
+// caller). The invitation's link of a pending member is shown to owners
+// and managers alone, who may send it themselves where errata has no
+// mail; to others, and once it expired, it is null.
+func writeMemberDetail(d Deps, keys *authn.InviteKeys, w http.ResponseWriter, r *http.Request, id int64) error {
+	m, err := d.Store.MemberDetail(r.Context(), caller(r).UserID, r.PathValue("organization_slug"), id)
+	if err != nil {
+		return err
+	}
+	now := d.Now()
+	out := memberDetailOut{memberOut: newMemberOut(m.OrgMember, now), Teams: []string{},
+		TeamRoles: []memberTeamRoleOut{}, IsOnlyOwner: m.IsOnlyOwner,
+		OrgRoleList: orgRoleList(m.CallerRole), TeamRoleList: teamRoleList()}
+	for _, t := range m.Teams {
+		out.Teams = append(out.Teams, t.Slug)
+		out.TeamRoles = append(out.TeamRoles, memberTeamRoleOut{TeamSlug: t.Slug, Role: t.Role})
+	}
+	if out.Pending && !out.Expired && (m.CallerRole == "owner" || m.CallerRole == "manager") {
+		link := inviteLink(d, r, m.ID, keys.Token(m.ID, *m.InviteExpiresAt))
+		out.InviteLink = &link
+	}
+	writeJSON(w, r, d.Log, http.StatusOK, out)
+	return nil
+}
+
+// memberIn is the body of POST and PUT on members: Sentry's orgRole and
+// teamRoles, with role and teams as their older names.
+type memberIn struct {
+	Email      opt[string]           `json:"email"`
+	OrgRole    opt[string]           `json:"orgRole"`
+	Role       opt[string]           `json:"role"`
+	TeamRoles  opt[[]map[string]any] `json:"teamRoles"`
+	Teams      opt[[]string]         `json:"teams"`
+	SendInvite opt[bool]             `json:"sendInvite"`
+	Reinvite   opt[bool]             `json:"reinvite"`
+}
+
+// role returns the body's role (orgRole, else role), "" when it has none.
+func (in memberIn) role() (string, error) {
+	o, name := in.OrgRole, "orgRole"
+	if !o.Set || o.Null {
+		o, name = in.Role, "role"
+	}
+	if !o.Set || o.Null {
+		return "", nil
+	}
+	if !slices.Contains(store.Roles, o.V) {
+		return "", invalid(valueErr, "Input should be 'member', 'admin', 'manager' or 'owner'", "body", name)
+	}
+	return o.V, nil
+}
+
+// memberError turns the errors of member changes into answers.
+func memberError(err error, loc ...any) error {
+	switch {
+	case errors.Is(err, store.ErrRoleNotAllowed):
+		return &apiError{status: http.StatusForbidden, detail: "You do not have permission to assign that role, or to change a member of that role"}
+	case errors.Is(err, store.ErrLastOwner):
+		return invalid(valueErr, "The organization's last owner can be neither removed nor given another role: make another member an owner first", loc...)
+	}
+	return err
+}
+
+// handleMemberUpdate serves PUT
+// /api/0/organizations/{organization_slug}/members/{member_id}/
+// {orgRole?, teamRoles?, reinvite?}: a new role (up to the caller's own;
+// never leaving the organization without an owner), or for a pending
+// member a new invitation, whose new link works and whose old one stops.
+// It answers the member's detail. teamRoles are checked for their shape and
+// left to the team routes (docs/members.md).
+func handleMemberUpdate(d Deps) apiFunc {
+	keys := authn.NewInviteKeys(d.SecretKey)
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := memberID(r)
+		if err != nil {
+			return err
+		}
+		var in memberIn
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		role, err := in.role()
+		if err != nil {
+			return err
+		}
+		up := store.MemberUpdate{Role: role, Reinvite: in.Reinvite.Set && in.Reinvite.V,
+			Expires: d.Now().Add(d.InviteTTL)}
+		c := caller(r)
+		if up.Reinvite {
+			if err := throttleInvitation(d, r, c.UserID); err != nil {
+				return err
+			}
+		}
+		send := !in.SendInvite.Set || in.SendInvite.Null || in.SendInvite.V
+		userID, err := d.Store.UpdateMember(r.Context(), c.UserID, r.PathValue("organization_slug"), id, up,
+			authn.CanAssign, invitationKeys(d, r, keys, send))
+		if errors.Is(err, store.ErrAlreadyMember) {
+			return invalid(valueErr, "The member has joined: there is no invitation to send again", "body", "reinvite")
+		}
+		if err != nil {
+			return memberError(err, "body", "orgRole")
+		}
+		if userID != 0 {
+			d.Auth.ForgetUser(userID)
+		}
+		return writeMemberDetail(d, keys, w, r, id)
+	}
+}
+
+// handleMemberDelete serves DELETE
+// /api/0/organizations/{organization_slug}/members/{member_id}/: a member
+// leaves (any member may, "me" or its own id), or a manager or owner
+// removes a member or an invitation of a role up to its own; the last
+// owner stays. The removed person's tokens and sessions stop reaching the
+// organization at once here, and within the lookup caches' second on
+// other replicas.
+func handleMemberDelete(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := memberID(r)
+		if err != nil {
+			return err
+		}
+		c := caller(r)
+		allowed := func(callerRole, role string) bool {
+			return c.HasAny(memberWrite.scopes) && authn.CanAssign(callerRole, role)
+		}
+		userID, err := d.Store.RemoveMember(r.Context(), c.UserID, r.PathValue("organization_slug"), id, allowed)
+		if err != nil {
+			return memberError(err, "path", "member_id")
+		}
+		if userID != 0 {
+			d.Auth.ForgetUser(userID)
+		}
+		noContent(w)
+		return nil
+	}
+}
