@@ -22,6 +22,22 @@ import (
 // INVITE_TTL says otherwise.
 const DefaultInviteTTL = 7 * 24 * time.Hour
 
+// invitationDeps fills what the member and invitation routes use and a
+// Deps may leave out (New fills some; tests serve routes without it):
+// InviteTTL, Throttle and Passwords.
+func invitationDeps(d Deps) Deps {
+	if d.InviteTTL <= 0 {
+		d.InviteTTL = DefaultInviteTTL
+	}
+	if d.Throttle == nil {
+		d.Throttle = &authn.Throttle{Store: d.Store}
+	}
+	if d.Passwords == nil {
+		d.Passwords = authn.NewHasher(0, 5*time.Second)
+	}
+	return d
+}
+
 // inviteLink is the link of the invitation of member id with token.
 func inviteLink(d Deps, r *http.Request, id int64, token string) string {
 	return publicBase(r, d.PublicURL) + "/accept-invite/" + r.PathValue("organization_slug") + "/" +
@@ -53,7 +69,7 @@ var invitationHTML = template.Must(template.New("invite").Parse(`<!doctype html>
 `))
 
 // invitationMail composes the invitation to the organization org whose
-// link is link; the outbox fills in the address.
+// link is link; the store addresses it to the invited address.
 func invitationMail(link, org string, expires time.Time) (*store.Mail, error) {
 	until := expires.UTC().Format("2 January 2006, 15:04 UTC")
 	var html bytes.Buffer
@@ -89,6 +105,7 @@ func throttleInvitation(d Deps, r *http.Request, inviter int64) error {
 // unless reinvite is false (409); an address of a member who joined is
 // 409. Invitations are throttled per inviter (429).
 func handleMemberInvite(d Deps) apiFunc {
+	d = invitationDeps(d)
 	keys := authn.NewInviteKeys(d.SecretKey)
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var in memberIn
@@ -199,6 +216,7 @@ type acceptIn struct {
 // account is 409: its person signs in and accepts. A token is 403: a
 // person accepts, not a token. A wrong, used or expired token is 404.
 func handleInvitationAccept(d Deps) apiFunc {
+	d = invitationDeps(d)
 	signIn := allauth.New(allauth.Deps{Store: d.Store, Auth: d.Auth, Log: d.Log, TrustedProxies: d.TrustedProxies})
 	return func(w http.ResponseWriter, r *http.Request) error {
 		c, signedIn := authn.CallerFrom(r.Context())

@@ -152,11 +152,12 @@ var roleDescriptions = map[string]string{
 }
 
 // orgRoleList lists the roles, each marked with whether callerRole may
-// assign it.
+// assign it: a role that manages members (member:write), up to its own.
 func orgRoleList(callerRole string) []orgRoleOut {
+	manages := slices.Contains(authn.RoleScopes(callerRole), "member:write")
 	out := make([]orgRoleOut, 0, len(store.Roles))
 	for _, role := range store.Roles {
-		allowed := authn.CanAssign(callerRole, role)
+		allowed := manages && authn.CanAssign(callerRole, role)
 		global := role == "manager" || role == "owner"
 		minimum := "admin"
 		if role == "member" {
@@ -313,6 +314,7 @@ func memberError(err error, loc ...any) error {
 // It answers the member's detail. teamRoles are checked for their shape and
 // left to the team routes (docs/members.md).
 func handleMemberUpdate(d Deps) apiFunc {
+	d = invitationDeps(d)
 	keys := authn.NewInviteKeys(d.SecretKey)
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := memberID(r)

@@ -102,9 +102,6 @@ func New(d Deps) http.Handler {
 	if d.Passwords == nil {
 		d.Passwords = authn.NewHasher(0, 5*time.Second)
 	}
-	if d.InviteTTL <= 0 {
-		d.InviteTTL = DefaultInviteTTL
-	}
 	if d.DebugFileCache == nil {
 		d.DebugFileCache = symbolication.NewDebugFileCache(symbolication.DefaultDebugFileCacheBytes)
 	}

@@ -384,18 +384,20 @@ func (s *Store) InviteMember(ctx context.Context, callerID int64, orgSlug string
 }
 
 // invite gives the pending member id a new token that expires at
-// expires, and queues its mail when keys makes one.
+// expires, and queues its mail to the invited address when keys makes one.
 func invite(ctx context.Context, tx pgx.Tx, id int64, expires time.Time, keys InviteKeys) error {
 	hash, mail, err := keys(id, expires)
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `
+	var email string
+	err = tx.QueryRow(ctx, `
 		UPDATE memberships SET invite_token_hash = $2, invite_expires_at = $3
-		WHERE id = $1 AND user_id IS NULL`, id, hash, expires)
+		WHERE id = $1 AND user_id IS NULL RETURNING email`, id, hash, expires).Scan(&email)
 	if err != nil || mail == nil {
 		return err
 	}
+	mail.To = email
 	return queueMail(ctx, tx, 0, *mail)
 }
 
