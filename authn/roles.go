@@ -185,6 +185,14 @@ func (a *Authenticator) rememberRole(key roleKey, c cachedRoles) {
 	a.roleCache[key] = c
 }
 
+// RoleIn returns the role of userID in the organization orgSlug, through
+// the cache ScopesIn reads; store.ErrNotFound when it is not a member.
+// Routes that count an action against a throttle ask it first, so that a
+// caller who is no member counts nothing.
+func (a *Authenticator) RoleIn(ctx context.Context, userID int64, orgSlug string) (string, error) {
+	return a.role(ctx, userID, orgSlug)
+}
+
 // roleOrder is the roles from least to most: each holds the scopes of
 // those before it.
 var roleOrder = []string{"member", "admin", "manager", "owner"}

@@ -84,8 +84,12 @@ func invitationMail(link, org string, expires time.Time) (*store.Mail, error) {
 }
 
 // throttleInvitation counts an invitation of the user inviter
-// (authn.InvitationsPerInviter): beyond the rule, 429.
+// (authn.InvitationsPerInviter): beyond the rule, 429. An inviter who is
+// no member of the route's organization counts nothing: 404.
 func throttleInvitation(d Deps, r *http.Request, inviter int64) error {
+	if _, err := d.Auth.RoleIn(r.Context(), inviter, r.PathValue("organization_slug")); err != nil {
+		return err
+	}
 	at, err := d.Throttle.Attempt(r.Context(), authn.InvitationsPerInviter.ForUser(inviter))
 	if err != nil {
 		return err
