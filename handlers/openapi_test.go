@@ -1276,6 +1276,45 @@ var docCases = map[string]operationCases{
 		},
 		"422 invalidChecksum": withJSON(map[string]any{"checksum": sha1Hex([]byte("hello")), "chunks": []string{"hello"}}),
 	}},
+
+	// Members and invitations: ann (the only owner) changes and removes
+	// ben; the invitation routes take the link of a new invitation,
+	// without a credential.
+	"addOrganizationMember": {examples: map[string]exampleCase{
+		"409 member":       withJSON(map[string]any{"email": "ben@example.com"}),
+		"422 missingEmail": withJSON(map[string]any{}),
+	}},
+	"updateOrganizationMember": {request: namingBen},
+	"deleteOrganizationMember": {request: namingBen},
+	"getInvitation":            {request: namingInvitation},
+	"acceptInvitation": {request: namingInvitation, examples: map[string]exampleCase{
+		"422 missingPassword": withJSON(map[string]any{}),
+	}},
+}
+
+// namingBen makes a member route name ben's membership.
+func namingBen(t *testing.T, f *docFixture, r *docRequest) {
+	r.values["member_id"] = strconv.Itoa(f.count(`SELECT m.id FROM memberships m JOIN users u ON u.id = m.user_id
+		WHERE u.email = 'ben@example.com'`))
+}
+
+// namingInvitation has ann invite cal@example.com and makes an
+// accept-invite route name its link, without a credential.
+func namingInvitation(t *testing.T, f *docFixture, r *docRequest) {
+	res := sendDocRequest(t, f.srv.URL, docRequest{method: "POST", path: "/api/0/organizations/acme/members/", token: f.ann,
+		body: []byte(`{"email": "cal@example.com"}`), contentType: "application/json"})
+	if res.status != http.StatusCreated {
+		t.Fatalf("invitation: %d %s", res.status, res.body)
+	}
+	ms, err := f.st.Outbox(context.Background(), "cal@example.com")
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("the invitation's mail: %v %v", ms, err)
+	}
+	m := regexp.MustCompile(`/accept-invite/acme/([0-9]+)/([A-Za-z0-9_-]+)/`).FindStringSubmatch(ms[0].Text)
+	if m == nil {
+		t.Fatalf("no link in %q", ms[0].Text)
+	}
+	r.values["member_id"], r.values["token"], r.token = m[1], m[2], ""
 }
 
 // docExample is one response example of an operation.
@@ -1339,7 +1378,8 @@ func (doc openAPIDoc) ordinaryRequest(t *testing.T, f *docFixture, o docOperatio
 		"organization_slug": "acme", "project_slug": "web", "version": "1.0.0",
 		"file_id": strconv.FormatInt(f.fileID, 10), "name": "production", "user_id": "me", "key": f.homeKey,
 		"bundle_id": matrixBundleID, "repo_id": strconv.FormatInt(f.repoID, 10),
-		"token_id": "0", // apiTokenDocCases make the token
+		"token_id":  "0",               // apiTokenDocCases make the token
+		"member_id": "me", "token": "", // memberDocCases name another member or an invitation
 	}
 	for _, name := range doc.pathParameters(t, o) {
 		v, ok := fixture[name]
