@@ -1,9 +1,12 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -238,4 +241,55 @@ func TestInvitationExpires(t *testing.T) {
 	}
 	f.do("GET", fresh, "", nil).expect(t, http.StatusOK, nil)
 	f.do("GET", path, "", nil).expect(t, http.StatusNotFound, nil)
+}
+
+// FuzzMemberIn decodes arbitrary bodies of the member routes: an error is
+// a 4xx of the contract, and a role read is one of the roles.
+func FuzzMemberIn(f *testing.F) {
+	f.Add([]byte(`{"email": "a@example.com", "orgRole": "admin", "teamRoles": [{"teamSlug": "x", "role": "admin"}], "sendInvite": false}`))
+	f.Add([]byte(`{"role": "owner", "teams": ["x"], "reinvite": true}`))
+	f.Add([]byte(`{"orgRole": null, "role": 3}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest("PUT", "/", bytes.NewReader(body))
+		var in memberIn
+		err := decodeJSON(httptest.NewRecorder(), r, &in)
+		if err == nil {
+			var role string
+			role, err = in.role()
+			if err == nil && role != "" && !slices.Contains(store.Roles, role) {
+				t.Fatalf("role %q is no role", role)
+			}
+		}
+		if status, _ := errorResponse(err); err != nil && (status < 400 || status >= 500) {
+			t.Fatalf("%q: status %d for %v", body, status, err)
+		}
+	})
+}
+
+// FuzzInvitationPath reads arbitrary member ids and tokens of the member
+// and accept-invite routes: a member id is "me", a positive id or 422; an
+// invitation is a positive id with a token's SHA-256, or 404.
+func FuzzInvitationPath(f *testing.F) {
+	f.Add("me", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+	f.Add("12", "not a token")
+	f.Add("-1", "")
+	f.Fuzz(func(t *testing.T, id, token string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.SetPathValue("member_id", id)
+		r.SetPathValue("token", token)
+		n, err := memberID(r)
+		switch status, _ := errorResponse(err); {
+		case err != nil && status != http.StatusUnprocessableEntity:
+			t.Fatalf("member id %q: status %d", id, status)
+		case err == nil && (n < 0 || n == 0 && id != "me"):
+			t.Fatalf("member id %q read as %d", id, n)
+		}
+		n, hash, err := invitationOf(r)
+		switch {
+		case err != nil && err != errNotFound:
+			t.Fatalf("invitation %q/%q: %v", id, token, err)
+		case err == nil && (n < 0 || len(hash) != 32):
+			t.Fatalf("invitation %q/%q read as %d, %x", id, token, n, hash)
+		}
+	})
 }
