@@ -349,6 +349,9 @@ func handleMemberUpdate(d Deps) apiFunc {
 		if userID != 0 {
 			d.Auth.ForgetUser(userID)
 		}
+		if up.Reinvite && send && d.NotifyMail != nil {
+			d.NotifyMail()
+		}
 		return writeMemberDetail(d, keys, w, r, id)
 	}
 }

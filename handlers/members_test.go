@@ -159,6 +159,39 @@ func TestMembers(t *testing.T) {
 			t.Errorf("pending = %v after acceptance", got)
 		}
 	})
+	t.Run("a browser accepting as a new person passes the CSRF check and gets the session cookie", func(t *testing.T) {
+		f.do("POST", members, f.owner, map[string]any{"email": "web@example.com"}).expect(t, http.StatusCreated, nil)
+		path := acceptPath(t, f.outboxLink(t, "web@example.com"))
+		csrf := authn.NewCSRFToken()
+		send := func(header string) *http.Response {
+			req, _ := http.NewRequest("POST", f.srv.URL+path, strings.NewReader(`{"password": "correct horse battery staple"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.AddCookie(&http.Cookie{Name: authn.CSRFCookieName, Value: csrf})
+			if header != "" {
+				req.Header.Set(authn.CSRFHeader, header)
+			}
+			res, err := f.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			return res
+		}
+		if res := send(""); res.StatusCode != http.StatusForbidden {
+			t.Errorf("without the CSRF header: %d, want 403", res.StatusCode)
+		}
+		res := send(csrf)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("with the CSRF header: %d", res.StatusCode)
+		}
+		found := false
+		for _, c := range res.Cookies() {
+			found = found || c.Name == authn.SessionCookieName && c.Value != "" && c.HttpOnly
+		}
+		if !found {
+			t.Errorf("no session cookie: %v", res.Header["Set-Cookie"])
+		}
+	})
 	t.Run("a signed-in person accepts with a session", func(t *testing.T) {
 		id := f.user("known@example.com")
 		f.do("POST", members, f.owner, map[string]any{"email": "known@example.com"}).expect(t, http.StatusCreated, nil)
