@@ -104,8 +104,8 @@ func throttleInvitation(d Deps, r *http.Request, inviter int64) error {
 // handleMemberInvite serves POST
 // /api/0/organizations/{organization_slug}/members/ {email, orgRole?,
 // teamRoles?, sendInvite?, reinvite?}: a pending member of that address and
-// role (up to the caller's own), its invitation mailed unless sendInvite
-// is false. An address invited already is invited again with a new token
+// role (up to the caller's own), on the teams of teamRoles (or teams), its
+// invitation mailed unless sendInvite is false. An address invited already is invited again with a new token
 // unless reinvite is false (409); an address of a member who joined is
 // 409. Invitations are throttled per inviter (429).
 func handleMemberInvite(d Deps) apiFunc {
@@ -133,6 +133,10 @@ func handleMemberInvite(d Deps) apiFunc {
 		if role == "" {
 			role = "member"
 		}
+		teams, err := in.teams()
+		if err != nil {
+			return err
+		}
 		c := caller(r)
 		if err := throttleInvitation(d, r, c.UserID); err != nil {
 			return err
@@ -140,7 +144,7 @@ func handleMemberInvite(d Deps) apiFunc {
 		send := !in.SendInvite.Set || in.SendInvite.Null || in.SendInvite.V
 		m, err := d.Store.InviteMember(r.Context(), c.UserID, r.PathValue("organization_slug"), store.Invitation{
 			Email: email, Role: role, Expires: d.Now().Add(d.InviteTTL),
-			Reinvite: !in.Reinvite.Set || in.Reinvite.Null || in.Reinvite.V,
+			Reinvite: !in.Reinvite.Set || in.Reinvite.Null || in.Reinvite.V, Teams: teams,
 		}, authn.CanAssign, invitationKeys(d, r, keys, send))
 		if errors.Is(err, store.ErrAlreadyMember) {
 			return &apiError{status: http.StatusConflict, detail: "The address is a member, or invited, already"}

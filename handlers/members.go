@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"errata/authn"
 	"errata/store"
@@ -295,11 +296,66 @@ func (in memberIn) role() (string, error) {
 	return o.V, nil
 }
 
+// maxTeamRoles bounds the team roles of one body.
+const maxTeamRoles = 100
+
+// teams returns the body's team roles: teamRoles ([{teamSlug, role}], the
+// role contributor, admin or null for the default), else teams ([slug],
+// the default role); none when it has neither.
+func (in memberIn) teams() ([]store.MemberTeam, error) {
+	var out []store.MemberTeam
+	slug := func(v any, loc ...any) (string, error) {
+		s, ok := v.(string)
+		if !ok || s == "" || utf8.RuneCountInString(s) > 50 || !isText(s) {
+			return "", invalid(valueErr, "Input should be a team's slug", loc...)
+		}
+		return s, nil
+	}
+	switch {
+	case in.TeamRoles.Set && !in.TeamRoles.Null:
+		if len(in.TeamRoles.V) > maxTeamRoles {
+			return nil, invalid(valueErr, "At most 100 team roles", "body", "teamRoles")
+		}
+		for i, tr := range in.TeamRoles.V {
+			s, err := slug(tr["teamSlug"], "body", "teamRoles", i, "teamSlug")
+			if err != nil {
+				return nil, err
+			}
+			t := store.MemberTeam{Slug: s}
+			switch role := tr["role"].(type) {
+			case nil:
+			case string:
+				if role != "contributor" && role != "admin" {
+					return nil, invalid(valueErr, "Input should be 'contributor', 'admin' or null", "body", "teamRoles", i, "role")
+				}
+				t.Role = &role
+			default:
+				return nil, invalid(valueErr, "Input should be 'contributor', 'admin' or null", "body", "teamRoles", i, "role")
+			}
+			out = append(out, t)
+		}
+	case in.Teams.Set && !in.Teams.Null:
+		if len(in.Teams.V) > maxTeamRoles {
+			return nil, invalid(valueErr, "At most 100 teams", "body", "teams")
+		}
+		for i, v := range in.Teams.V {
+			s, err := slug(v, "body", "teams", i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, store.MemberTeam{Slug: s})
+		}
+	}
+	return out, nil
+}
+
 // memberError turns the errors of member changes into answers.
 func memberError(err error, loc ...any) error {
 	switch {
 	case errors.Is(err, store.ErrRoleNotAllowed):
 		return &apiError{status: http.StatusForbidden, detail: "You do not have permission to assign that role, or to change a member of that role"}
+	case errors.Is(err, store.ErrNoSuchTeam):
+		return invalid(valueErr, "The organization has no team of that slug", "body", "teamRoles")
 	case errors.Is(err, store.ErrLastOwner):
 		return invalid(valueErr, "The organization's last owner can be neither removed nor given another role: make another member an owner first", loc...)
 	}
@@ -311,8 +367,9 @@ func memberError(err error, loc ...any) error {
 // {orgRole?, teamRoles?, reinvite?}: a new role (up to the caller's own;
 // never leaving the organization without an owner), or for a pending
 // member a new invitation, whose new link works and whose old one stops.
-// It answers the member's detail. teamRoles are checked for their shape and
-// left to the team routes (docs/members.md).
+// teamRoles (or teams) put the member on teams of the organization, or
+// change its role there; it stays on the teams not named. It answers the
+// member's detail.
 func handleMemberUpdate(d Deps) apiFunc {
 	d = invitationDeps(d)
 	keys := authn.NewInviteKeys(d.SecretKey)
@@ -329,7 +386,11 @@ func handleMemberUpdate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		up := store.MemberUpdate{Role: role, Reinvite: in.Reinvite.Set && in.Reinvite.V,
+		teams, err := in.teams()
+		if err != nil {
+			return err
+		}
+		up := store.MemberUpdate{Role: role, Teams: teams, Reinvite: in.Reinvite.Set && in.Reinvite.V,
 			Expires: d.Now().Add(d.InviteTTL)}
 		c := caller(r)
 		if up.Reinvite {

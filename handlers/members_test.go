@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -241,6 +242,28 @@ func TestMembers(t *testing.T) {
 			t.Errorf("isOnlyOwner = %v", got)
 		}
 	})
+	t.Run("team roles are stored and read back", func(t *testing.T) {
+		f.exec(`INSERT INTO teams (organization_id, slug, name)
+			SELECT id, s, s FROM organizations, unnest(ARRAY['backend', 'web']) s WHERE slug = 'acme'`)
+		member := members + f.membershipID("member@acme.example") + "/"
+		res := f.do("PUT", member, f.owner, map[string]any{"teamRoles": []any{
+			map[string]any{"teamSlug": "backend", "role": "admin"}, map[string]any{"teamSlug": "web", "role": nil}}})
+		res.expect(t, http.StatusOK, nil)
+		got := res.json(t).(map[string]any)
+		want := `[backend web] [map[role:admin teamSlug:backend] map[role:<nil> teamSlug:web]]`
+		if s := fmt.Sprint(got["teams"], " ", got["teamRoles"]); s != want {
+			t.Errorf("teams and teamRoles: %s, want %s", s, want)
+		}
+		f.do("PUT", member, f.owner, map[string]any{"teamRoles": []any{map[string]any{"teamSlug": "nope"}}}).
+			expect(t, http.StatusUnprocessableEntity, nil)
+		f.do("PUT", member, f.owner, map[string]any{"teamRoles": []any{map[string]any{"teamSlug": "web", "role": "boss"}}}).
+			expect(t, http.StatusUnprocessableEntity, nil)
+		res = f.do("POST", members, f.owner, map[string]any{"email": "teamed@example.com", "teams": []string{"web"}})
+		res.expect(t, http.StatusCreated, nil)
+		if got := f.do("GET", members+res.field(t, "id").(string)+"/", f.owner, nil).field(t, "teams"); fmt.Sprint(got) != "[web]" {
+			t.Errorf("the invited member's teams: %v", got)
+		}
+	})
 	t.Run("project members are those who joined", func(t *testing.T) {
 		res := f.do("GET", "/api/0/projects/acme/web/members/", f.member, nil)
 		res.expect(t, http.StatusOK, nil)
@@ -291,6 +314,15 @@ func FuzzMemberIn(f *testing.F) {
 			role, err = in.role()
 			if err == nil && role != "" && !slices.Contains(store.Roles, role) {
 				t.Fatalf("role %q is no role", role)
+			}
+		}
+		if err == nil {
+			var teams []store.MemberTeam
+			teams, err = in.teams()
+			for _, tm := range teams {
+				if tm.Slug == "" || tm.Role != nil && *tm.Role != "contributor" && *tm.Role != "admin" {
+					t.Fatalf("team role %+v", tm)
+				}
 			}
 		}
 		if status, _ := errorResponse(err); err != nil && (status < 400 || status >= 500) {

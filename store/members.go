@@ -27,6 +27,8 @@ var (
 	// ErrAlreadyMember means the address or the person is a member
 	// already (or, for a re-invitation, has accepted).
 	ErrAlreadyMember = errors.New("store: already a member")
+	// ErrNoSuchTeam means a team role names no team of the organization.
+	ErrNoSuchTeam = errors.New("store: no team of that slug in the organization")
 )
 
 // OrgMember is a membership as the API shows it. User is nil while the
@@ -314,6 +316,8 @@ type Invitation struct {
 	Role     string
 	Expires  time.Time
 	Reinvite bool
+	// Teams puts the pending member on these teams with these team roles.
+	Teams []MemberTeam
 }
 
 // InviteMember makes a pending member of the organization orgSlug, of
@@ -372,6 +376,9 @@ func (s *Store) InviteMember(ctx context.Context, callerID int64, orgSlug string
 		if err != nil {
 			return err
 		}
+		if err := setTeamRoles(ctx, tx, org, id, inv.Teams); err != nil {
+			return err
+		}
 		if err := invite(ctx, tx, id, expires, keys); err != nil {
 			return err
 		}
@@ -401,10 +408,33 @@ func invite(ctx context.Context, tx pgx.Tx, id int64, expires time.Time, keys In
 	return queueMail(ctx, tx, 0, *mail)
 }
 
-// MemberUpdate is a change of a member: its role ("" keeps it), and for a
-// pending member a new invitation until Expires (Reinvite).
+// setTeamRoles puts the member membershipID on each team of teams, a team
+// of org, with its role there (nil: the default), or changes its role on
+// a team it is on. A slug of no team of org is ErrNoSuchTeam.
+func setTeamRoles(ctx context.Context, tx pgx.Tx, org, membershipID int64, teams []MemberTeam) error {
+	for _, t := range teams {
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO team_members (team_id, membership_id, role)
+			SELECT t.id, $2, $4 FROM teams t WHERE t.organization_id = $1 AND t.slug = $3
+			ON CONFLICT (team_id, membership_id) DO UPDATE SET role = EXCLUDED.role`,
+			org, membershipID, t.Slug, t.Role)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("team %q: %w", t.Slug, ErrNoSuchTeam)
+		}
+	}
+	return nil
+}
+
+// MemberUpdate is a change of a member: its role ("" keeps it), its
+// roles in teams (Teams: each team put on, or its role there changed;
+// other teams are kept), and for a pending member a new invitation until
+// Expires (Reinvite).
 type MemberUpdate struct {
 	Role     string
+	Teams    []MemberTeam
 	Reinvite bool
 	Expires  time.Time
 }
@@ -434,6 +464,14 @@ func (s *Store) UpdateMember(ctx context.Context, callerID int64, orgSlug string
 				return err
 			}
 			if _, err := tx.Exec(ctx, `UPDATE memberships SET role = $2 WHERE id = $1`, t.id, up.Role); err != nil {
+				return err
+			}
+		}
+		if len(up.Teams) > 0 {
+			if !allowed(callerRole, t.role) {
+				return ErrRoleNotAllowed
+			}
+			if err := setTeamRoles(ctx, tx, org, t.id, up.Teams); err != nil {
 				return err
 			}
 		}
