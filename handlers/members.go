@@ -40,9 +40,9 @@ type memberEmailOut struct {
 	IsVerified bool   `json:"is_verified"`
 }
 
-// memberFlags are Sentry's flags of a member, all about single sign-on,
+// memberFlagsOut are Sentry's flags of a member, all about single sign-on,
 // SCIM and plans that errata has none of.
-type memberFlags struct {
+type memberFlagsOut struct {
 	IDPProvisioned        bool `json:"idp:provisioned"`
 	IDPRoleRestricted     bool `json:"idp:role-restricted"`
 	SSOLinked             bool `json:"sso:linked"`
@@ -62,7 +62,7 @@ type memberOut struct {
 	RoleName     string         `json:"roleName"`
 	Pending      bool           `json:"pending"`
 	Expired      bool           `json:"expired"`
-	Flags        memberFlags    `json:"flags"`
+	Flags        memberFlagsOut `json:"flags"`
 	DateCreated  jsonTime       `json:"dateCreated"`
 	InviteStatus string         `json:"inviteStatus"`
 	InviterName  *string        `json:"inviterName"`
