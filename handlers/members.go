@@ -152,9 +152,9 @@ var roleDescriptions = map[string]string{
 	"owner":   "Owners have unrestricted access to the organization, its data and its settings, and can add, change and remove members of any role.",
 }
 
-// orgRoleList lists the roles, each marked with whether callerRole may
+// memberOrgRoleList lists the roles, each marked with whether callerRole may
 // assign it: a role that manages members (member:write), up to its own.
-func orgRoleList(callerRole string) []orgRoleOut {
+func memberOrgRoleList(callerRole string) []orgRoleOut {
 	manages := slices.Contains(authn.RoleScopes(callerRole), "member:write")
 	out := make([]orgRoleOut, 0, len(store.Roles))
 	for _, role := range store.Roles {
@@ -171,10 +171,10 @@ func orgRoleList(callerRole string) []orgRoleOut {
 	return out
 }
 
-// teamRoleList lists Sentry's team roles: a contributor has a member's
+// memberTeamRoleList lists Sentry's team roles: a contributor has a member's
 // scopes in the team, a team admin an admin's. Teams decide nothing of
 // access yet (docs/members.md).
-func teamRoleList() []teamRoleOut {
+func memberTeamRoleList() []teamRoleOut {
 	member, admin := "member", "admin"
 	return []teamRoleOut{
 		{ID: "contributor", Name: "Contributor", Desc: "Contributors can view and act on the team's issues.",
@@ -256,7 +256,7 @@ func writeMemberDetail(d Deps, keys *authn.InviteKeys, w http.ResponseWriter, r 
 	now := d.Now()
 	out := memberDetailOut{memberOut: newMemberOut(m.OrgMember, now), Teams: []string{},
 		TeamRoles: []memberTeamRoleOut{}, IsOnlyOwner: m.IsOnlyOwner,
-		OrgRoleList: orgRoleList(m.CallerRole), TeamRoleList: teamRoleList()}
+		OrgRoleList: memberOrgRoleList(m.CallerRole), TeamRoleList: memberTeamRoleList()}
 	for _, t := range m.Teams {
 		out.Teams = append(out.Teams, t.Slug)
 		out.TeamRoles = append(out.TeamRoles, memberTeamRoleOut{TeamSlug: t.Slug, Role: t.Role})
