@@ -93,7 +93,10 @@ type config struct {
 	// signup is "invite" (people join by invitation) or "open" (anyone
 	// signs up through the sign-in API); sessionIdle and sessionLifetime
 	// end a session unused that long, or that old.
-	signup          string
+	signup string
+	// orgCreation is "superuser" (only superusers create organizations
+	// through the API) or "open" (every signed-in person may).
+	orgCreation     string
 	sessionIdle     time.Duration
 	sessionLifetime time.Duration
 	// inviteTTL is how long an invitation's link works.
@@ -237,6 +240,7 @@ func settings(c *config, cmd string, getenv func(string) string) []setting {
 			return err
 		}},
 		{"SIGNUP", "signup", "invite", "invite: people join by invitation; open: anyone may sign up through /_allauth/{client}/v1/auth/signup", oneOf(&c.signup, "invite", "open")},
+		{"ORG_CREATION", "org-creation", "superuser", "superuser: only superusers create organizations through POST /api/0/organizations/; open: every signed-in person may, and owns what it creates", oneOf(&c.orgCreation, "superuser", "open")},
 		{"SESSION_IDLE_TIMEOUT", "session-idle-timeout", "24h0m0s", "a signed-in session unused this long ends", positiveDuration(&c.sessionIdle)},
 		{"SESSION_LIFETIME", "session-lifetime", "336h0m0s", "a signed-in session ends this long after sign-in, used or not", positiveDuration(&c.sessionLifetime)},
 		{"INVITE_TTL", "invite-ttl", "168h0m0s", "an invitation's link works this long after it was sent", positiveDuration(&c.inviteTTL)},

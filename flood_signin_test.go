@@ -232,7 +232,9 @@ func TestSignInFlood(t *testing.T) {
 func hashBenchmark(t *testing.T) func(n int) (cpuMs float64) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "authn.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, "./authn")
+	// -trimpath and CGO_ENABLED=0 are the static binary's flags (dev.sh):
+	// the packages it compiled are reused.
+	build := exec.Command("go", "test", "-c", "-trimpath", "-o", bin, "./authn")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go test -c ./authn: %v\n%s", err, out)

@@ -201,8 +201,9 @@ func runServe(ctx context.Context, cmd string, args []string, getenv func(string
 		// Sign-in: sessions (Auth.Sessions), open sign-up, and at most
 		// NumCPU argon2id hashes at once, a sign-in waiting 5 s at most
 		// for one.
-		SignupOpen: cfg.signup == "open",
-		Passwords:  authn.NewHasher(0, 5*time.Second),
+		SignupOpen:      cfg.signup == "open",
+		OrgCreationOpen: cfg.orgCreation == "open",
+		Passwords:       authn.NewHasher(0, 5*time.Second),
 		// Invitations: how long their links work.
 		InviteTTL: cfg.inviteTTL,
 	})

@@ -59,6 +59,11 @@ func intersect(a, b []string) []string {
 	return both
 }
 
+// ErrTwoFactorRequired refuses a member without TOTP the routes of an
+// organization that requires two-factor authentication (Sentry's
+// require2FA), whatever its credential, until it enrols.
+var ErrTwoFactorRequired = errors.New("authn: the organization requires two-factor authentication")
+
 // ScopesIn returns the scopes of c in the organization orgSlug ("" for
 // the routes outside organizations), the one rule of both credentials:
 //   - a session holds its role's scopes in an organization it belongs to,
@@ -67,12 +72,17 @@ func intersect(a, b []string) []string {
 //     the token's scopes that its role there grants; elsewhere the
 //     token's scopes.
 //
-// Roles are read through a cache of CacheFor (ForgetUser empties it for a
-// user), as tokens are.
+// A member of an organization that requires two-factor authentication
+// who has no TOTP gets ErrTwoFactorRequired there, read in the same
+// statement as its role. Roles are read through a cache of CacheFor
+// (ForgetUser empties it for a user, ForgetOrganization for an
+// organization), as tokens are.
 func (a *Authenticator) ScopesIn(ctx context.Context, c Caller, orgSlug string) ([]string, error) {
 	if orgSlug != "" {
 		role, err := a.role(ctx, c.UserID, orgSlug)
 		switch {
+		case errors.Is(err, ErrTwoFactorRequired):
+			return nil, err
 		case err == nil && c.SessionID != 0:
 			return RoleScopes(role), nil
 		case err == nil:
@@ -100,34 +110,52 @@ type roleKey struct {
 }
 
 // cachedRoles is a role lookup and until when it is trusted; notMember
-// caches that the user is not a member.
+// caches that the user is not a member, secondFactorMissing that the
+// organization's require2FA refuses it.
 type cachedRoles struct {
-	roles     []string
-	notMember bool
-	until     time.Time
+	roles               []string
+	notMember           bool
+	secondFactorMissing bool
+	until               time.Time
 }
 
 // role returns the role of userID in orgSlug, ErrNotFound when it is not
-// a member.
+// a member, ErrTwoFactorRequired when the organization refuses it until it
+// enrols TOTP.
 func (a *Authenticator) role(ctx context.Context, userID int64, orgSlug string) (string, error) {
 	key := roleKey{userID, orgSlug}
 	c, ok := a.cachedRole(key)
 	if !ok {
-		role, err := a.Store.MemberRole(ctx, userID, orgSlug)
+		m, err := a.Store.MemberRole(ctx, userID, orgSlug)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			c = cachedRoles{notMember: true}
 		case err != nil:
 			return "", err
 		default:
-			c = cachedRoles{roles: []string{role}}
+			c = cachedRoles{roles: []string{m.Role}, secondFactorMissing: m.SecondFactorMissing}
 		}
 		a.rememberRole(key, c)
 	}
-	if c.notMember {
+	switch {
+	case c.notMember:
 		return "", store.ErrNotFound
+	case c.secondFactorMissing:
+		return "", ErrTwoFactorRequired
 	}
 	return c.roles[0], nil
+}
+
+// ForgetOrganization drops the cached roles in the organization orgSlug,
+// so that a change of its require2FA holds at once in this process.
+func (a *Authenticator) ForgetOrganization(orgSlug string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.roleCache {
+		if k.org == orgSlug {
+			delete(a.roleCache, k)
+		}
+	}
 }
 
 // roles returns the roles of userID over its organizations.

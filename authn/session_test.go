@@ -334,4 +334,38 @@ func TestScopesIn(t *testing.T) {
 			t.Errorf("after ForgetUser: %v, want the manager's", got)
 		}
 	})
+	t.Run("require2FA refuses a member without TOTP, as cached roles do", func(t *testing.T) {
+		if _, err := e.st.ActivateTOTP(ctx, e.user, []byte{1}, 0, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		on, off := true, false
+		if _, err := e.st.UpdateOrganization(ctx, e.user, "beta", store.OrganizationUpdate{Require2FA: &on}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.ScopesIn(ctx, token, "beta"); err != nil {
+			t.Fatalf("with TOTP: %v", err)
+		}
+		if err := e.st.DeleteTOTP(ctx, e.user); err != nil {
+			t.Fatal(err)
+		}
+		a.ForgetUser(e.user)
+		for _, c := range []Caller{session, token} {
+			if _, err := a.ScopesIn(ctx, c, "beta"); !errors.Is(err, ErrTwoFactorRequired) {
+				t.Errorf("without TOTP: %v, want ErrTwoFactorRequired", err)
+			}
+		}
+		if _, err := a.ScopesIn(ctx, session, "acme"); err != nil {
+			t.Errorf("an organization that does not require it: %v", err)
+		}
+		if _, err := e.st.UpdateOrganization(ctx, e.user, "beta", store.OrganizationUpdate{Require2FA: &off}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.ScopesIn(ctx, session, "beta"); !errors.Is(err, ErrTwoFactorRequired) {
+			t.Errorf("within the cache: %v, want the cached refusal", err)
+		}
+		a.ForgetOrganization("beta")
+		if got, err := a.ScopesIn(ctx, session, "beta"); err != nil || strings.Join(got, " ") != strings.Join(RoleScopes("owner"), " ") {
+			t.Errorf("after ForgetOrganization: %v, %v, want the owner's", got, err)
+		}
+	})
 }

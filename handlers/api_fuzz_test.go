@@ -87,6 +87,9 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "PUT", path: "/api/0/organizations/acme/members/{}/", contentType: "application/json"},
 	{method: "GET", path: "/api/0/organizations/acme/members/?{}"},
 	{method: "GET", path: "/api/0/accept-invite/acme/1/{}/"},
+	// A new organization (its creator is no superuser: every body is refused
+	// or invalid, never a 5xx).
+	{method: "POST", path: "/api/0/organizations/", contentType: "application/json"},
 }
 
 // FuzzAPI sends arbitrary requests to the real handler on a real database

@@ -163,6 +163,10 @@ func errorResponse(err error) (int, any) {
 		return http.StatusUnprocessableEntity, map[string]any{"detail": ve}
 	case errors.Is(err, authn.ErrNoCredential), errors.Is(err, authn.ErrBadCredential):
 		return http.StatusUnauthorized, detail{"Unauthorized"}
+	case errors.Is(err, authn.ErrTwoFactorRequired):
+		// Sentry's TwoFactorRequired, whose detail is an object.
+		return http.StatusUnauthorized, map[string]any{"detail": map[string]any{"code": "2fa-required",
+			"message": "Organization requires two-factor authentication to be enabled", "extra": map[string]any{}}}
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, symbolkey.ErrNotFound):
 		return http.StatusNotFound, detail{"Not Found"}
 	case errors.As(err, &malformedKey):

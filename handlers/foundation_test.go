@@ -122,6 +122,9 @@ func TestMuxAnswersInJSON(t *testing.T) {
 	t.Run("path without its trailing slash is a JSON 404", func(t *testing.T) {
 		a.do("GET", "/api/0/test/environments", tok, nil).expect(t, 404, `{"detail":"Not Found"}`)
 	})
+	t.Run("unknown path of the sign-in API is its envelope's 404", func(t *testing.T) {
+		a.do("GET", "/_allauth/app/v1/nothing", "", nil).expect(t, 404, `{"status":404}`)
+	})
 	t.Run("wrong method is a JSON 405 with Allow", func(t *testing.T) {
 		r := a.do("DELETE", "/api/0/", tok, nil)
 		r.expect(t, 405, `{"detail":"Method Not Allowed"}`)

@@ -119,7 +119,20 @@ var bodyInputs = []bodyInput{
 			return nil
 		}},
 	{name: "environment_update", keys: []string{"isHidden"}, decode: decodeInto[environmentProjectIn]},
-	{name: "organization_update", keys: append([]string{"name", "slug"}, organizationUnstored...),
+	{name: "organization_create", keys: append([]string{"name", "slug", "agreeTerms"}, organizationCreateUnstored...),
+		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var in organizationCreateIn
+			if err := decodeJSON(w, r, &in); err != nil {
+				return nil, err
+			}
+			slug, name, err := in.validate()
+			return store.OrganizationUpdate{Name: &name, Slug: &slug}, err
+		},
+		check: func(v any) error {
+			u := v.(store.OrganizationUpdate)
+			return checkNewNames(u.Name, u.Slug, 64, 50)
+		}},
+	{name: "organization_update", keys: append([]string{"name", "slug", "require2FA"}, organizationUnstored...),
 		decode: func(w http.ResponseWriter, r *http.Request) (any, error) {
 			var in organizationUpdateIn
 			if err := decodeJSON(w, r, &in); err != nil {
@@ -455,6 +468,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"AAF4C61DDCC5E8A2DABEDE0F3B482CD9AEA9434D": {"name": "a.out", "debug_id": "33221100554477668899AABBCCDDEEFF1", "chunks": ["aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"]}}`))
 	f.Add([]byte(`{"release_name": "com.example@1.0+5", "proguard_uuid": "12A2E4EE87055F9183693A5B10A48225"}`))
 	f.Add([]byte(`{"name": "Mobile App", "slug": "mobile-app", "platform": "react-native", "default_rules": false, "isBookmarked": true}`))
+	f.Add([]byte(`{"name": "Globex Corp", "agreeTerms": true, "require2FA": false}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, in := range bodyInputs {
 			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))

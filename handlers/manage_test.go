@@ -316,11 +316,12 @@ func TestOrganizationUpdate(t *testing.T) {
 		{"a blank name", map[string]any{"name": "  "}, invalidBody(valueErr, []string{"body", "name"}, "Enter a name of 1 to 64 characters")},
 		{"a name over 64 characters", map[string]any{"name": strings.Repeat("n", 65)}, invalidBody(valueErr, []string{"body", "name"}, "Enter a name of 1 to 64 characters")},
 		{"a name that is not a string", map[string]any{"name": true}, invalidBody(typeError, []string{"body", "name"}, "Input should be a valid string")},
-		{"settings errata does not store", map[string]any{"name": "X", "isEarlyAdopter": false, "require2FA": true, "defaultRole": "member"},
+		{"settings errata does not store", map[string]any{"name": "X", "isEarlyAdopter": false, "openMembership": true, "defaultRole": "member"},
 			`{"detail": [
 				{"type": "value_error", "loc": ["body", "isEarlyAdopter"], "msg": "errata does not store this setting"},
 				{"type": "value_error", "loc": ["body", "defaultRole"], "msg": "errata does not store this setting"},
-				{"type": "value_error", "loc": ["body", "require2FA"], "msg": "errata does not store this setting"}]}`},
+				{"type": "value_error", "loc": ["body", "openMembership"], "msg": "errata does not store this setting"}]}`},
+		{"a null require2FA", map[string]any{"require2FA": nil}, invalidBody(typeError, []string{"body", "require2FA"}, "Input should be a valid boolean")},
 	} {
 		t.Run(tc.what+" is 422 and changes nothing", func(t *testing.T) {
 			put("acme", f.ann, tc.body).expect(t, http.StatusUnprocessableEntity, tc.want)

@@ -528,6 +528,7 @@ var missingValues = map[string]string{
 	"repo_id":           "999999999",
 	"member_id":         "999999999",
 	"token":             strings.Repeat("A", 43),
+	"team_slug":         "no-such-team",
 }
 
 // globalIDs are path values that are unique across organizations: the
@@ -674,6 +675,12 @@ func matrixEntries() map[string]matrixEntry {
 		// route checks {user_id}, the caller's own record where it does not.
 		"GET /api/0/organizations/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCallersOrganizations,
 			note: "lists the caller's organizations only"},
+		// A new organization: the victim is a superuser, who may create
+		// one; the intruder is not (ORG_CREATION=superuser).
+		"POST /api/0/organizations/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			f.exec(`UPDATE users SET is_superuser = true WHERE id = $1`, f.victim.id)
+			return matrixRequest{owner: f.victim, body: jsonBody(map[string]any{"name": f.name("created")}), want: http.StatusCreated}
+		}, special: createsNothingForOthers, note: "refuses a caller who may not create, and changes nothing"},
 		"GET /api/0/organizations/{organization_slug}/{$}":           standing(http.StatusOK, noBody),
 		"GET /api/0/organizations/{organization_slug}/projects/{$}":  standing(http.StatusOK, noBody),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/{$}": standing(http.StatusOK, noBody),
@@ -724,6 +731,24 @@ func matrixEntries() map[string]matrixEntry {
 			special: invitationIsItsOwnProof,
 			note:    "another invitation's token or member, or another organization, is answered as no invitation"},
 
+		// Teams, their members and their projects (teams_test.go): a team
+		// of the same name in both organizations; a member joins, steps
+		// down and leaves itself.
+		"GET /api/0/organizations/{organization_slug}/teams/{$}":                                    standing(http.StatusOK, noBody),
+		"POST /api/0/organizations/{organization_slug}/teams/{$}":                                   newTeamEntry,
+		"GET /api/0/organizations/{organization_slug}/user-teams/{$}":                               standing(http.StatusOK, noBody),
+		"GET /api/0/teams/{organization_slug}/{team_slug}/{$}":                                      onTeam(http.StatusOK, noBody, false, false),
+		"PUT /api/0/teams/{organization_slug}/{team_slug}/{$}":                                      renameTeamEntry,
+		"DELETE /api/0/teams/{organization_slug}/{team_slug}/{$}":                                   onTeam(http.StatusNoContent, noBody, false, false),
+		"GET /api/0/teams/{organization_slug}/{team_slug}/members/{$}":                              onTeam(http.StatusOK, noBody, true, false),
+		"POST /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}":   onTeam(http.StatusCreated, noBody, false, false),
+		"PUT /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}":    onTeam(http.StatusOK, jsonBody(map[string]any{"teamRole": "contributor"}), true, false),
+		"DELETE /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}": onTeam(http.StatusOK, noBody, true, false),
+		"GET /api/0/teams/{organization_slug}/{team_slug}/projects/{$}":                             onTeam(http.StatusOK, noBody, false, true),
+		"POST /api/0/teams/{organization_slug}/{team_slug}/projects/{$}":                            newTeamProjectEntry,
+		"GET /api/0/projects/{organization_slug}/{project_slug}/teams/{$}":                          onTeam(http.StatusOK, noBody, false, true),
+		"POST /api/0/projects/{organization_slug}/{project_slug}/teams/{team_slug}/{$}":             onTeam(http.StatusCreated, noBody, false, false),
+		"DELETE /api/0/projects/{organization_slug}/{project_slug}/teams/{team_slug}/{$}":           onTeam(http.StatusOK, noBody, false, true),
 		"GET /api/0/users/{$}": {prepare: noRecord(http.StatusOK), special: listsOnlyTheCaller,
 			note: "lists the caller only"},
 		"GET /api/0/users/{user_id}/{$}": standing(http.StatusOK, noBody),
@@ -1069,6 +1094,15 @@ func listsOnlyTheCallersOrganizations(t *testing.T, f *matrixFixture, pattern st
 	if diff := cmp.Diff([]struct{ Slug string }{{"rival"}}, orgs); diff != "" {
 		t.Errorf("organizations (-want +got):\n%s", diff)
 	}
+}
+
+// createsNothingForOthers checks that the intruder, no superuser, is
+// refused the creation of an organization and changes nothing.
+func createsNothingForOthers(t *testing.T, f *matrixFixture, pattern string) {
+	before := f.snapshot(t)
+	f.send(t, pattern, nil, jsonBody(map[string]any{"name": "acme", "slug": "acme"}), f.intruder.token).
+		expect(t, http.StatusUnauthorized, `{"detail": "Organizations are not allowed to be created by this user."}`)
+	unchanged(t, "the intruder's request", before, f.snapshot(t))
 }
 
 // listsOnlyTheCaller checks that the user list of the intruder holds the

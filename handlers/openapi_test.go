@@ -822,6 +822,10 @@ func newDocFixture(t *testing.T, dead string) *docFixture {
 		VALUES ($1, 'ann@work.example.com', true), ($1, 'ann@home.example.com', false)`, f.annID)
 	a.exec(`INSERT INTO social_accounts (user_id, provider, uid, email, username)
 		VALUES ($1, 'github', '583231', 'ann@example.com', 'ann')`, f.annID)
+	// The team backend, with ann on it as its admin.
+	a.exec(`INSERT INTO teams (organization_id, slug, name) SELECT id, 'backend', 'Backend' FROM organizations WHERE slug = 'acme'`)
+	a.exec(`INSERT INTO team_members (team_id, membership_id, role) SELECT t.id, m.id, 'admin'
+		FROM teams t JOIN memberships m ON m.organization_id = t.organization_id AND m.user_id = $1`, f.annID)
 	f.ann = a.token("ann@example.com")
 	f.ben = a.token("ben@example.com")
 	f.narrow = a.token("ann@example.com", "member:read")
@@ -1029,13 +1033,31 @@ var docCases = map[string]operationCases{
 			r.jsonBody(map[string]any{"slug": "initech"})
 		},
 		"422 invalidSlug":     withJSON(map[string]any{"slug": "Acme!"}),
-		"422 unstoredSetting": withJSON(map[string]any{"name": "Acme Corp", "require2FA": true}),
+		"422 unstoredSetting": withJSON(map[string]any{"name": "Acme Corp", "defaultRole": "member"}),
+		"400 noSecondFactor":  withJSON(map[string]any{"require2FA": true}),
 	}},
+	"createOrganization": {
+		// ann is a superuser, who may create organizations.
+		request: func(t *testing.T, f *docFixture, r *docRequest) {
+			f.exec(`UPDATE users SET is_superuser = true WHERE id = $1`, f.annID)
+		},
+		examples: map[string]exampleCase{
+			"401 notAllowed":  func(t *testing.T, f *docFixture, r *docRequest) { r.token = f.token("ben@example.com") },
+			"409 slugTaken":   withJSON(map[string]any{"name": "Acme", "slug": "acme"}),
+			"422 missingName": withJSON(map[string]any{"slug": "globex"}),
+		},
+	},
 	"createProject": {examples: map[string]exampleCase{
 		"409 exists":          withJSON(map[string]any{"name": "Web", "slug": "web"}),
 		"422 missingName":     withJSON(map[string]any{"slug": "mobile"}),
 		"422 invalidPlatform": withJSON(map[string]any{"name": "Mobile", "platform": "React Native"}),
 	}},
+	"createOrganizationTeam": {examples: map[string]exampleCase{"409": withJSON(map[string]any{"slug": "backend"})}},
+	"updateTeam": {examples: map[string]exampleCase{"409": func(t *testing.T, f *docFixture, r *docRequest) {
+		f.exec(`INSERT INTO teams (organization_id, slug, name) SELECT id, 'frontend', 'Frontend' FROM organizations WHERE slug = 'acme'`)
+		r.jsonBody(map[string]any{"slug": "frontend"})
+	}}},
+	"createTeamProject": {examples: map[string]exampleCase{"409": withJSON(map[string]any{"name": "Web", "slug": "web"})}},
 	"updateProject": {examples: map[string]exampleCase{
 		"409 exists": func(t *testing.T, f *docFixture, r *docRequest) {
 			f.project("acme", "api")
@@ -1380,6 +1402,7 @@ func (doc openAPIDoc) ordinaryRequest(t *testing.T, f *docFixture, o docOperatio
 		"bundle_id": matrixBundleID, "repo_id": strconv.FormatInt(f.repoID, 10),
 		"token_id":  "0",               // apiTokenDocCases make the token
 		"member_id": "me", "token": "", // memberDocCases name another member or an invitation
+		"team_slug": "backend",
 	}
 	for _, name := range doc.pathParameters(t, o) {
 		v, ok := fixture[name]

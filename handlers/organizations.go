@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"errata/authn"
 	"errata/store"
 )
 
@@ -32,12 +33,13 @@ type organizationLinks struct {
 }
 
 // organizationJSON is an organization as Sentry's API writes it: the
-// fields sentry-cli's `organizations list` reads, and errata's answers to
-// the flags it does not have (no early adoption, no 2FA requirement). The
-// allow* flags say what errata lets members do: it has no invitations,
-// members create no projects through their role (routes take scopes), and
-// no superuser sees an organization it is not a member of. No
-// organization has an SSO provider.
+// fields sentry-cli's `organizations list` reads, whether it requires
+// two-factor authentication, and errata's answers to the flags it does not
+// have (no early adoption). The allow* flags say what errata lets members
+// do: the member role invites nobody and creates no projects (member:write
+// and project:write are an admin's and a manager's), and no superuser sees
+// an organization it is not a member of. No organization has an SSO
+// provider.
 type organizationJSON struct {
 	ID                         string             `json:"id"`
 	Slug                       string             `json:"slug"`
@@ -61,24 +63,27 @@ type organizationJSON struct {
 func newOrganizationJSON(o store.Organization, base string) organizationJSON {
 	return organizationJSON{
 		ID: strconv.FormatInt(o.ID, 10), Slug: o.Slug, Name: o.Name, DateCreated: jsonTime(o.DateCreated),
-		Status: organizationStatus{"active", "active"}, Features: []string{},
+		Status: organizationStatus{"active", "active"}, Features: []string{}, Require2FA: o.Require2FA,
 		Avatar: organizationAvatar{AvatarType: "letter_avatar"},
 		Links:  organizationLinks{OrganizationURL: base, RegionURL: base},
 	}
 }
 
-// projectJSON is a project as Sentry's API writes it; errata has no
-// teams.
+// projectJSON is a project as Sentry's API writes it, with its teams.
 type projectJSON struct {
-	ID          string     `json:"id"`
-	Slug        string     `json:"slug"`
-	Name        string     `json:"name"`
-	Platform    *string    `json:"platform"`
-	DateCreated jsonTime   `json:"dateCreated"`
-	Status      string     `json:"status"`
-	Team        *struct{}  `json:"team"` // errata has no teams: null in lists, as Sentry's allow
-	Teams       []struct{} `json:"teams"`
-	Features    []string   `json:"features"`
+	// Access are the caller's scopes on the project: its role's in the
+	// organization, within its token's for a token (authn.ScopesIn).
+	Access      []string `json:"access"`
+	ID          string   `json:"id"`
+	Slug        string   `json:"slug"`
+	Name        string   `json:"name"`
+	Platform    *string  `json:"platform"`
+	DateCreated jsonTime `json:"dateCreated"`
+	Status      string   `json:"status"`
+	// Team is the first of Teams, null without one, as Sentry's lists allow.
+	Team     *teamRefJSON  `json:"team"`
+	Teams    []teamRefJSON `json:"teams"`
+	Features []string      `json:"features"`
 	projectEventFlags
 	// Environments are the names of the environments the project shows.
 	Environments []string `json:"environments"`
@@ -127,14 +132,22 @@ type latestReleaseJSON struct {
 	Version string `json:"version"`
 }
 
-func newProjectJSON(p store.Project) projectJSON {
+// newProjectJSON converts p for a caller whose scopes on it are access.
+func newProjectJSON(p store.Project, access []string) projectJSON {
+	if access == nil {
+		access = []string{}
+	}
 	out := projectJSON{
-		ID: strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, Platform: p.Platform, DateCreated: jsonTime(p.DateCreated),
-		Status: "active", Teams: []struct{}{}, Features: []string{}, Environments: p.Environments,
+		Access: access,
+		ID:     strconv.FormatInt(p.ID, 10), Slug: p.Slug, Name: p.Name, Platform: p.Platform, DateCreated: jsonTime(p.DateCreated),
+		Status: "active", Teams: newTeamRefsJSON(p.Teams), Features: []string{}, Environments: p.Environments,
 		projectEventFlags: projectEventFlags{IsMember: true, HasAccess: true, Platforms: []string{}},
 	}
 	if out.Environments == nil {
 		out.Environments = []string{}
+	}
+	if len(out.Teams) > 0 {
+		out.Team = &out.Teams[0]
 	}
 	if p.LatestRelease != nil {
 		out.LatestRelease = &latestReleaseJSON{Version: *p.LatestRelease}
@@ -276,7 +289,9 @@ func handleOrganization(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, newOrganizationJSON(o, publicBase(r, d.PublicURL)))
+		writeJSON(w, r, d.Log, http.StatusOK, organizationOfCallerJSON{
+			organizationJSON:       newOrganizationJSON(o, publicBase(r, d.PublicURL)),
+			organizationCallerJSON: newOrganizationCallerJSON(o, caller(r).Scopes)})
 		return nil
 	}
 }
@@ -304,7 +319,7 @@ func handleProjects(d Deps) apiFunc {
 		}
 		out := make([]projectJSON, 0, len(projects))
 		for _, p := range projects {
-			out = append(out, newProjectJSON(p))
+			out = append(out, newProjectJSON(p, caller(r).Scopes))
 		}
 		setPageHeaders(w, r, d.PublicURL, info)
 		writeJSON(w, r, d.Log, http.StatusOK, out)
@@ -323,8 +338,196 @@ func handleProject(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p),
+		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p, caller(r).Scopes),
 			Organization: newOrganizationJSON(p.Organization, publicBase(r, d.PublicURL))})
 		return nil
 	}
+}
+
+// organizationCallerJSON is the caller's place in an organization, which
+// Sentry writes on the organization's detail: its role (orgRole) and its
+// scopes there (access: the role's, within its token's for a token).
+type organizationCallerJSON struct {
+	OrgRole string   `json:"orgRole"`
+	Access  []string `json:"access"`
+}
+
+func newOrganizationCallerJSON(o store.Organization, access []string) organizationCallerJSON {
+	if access == nil {
+		access = []string{}
+	}
+	return organizationCallerJSON{OrgRole: o.Role, Access: access}
+}
+
+// organizationOfCallerJSON is the answer of GET organizations/{org}/:
+// the organization and the caller's place in it.
+type organizationOfCallerJSON struct {
+	organizationJSON
+	organizationCallerJSON
+}
+
+// organizationDetailJSON is Sentry's detailed organization, the answer of
+// PUT organizations/{org}/ and POST organizations/: the organization, the
+// caller's place in it, its projects and teams, the roles of its members
+// and teams, and Sentry's settings (organizationSettingsJSON).
+type organizationDetailJSON struct {
+	organizationJSON
+	organizationCallerJSON
+	organizationSettingsJSON
+	Projects     []projectJSON  `json:"projects"`
+	Teams        []teamJSON     `json:"teams"`
+	OrgRoleList  []orgRoleJSON  `json:"orgRoleList"`
+	TeamRoleList []teamRoleJSON `json:"teamRoleList"`
+}
+
+// organizationSettingsJSON are the settings of Sentry's detailed
+// organization as errata has them. Those of what errata has no concept of
+// (alerts, data scrubbing, relays, Seer and code review, crash reports,
+// attachments, join requests, shared issues, SSO, sampling) are Sentry's
+// documented empty values: false, "", 0, [], {} or null. The others say
+// what errata does: access is organization-wide (openMembership), a new
+// member's default role is member, and every member reads debug files
+// (debugFilesRole).
+type organizationSettingsJSON struct {
+	AggregatedDataConsent            bool              `json:"aggregatedDataConsent"`
+	AlertsMemberWrite                bool              `json:"alertsMemberWrite"`
+	AllowJoinRequests                bool              `json:"allowJoinRequests"`
+	AllowSharedIssues                bool              `json:"allowSharedIssues"`
+	AttachmentsRole                  string            `json:"attachmentsRole"`
+	AutoEnableCodeReview             bool              `json:"autoEnableCodeReview"`
+	AutoOpenPrs                      bool              `json:"autoOpenPrs"`
+	DataScrubber                     bool              `json:"dataScrubber"`
+	DataScrubberDefaults             bool              `json:"dataScrubberDefaults"`
+	DebugFilesRole                   string            `json:"debugFilesRole"`
+	DefaultAutofixAutomationTuning   string            `json:"defaultAutofixAutomationTuning"`
+	DefaultAutomatedRunStoppingPoint string            `json:"defaultAutomatedRunStoppingPoint"`
+	DefaultCodeReviewTriggers        []string          `json:"defaultCodeReviewTriggers"`
+	DefaultCodingAgent               string            `json:"defaultCodingAgent"`
+	DefaultCodingAgentIntegrationID  *string           `json:"defaultCodingAgentIntegrationId"`
+	DefaultRole                      string            `json:"defaultRole"`
+	DefaultSeerScannerAutomation     bool              `json:"defaultSeerScannerAutomation"`
+	EnableSeerCoding                 bool              `json:"enableSeerCoding"`
+	EnhancedPrivacy                  bool              `json:"enhancedPrivacy"`
+	EventsMemberAdmin                bool              `json:"eventsMemberAdmin"`
+	Experiments                      map[string]string `json:"experiments"`
+	HideAiFeatures                   bool              `json:"hideAiFeatures"`
+	IsDefault                        bool              `json:"isDefault"`
+	IsDynamicallySampled             bool              `json:"isDynamicallySampled"`
+	IssueAlertsThreadFlag            bool              `json:"issueAlertsThreadFlag"`
+	MetricAlertsThreadFlag           bool              `json:"metricAlertsThreadFlag"`
+	OpenMembership                   bool              `json:"openMembership"`
+	PendingAccessRequests            int               `json:"pendingAccessRequests"`
+	RelayDsnEndpoint                 *string           `json:"relayDsnEndpoint"`
+	RelayPiiConfig                   *string           `json:"relayPiiConfig"`
+	RequiresSso                      bool              `json:"requiresSso"`
+	SafeFields                       []string          `json:"safeFields"`
+	ScrapeJavaScript                 bool              `json:"scrapeJavaScript"`
+	ScrubIPAddresses                 bool              `json:"scrubIPAddresses"`
+	SensitiveFields                  []string          `json:"sensitiveFields"`
+	StoreCrashReports                int               `json:"storeCrashReports"`
+	TrustedRelays                    []struct{}        `json:"trustedRelays"`
+}
+
+// errataSettings are the settings of every organization.
+var errataSettings = organizationSettingsJSON{
+	DebugFilesRole: "member", DefaultRole: "member", OpenMembership: true,
+	DefaultCodeReviewTriggers: []string{}, Experiments: map[string]string{},
+	SafeFields: []string{}, SensitiveFields: []string{}, TrustedRelays: []struct{}{},
+}
+
+// roleJSON is what Sentry's lists of organization and team roles write of
+// each: allowed (and isAllowed) says whether the caller may give it.
+type roleJSON struct {
+	ID                 string   `json:"id"`
+	Name               string   `json:"name"`
+	Desc               string   `json:"desc"`
+	Scopes             []string `json:"scopes"`
+	Allowed            bool     `json:"allowed"`
+	IsAllowed          bool     `json:"isAllowed"`
+	IsRetired          bool     `json:"isRetired"`
+	IsTeamRolesAllowed bool     `json:"isTeamRolesAllowed"`
+}
+
+// orgRoleJSON is a role of Sentry's orgRoleList: a caller may give the
+// roles up to its own.
+type orgRoleJSON struct {
+	roleJSON
+	IsGlobalSnake   bool   `json:"is_global"`
+	IsGlobal        bool   `json:"isGlobal"`
+	MinimumTeamRole string `json:"minimumTeamRole"`
+}
+
+// teamRoleJSON is a role of Sentry's teamRoleList. Team roles are stored
+// and shown; access stays organization-wide, so they grant nothing beyond
+// the member's organization role.
+type teamRoleJSON struct {
+	roleJSON
+	IsMinimumRoleFor *string `json:"isMinimumRoleFor"`
+}
+
+// orgRoleDescriptions are the names and descriptions of the roles, in the
+// order of store.Roles.
+var orgRoleDescriptions = map[string][2]string{
+	"member":  {"Member", "Members can view and act on events, as well as view most other data within the organization."},
+	"admin":   {"Admin", "Admin privileges on any teams of which they're a member; they can create and change projects and teams."},
+	"manager": {"Manager", "Gains admin access on all teams as well as the ability to add and remove members."},
+	"owner":   {"Owner", "Unrestricted access to the organization, its data, and its settings, including its deletion."},
+}
+
+// orgRoleList is Sentry's list of organization roles for a caller of role
+// callerRole: each may be given by a caller of that role or above.
+func orgRoleList(callerRole string) []orgRoleJSON {
+	rank := slices.Index(store.Roles, callerRole)
+	out := make([]orgRoleJSON, 0, len(store.Roles))
+	for i, role := range store.Roles {
+		d := orgRoleDescriptions[role]
+		allowed := i <= rank
+		global := role == "manager" || role == "owner"
+		minimum := "admin"
+		if role == "member" {
+			minimum = "contributor"
+		}
+		out = append(out, orgRoleJSON{roleJSON: roleJSON{ID: role, Name: d[0], Desc: d[1],
+			Scopes: slices.Clip(authn.RoleScopes(role)), Allowed: allowed, IsAllowed: allowed, IsTeamRolesAllowed: true},
+			IsGlobalSnake: global, IsGlobal: global, MinimumTeamRole: minimum})
+	}
+	return out
+}
+
+// teamRoleList is Sentry's list of team roles for a caller of role
+// callerRole: a team admin is named by those who hold team:admin in the
+// organization.
+func teamRoleList(callerRole string) []teamRoleJSON {
+	mayAdmin := slices.Contains(authn.RoleScopes(callerRole), "team:admin")
+	admin := "admin"
+	return []teamRoleJSON{
+		{roleJSON: roleJSON{ID: "contributor", Name: "Contributor",
+			Desc:   "Contributors can view and act on events, as well as view most other data within the team's projects.",
+			Scopes: slices.Clip(authn.RoleScopes("member")), Allowed: true, IsAllowed: true, IsTeamRolesAllowed: true}},
+		{roleJSON: roleJSON{ID: "admin", Name: "Team Admin", Desc: "Admin privileges on the team, its members and its projects.",
+			Scopes: slices.Clip(authn.RoleScopes("admin")), Allowed: mayAdmin, IsAllowed: mayAdmin, IsTeamRolesAllowed: true},
+			IsMinimumRoleFor: &admin},
+	}
+}
+
+// newOrganizationDetailJSON converts d for a caller whose scopes in it are
+// access; base is the server's own URL (publicBase).
+func newOrganizationDetailJSON(d store.OrganizationDetail, access []string, base string) organizationDetailJSON {
+	out := organizationDetailJSON{
+		organizationJSON:         newOrganizationJSON(d.Organization, base),
+		organizationCallerJSON:   newOrganizationCallerJSON(d.Organization, access),
+		organizationSettingsJSON: errataSettings,
+		Projects:                 make([]projectJSON, 0, len(d.Projects)),
+		Teams:                    make([]teamJSON, 0, len(d.Teams)),
+		OrgRoleList:              orgRoleList(d.Role),
+		TeamRoleList:             teamRoleList(d.Role),
+	}
+	caller := out.organizationCallerJSON.Access
+	for _, p := range d.Projects {
+		out.Projects = append(out.Projects, newProjectJSON(p, caller))
+	}
+	for _, t := range d.Teams {
+		out.Teams = append(out.Teams, newTeamJSONWith(t, caller))
+	}
+	return out
 }

@@ -50,7 +50,7 @@ const (
 var organizationUnstored = []string{
 	"isEarlyAdopter", "hideAiFeatures", "defaultRole", "openMembership", "eventsMemberAdmin",
 	"alertsMemberWrite", "attachmentsRole", "debugFilesRole", "hasGranularReplayPermissions",
-	"replayAccessMembers", "avatarType", "avatar", "require2FA", "allowSharedIssues",
+	"replayAccessMembers", "avatarType", "avatar", "allowSharedIssues",
 	"enhancedPrivacy", "scrapeJavaScript", "storeCrashReports", "allowJoinRequests",
 	"dataScrubber", "dataScrubberDefaults", "sensitiveFields", "safeFields", "scrubIPAddresses",
 	"relayPiiConfig", "trustedRelays", "relayDsnEndpoint", "issueAlertsThreadFlag",
@@ -60,9 +60,10 @@ var organizationUnstored = []string{
 // organizationUpdateIn is the body of an organization update: the fields
 // errata stores, and every key for refuseUnstored.
 type organizationUpdateIn struct {
-	Name opt[string] `json:"name"`
-	Slug opt[string] `json:"slug"`
-	keys bodyKeys
+	Name       opt[string] `json:"name"`
+	Slug       opt[string] `json:"slug"`
+	Require2FA opt[bool]   `json:"require2FA"`
+	keys       bodyKeys
 }
 
 func (in *organizationUpdateIn) UnmarshalJSON(b []byte) error {
@@ -97,12 +98,26 @@ func (in organizationUpdateIn) update() (store.OrganizationUpdate, error) {
 		}
 		u.Slug = &in.Slug.V
 	}
+	if in.Require2FA.Set {
+		if in.Require2FA.Null {
+			return u, invalid(typeError, "Input should be a valid boolean", "body", "require2FA")
+		}
+		u.Require2FA = &in.Require2FA.V
+	}
 	return u, nil
 }
 
+// errNoSecondFactor is Sentry's answer to a caller without TOTP who asks
+// to require two-factor authentication: it would lock itself out.
+var errNoSecondFactor = badRequest("Cannot require two-factor authentication without personal two-factor enabled.")
+
 // handleOrganizationUpdate serves PUT organizations/{org}/: it renames the
-// organization or changes its slug (Sentry's updateOrganization, for the
-// fields errata stores) and answers the organization as GET does.
+// organization, changes its slug or whether it requires two-factor
+// authentication of its members (Sentry's updateOrganization, for the
+// fields errata stores), and answers Sentry's detailed organization. A
+// caller may require two-factor authentication only when it has TOTP
+// itself (400, as Sentry). The role lookups of the organization are
+// forgotten, so that the change holds at once in this process.
 func handleOrganizationUpdate(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		slug, err := pathSlug(r, "organization_slug")
@@ -118,13 +133,107 @@ func handleOrganizationUpdate(d Deps) apiFunc {
 			return err
 		}
 		o, err := d.Store.UpdateOrganization(r.Context(), caller(r).UserID, slug, u)
-		if errors.Is(err, store.ErrConflict) {
-			return &apiError{status: http.StatusConflict, detail: "An organization with this slug already exists", cause: err}
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			return errSlugTaken
+		case errors.Is(err, store.ErrNoSecondFactor):
+			return errNoSecondFactor
+		case err != nil:
+			return err
 		}
+		d.Auth.ForgetOrganization(slug)
+		d.Auth.ForgetOrganization(o.Slug)
+		writeJSON(w, r, d.Log, http.StatusOK, newOrganizationDetailJSON(o, caller(r).Scopes, publicBase(r, d.PublicURL)))
+		return nil
+	}
+}
+
+// errSlugTaken is the answer to a new organization slug that another
+// organization has.
+var errSlugTaken = &apiError{status: http.StatusConflict, detail: "An organization with this slug already exists"}
+
+// organizationCreateIn is the body of POST organizations/ (Sentry's
+// organization index): a name, and a slug made of it when none is sent.
+// agreeTerms is accepted and changes nothing: errata shows no terms.
+type organizationCreateIn struct {
+	Name       opt[string] `json:"name"`
+	Slug       opt[string] `json:"slug"`
+	AgreeTerms opt[bool]   `json:"agreeTerms"`
+	keys       bodyKeys
+}
+
+func (in *organizationCreateIn) UnmarshalJSON(b []byte) error {
+	type fields organizationCreateIn // without this method
+	if err := json.Unmarshal(b, (*fields)(in)); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, &in.keys)
+}
+
+// organizationCreateUnstored are the fields of Sentry's organization
+// create that errata has no place for.
+var organizationCreateUnstored = []string{"defaultOrganization", "aggregatedDataConsent", "idempotencyKey"}
+
+// validate returns the slug and the name of the new organization.
+func (in organizationCreateIn) validate() (slug, name string, err error) {
+	if err := in.keys.refuseUnstored(organizationCreateUnstored); err != nil {
+		return "", "", err
+	}
+	switch {
+	case !in.Name.Set:
+		return "", "", invalid(missing, "Field required", "body", "name")
+	case in.Name.Null:
+		return "", "", invalid(typeError, "Input should be a valid string", "body", "name")
+	}
+	if err := checkDisplayName(in.Name.V, maxOrganizationName, "body", "name"); err != nil {
+		return "", "", err
+	}
+	if in.AgreeTerms.Set && in.AgreeTerms.Null {
+		return "", "", invalid(typeError, "Input should be a valid boolean", "body", "agreeTerms")
+	}
+	if !in.Slug.Set || in.Slug.Null || in.Slug.V == "" {
+		// Sentry's slug of the name; a name without letters or digits
+		// makes none, and the name is what to change.
+		slug = projectSlugFromName(in.Name.V)
+		slug = strings.TrimRight(slug[:min(len(slug), maxOrganizationSlug)], "-")
+		return slug, in.Name.V, checkNewSlug(slug, maxOrganizationSlug, "body", "name")
+	}
+	return in.Slug.V, in.Name.V, checkNewSlug(in.Slug.V, maxOrganizationSlug, "body", "slug")
+}
+
+// handleOrganizationCreate serves POST organizations/: it creates an
+// organization whose owner is the caller and answers Sentry's detailed
+// organization (201). Superusers may, and with ORG_CREATION=open every
+// person, through a session or any token of theirs, as in Sentry
+// (docs/members.md, "Organizations and roles"); another caller is 401, as
+// Sentry answers. A taken slug is 409.
+func handleOrganizationCreate(d Deps) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c := caller(r)
+		var in organizationCreateIn
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+		slug, name, err := in.validate()
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, newOrganizationJSON(o, publicBase(r, d.PublicURL)))
+		o, err := d.Store.CreateOrganizationBy(r.Context(), c.UserID, slug, name, d.OrgCreationOpen)
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			return errSlugTaken
+		case errors.Is(err, store.ErrCreationNotAllowed):
+			// Sentry's answer, a 401.
+			return &apiError{status: http.StatusUnauthorized, detail: "Organizations are not allowed to be created by this user."}
+		case err != nil:
+			return err
+		}
+		d.Auth.ForgetUser(c.UserID) // its roles, and a lookup of the slug before it existed
+		access, err := d.Auth.ScopesIn(r.Context(), c, o.Slug)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r, d.Log, http.StatusCreated, newOrganizationDetailJSON(o, access, publicBase(r, d.PublicURL)))
 		return nil
 	}
 }

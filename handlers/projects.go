@@ -128,7 +128,7 @@ func handleProjectCreate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusCreated, newProjectJSON(p))
+		writeJSON(w, r, d.Log, http.StatusCreated, newProjectJSON(p, caller(r).Scopes))
 		return nil
 	}
 }
@@ -220,7 +220,7 @@ func handleProjectUpdate(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p),
+		writeJSON(w, r, d.Log, http.StatusOK, projectDetailJSON{projectJSON: newProjectJSON(p, caller(r).Scopes),
 			Organization: newOrganizationJSON(p.Organization, publicBase(r, d.PublicURL))})
 		return nil
 	}

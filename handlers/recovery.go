@@ -67,7 +67,7 @@ func handleRecoveryCodesActivate(d Deps) apiFunc {
 		if !consumed {
 			return badRequest("No recovery codes set, use GET first")
 		}
-		if err := d.Store.ReplaceRecoveryCodes(r.Context(), user, seeds.Seal(user, seed)); err != nil {
+		if err := d.Store.RegenerateRecoveryCodes(r.Context(), user, seeds.Seal(user, seed)); err != nil {
 			return err
 		}
 		noContent(w)

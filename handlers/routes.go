@@ -97,11 +97,14 @@ func routes(d Deps) []route {
 		{"GET /api/0/organizations/{organization_slug}/{$}", orgRead, handleOrganization(d)},
 		{"GET /api/0/organizations/{organization_slug}/projects/{$}", orgRead, handleProjects(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/{$}", projectRead, handleProject(d)},
-		// Their management without the admin CLI. errata has no teams, so
-		// a project is created through its organization; project:read,
-		// which Sentry accepts where an organization lets members create
+		// Their management without the admin CLI. A project is created
+		// through its organization or a team (below); project:read, which
+		// Sentry accepts where an organization lets members create
 		// projects, creates nothing here.
 		{"PUT /api/0/organizations/{organization_slug}/{$}", orgWrite, handleOrganizationUpdate(d)},
+		// A new organization, owned by its creator: superusers, or every
+		// person with ORG_CREATION=open (the store decides).
+		{"POST /api/0/organizations/{$}", anyToken, handleOrganizationCreate(d)},
 		{"POST /api/0/organizations/{organization_slug}/projects/{$}", projectWrite, handleProjectCreate(d)},
 		{"PUT /api/0/projects/{organization_slug}/{project_slug}/{$}", projectWrite, handleProjectUpdate(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/{$}", projectAdmin, handleProjectDelete(d)},
@@ -121,6 +124,28 @@ func routes(d Deps) []route {
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/members/{$}", projectRead, handleMembers(d, true)},
 		{"GET /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", open, handleInvitation(d)},
 		{"POST /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", optionalToken, handleInvitationAccept(d)},
+
+		// Teams (docs/members.md, Teams), with the scopes of Sentry's
+		// document: they group members and projects and decide no access.
+		// A member joins and leaves teams itself with the route's scopes;
+		// changing another member's teams, or making a team admin, takes
+		// one of manageMemberTeams (handlers/teams.go).
+		{"GET /api/0/organizations/{organization_slug}/teams/{$}", orgRead, handleTeams(d)},
+		{"POST /api/0/organizations/{organization_slug}/teams/{$}", scopes("org:write", "org:admin", "team:write"), handleTeamCreate(d)},
+		{"GET /api/0/organizations/{organization_slug}/user-teams/{$}", orgRead, handleUserTeams(d)},
+		{"GET /api/0/teams/{organization_slug}/{team_slug}/{$}", scopes("team:read", "team:write", "team:admin"), handleTeam(d)},
+		{"PUT /api/0/teams/{organization_slug}/{team_slug}/{$}", scopes("team:write", "team:admin"), handleTeamUpdate(d)},
+		{"DELETE /api/0/teams/{organization_slug}/{team_slug}/{$}", scopes("team:admin"), handleTeamDelete(d)},
+		{"GET /api/0/teams/{organization_slug}/{team_slug}/members/{$}", scopes("team:read", "team:write", "team:admin"), handleTeamMembers(d)},
+		{"POST /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}", scopes("org:read", "org:write", "team:write"), handleMemberTeamAdd(d)},
+		{"PUT /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}", scopes("org:read", "org:write", "org:admin",
+			"member:read", "member:write", "member:admin", "team:write", "team:admin"), handleMemberTeamUpdate(d)},
+		{"DELETE /api/0/organizations/{organization_slug}/members/{member_id}/teams/{team_slug}/{$}", scopes("org:read", "org:write", "org:admin", "team:admin"), handleMemberTeamDelete(d)},
+		{"GET /api/0/teams/{organization_slug}/{team_slug}/projects/{$}", projectRead, handleTeamProjects(d)},
+		{"POST /api/0/teams/{organization_slug}/{team_slug}/projects/{$}", projectWrite, handleTeamProjectCreate(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/teams/{$}", projectRead, handleProjectTeams(d)},
+		{"POST /api/0/projects/{organization_slug}/{project_slug}/teams/{team_slug}/{$}", projectWrite, handleProjectTeamAdd(d)},
+		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/teams/{team_slug}/{$}", projectWrite, handleProjectTeamDelete(d)},
 
 		// Environments, releases and deploys.
 		{"GET /api/0/organizations/{organization_slug}/environments/{$}", orgRead, handleEnvironments(d)},

@@ -75,6 +75,9 @@ type Deps struct {
 	// InviteTTL is how long an invitation's link works; 0 is
 	// DefaultInviteTTL.
 	InviteTTL time.Duration
+	// OrgCreationOpen lets every signed-in person create organizations
+	// (ORG_CREATION=open); else only superusers may.
+	OrgCreationOpen bool
 
 	// resolving bounds the resolution requests that run at once; routes
 	// makes it.
@@ -331,6 +334,10 @@ func (w *statusWriter) WriteHeader(code int) {
 		body := `{"detail":"Not Found"}` + "\n"
 		if code == http.StatusMethodNotAllowed {
 			body = `{"detail":"Method Not Allowed"}` + "\n"
+		}
+		if strings.HasPrefix(w.r.URL.Path, "/_allauth/") {
+			// The sign-in API answers in allauth's envelope.
+			body = `{"status":` + strconv.Itoa(code) + "}\n"
 		}
 		h := w.Header()
 		h.Set("Content-Type", "application/json")

@@ -106,6 +106,12 @@ type Organization struct {
 	Slug        string
 	Name        string
 	DateCreated time.Time
+	// Require2FA refuses the organization's routes to its members without
+	// TOTP (Sentry's require2FA).
+	Require2FA bool
+	// Role is the caller's role in it; Organizations, Organization and
+	// the detail (OrganizationDetail) read it, Project does not.
+	Role string
 }
 
 // Project is a project of an organization. Platform is nil when nobody
@@ -124,6 +130,9 @@ type Project struct {
 	LatestRelease *string
 	// Organization is the project's organization; only Project reads it.
 	Organization Organization
+	// Teams are the teams the project belongs to, by slug; Projects,
+	// Project and the team routes read them (store/teams.go).
+	Teams []TeamRef
 }
 
 // projectSummaryCols are the columns of a project p that Projects and
@@ -166,14 +175,14 @@ func (s *Store) Organizations(ctx context.Context, userID int64, f OrganizationF
 		where += fmt.Sprintf(" AND o.slug = ANY($%d)", len(args))
 	}
 	return list(ctx, s.pool, listQuery{
-		cols:       "o.id, o.slug, o.name, o.date_created",
+		cols:       "o.id, o.slug, o.name, o.date_created, o.require_2fa, m.role",
 		from:       "FROM organizations o JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 " + where,
 		args:       args,
 		createdCol: "o.date_created",
 		idCol:      "o.id",
 	}, page, func(rows pgx.Rows) (Organization, Key, error) {
 		var o Organization
-		err := rows.Scan(&o.ID, &o.Slug, &o.Name, &o.DateCreated)
+		err := rows.Scan(&o.ID, &o.Slug, &o.Name, &o.DateCreated, &o.Require2FA, &o.Role)
 		return o, Key{Created: o.DateCreated, ID: o.ID}, err
 	})
 }
@@ -201,9 +210,9 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 func (s *Store) Organization(ctx context.Context, userID int64, slug string) (Organization, error) {
 	var o Organization
 	err := s.pool.QueryRow(ctx, `
-		SELECT o.id, o.slug, o.name, o.date_created
+		SELECT o.id, o.slug, o.name, o.date_created, o.require_2fa, m.role
 		FROM organizations o JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-		WHERE o.slug = $2`, userID, slug).Scan(&o.ID, &o.Slug, &o.Name, &o.DateCreated)
+		WHERE o.slug = $2`, userID, slug).Scan(&o.ID, &o.Slug, &o.Name, &o.DateCreated, &o.Require2FA, &o.Role)
 	return o, wrap(err)
 }
 
@@ -216,7 +225,7 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, word
 	}
 	where, args := textFilter("WHERE o.slug = $2", []any{userID, orgSlug}, words, "p.name", "p.slug")
 	return list(ctx, s.pool, listQuery{
-		cols: "p.id, p.slug, p.name, p.platform, p.date_created, " + projectSummaryCols,
+		cols: "p.id, p.slug, p.name, p.platform, p.date_created, " + projectSummaryCols + ", " + projectTeamsCol,
 		from: `FROM projects p JOIN organizations o ON o.id = p.organization_id
 			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1 ` + where,
 		args:       args,
@@ -224,7 +233,7 @@ func (s *Store) Projects(ctx context.Context, userID int64, orgSlug string, word
 		idCol:      "p.id",
 	}, page, func(rows pgx.Rows) (Project, Key, error) {
 		var p Project
-		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease)
+		err := rows.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease, &p.Teams)
 		return p, Key{Created: p.DateCreated, ID: p.ID}, err
 	})
 }
@@ -235,12 +244,12 @@ func (s *Store) Project(ctx context.Context, userID int64, orgSlug, projectSlug 
 	var p Project
 	o := &p.Organization
 	err := s.pool.QueryRow(ctx, `
-		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`,
-			o.id, o.slug, o.name, o.date_created
+		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`, `+projectTeamsCol+`,
+			o.id, o.slug, o.name, o.date_created, o.require_2fa
 		FROM projects p JOIN organizations o ON o.id = p.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
 		WHERE o.slug = $2 AND p.slug = $3`, userID, orgSlug, projectSlug).Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated,
-		&p.Environments, &p.LatestRelease, &o.ID, &o.Slug, &o.Name, &o.DateCreated)
+		&p.Environments, &p.LatestRelease, &p.Teams, &o.ID, &o.Slug, &o.Name, &o.DateCreated, &o.Require2FA)
 	return p, wrap(err)
 }
 
@@ -269,4 +278,43 @@ func (s *Store) ResolveSlugs(ctx context.Context, userID int64, org, project str
 		return "", "", fmt.Errorf("project %q: %w", project, ErrNotFound)
 	}
 	return orgSlug, *projectSlug, nil
+}
+
+// OrganizationDetail is an organization with its projects and teams, as
+// Sentry's detailed organization shows them to a member.
+type OrganizationDetail struct {
+	Organization
+	// Projects are all the organization's projects, newest first (with
+	// their environments and latest release, as Projects reads them).
+	Projects []Project
+	// Teams are all the organization's teams, by slug.
+	Teams []Team
+}
+
+// organizationDetail reads the projects and teams of o for userID, its
+// member (the membership is in each statement's WHERE clause).
+func organizationDetail(ctx context.Context, q querier, userID int64, o Organization) (OrganizationDetail, error) {
+	d := OrganizationDetail{Organization: o}
+	rows, err := q.Query(ctx, `
+		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`
+		FROM projects p JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1
+		WHERE p.organization_id = $2
+		ORDER BY p.date_created DESC, p.id DESC`, userID, o.ID)
+	if err != nil {
+		return d, wrap(err)
+	}
+	d.Projects, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Project, error) {
+		var p Project
+		err := row.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease)
+		return p, err
+	})
+	if err != nil {
+		return d, wrap(err)
+	}
+	rows, err = q.Query(ctx, `SELECT `+teamCols+` `+teamFrom+` ORDER BY t.slug`, userID, o.Slug)
+	if err != nil {
+		return d, wrap(err)
+	}
+	d.Teams, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Team, error) { return scanTeam(row) })
+	return d, wrap(err)
 }

@@ -2,15 +2,26 @@ package store
 
 import "context"
 
-// MemberRole returns the role of userID in the organization orgSlug; a
-// user who is not its member (or an organization that does not exist) is
+// MemberAccess is what decides a member's access to its organization.
+type MemberAccess struct {
+	Role string
+	// SecondFactorMissing says that the organization requires two-factor
+	// authentication (require2FA) and the member has no TOTP: it is
+	// refused the organization's routes until it enrols.
+	SecondFactorMissing bool
+}
+
+// MemberRole returns the role of userID in the organization orgSlug and,
+// in the same statement, whether the organization's require2FA refuses it;
+// a user who is not its member (or an organization that does not exist) is
 // ErrNotFound.
-func (s *Store) MemberRole(ctx context.Context, userID int64, orgSlug string) (string, error) {
-	var role string
+func (s *Store) MemberRole(ctx context.Context, userID int64, orgSlug string) (MemberAccess, error) {
+	var a MemberAccess
 	err := s.pool.QueryRow(ctx, `
-		SELECT m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
-		WHERE m.user_id = $1 AND o.slug = $2`, userID, orgSlug).Scan(&role)
-	return role, wrap(err)
+		SELECT m.role, o.require_2fa AND NOT EXISTS (SELECT 1 FROM totp_authenticators t WHERE t.user_id = m.user_id)
+		FROM memberships m JOIN organizations o ON o.id = m.organization_id
+		WHERE m.user_id = $1 AND o.slug = $2`, userID, orgSlug).Scan(&a.Role, &a.SecondFactorMissing)
+	return a, wrap(err)
 }
 
 // UserRoles returns the distinct roles userID holds over its

@@ -231,8 +231,8 @@ func TestRolesAndSecondFactors(t *testing.T) {
 	if err := st.AddMember(ctx, "beta", "ann@example.com", "member"); err != nil {
 		t.Fatal(err)
 	}
-	if role, err := st.MemberRole(ctx, ann, "acme"); err != nil || role != "owner" {
-		t.Errorf("MemberRole acme = %q, %v", role, err)
+	if a, err := st.MemberRole(ctx, ann, "acme"); err != nil || a.Role != "owner" || a.SecondFactorMissing {
+		t.Errorf("MemberRole acme = %+v, %v", a, err)
 	}
 	if _, err := st.MemberRole(ctx, ann, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("MemberRole of another organization: %v, want ErrNotFound", err)

@@ -390,6 +390,7 @@ func (a *API) ActivateTOTP() Handler {
 		if err != nil {
 			return err
 		}
+		a.d.Auth.ForgetUser(s.UserID) // require2FA lets it in at once (authn.ScopesIn)
 		auth, err := a.d.Store.TOTPAuthenticator(r.Context(), s.UserID)
 		if err != nil {
 			return err
@@ -419,6 +420,7 @@ func (a *API) DeactivateTOTP() Handler {
 		if err != nil {
 			return err
 		}
+		a.d.Auth.ForgetUser(s.UserID) // require2FA refuses it at once (authn.ScopesIn)
 		write(w, a.d.Log, http.StatusOK, envelope{Status: http.StatusOK})
 		return nil
 	})

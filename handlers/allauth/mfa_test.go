@@ -242,12 +242,17 @@ func TestTwoFactorThrottle(t *testing.T) {
 	s, c, codes := e.s, e.c, e.codes
 	c.do("DELETE", "auth/session", nil).expect(t, 401, "")
 	c.signInPending("ann@example.com")
-	for i := range 5 {
+	for i := range 4 {
 		c.authenticate2FA(fmt.Sprintf("%08d", i)).expect(t, 400, incorrectCode)
 	}
+	// A right code is not counted: one more failure is still answered.
+	c.authenticate2FA(codes[1]).expect(t, 200, "")
+	c.do("DELETE", "auth/session", nil).expect(t, 401, "")
+	c.signInPending("ann@example.com")
+	c.authenticate2FA("00000004").expect(t, 400, incorrectCode)
 	c.authenticate2FA(codes[0]).expect(t, 429, `{"status": 429}`)
-	if n := storetest.Count(t, s.db, `SELECT used_mask FROM recovery_codes`); n != 0 {
-		t.Errorf("a throttled attempt spent a code: used mask %b", n)
+	if n := storetest.Count(t, s.db, `SELECT used_mask FROM recovery_codes`); n != 1<<1 {
+		t.Errorf("used mask %b, want code 1 alone spent: a throttled attempt spends nothing", n)
 	}
 }
 
