@@ -38,7 +38,7 @@ type OrgMember struct {
 	Email           string
 	Role            string
 	DateCreated     time.Time
-	User            *OrgMemberUser
+	User            *MemberUser
 	InviterName     *string
 	InviteExpiresAt *time.Time // of a pending member
 	userID          *int64     // of an accepted member, which memberUsers fills
@@ -47,10 +47,10 @@ type OrgMember struct {
 // Pending reports whether the member's invitation waits.
 func (m OrgMember) Pending() bool { return m.User == nil }
 
-// OrgMemberUser is the person of a member, with what Sentry's member shows of
+// MemberUser is the person of a member, with what Sentry's member shows of
 // it beyond the user: whether it has a second factor, when it was last
 // active (its sessions' last use) and its primary address.
-type OrgMemberUser struct {
+type MemberUser struct {
 	User
 	Has2FA     bool
 	LastActive *time.Time
@@ -121,10 +121,10 @@ func memberUsers(ctx context.Context, q querier, members []OrgMember) error {
 	if err != nil {
 		return err
 	}
-	users := map[int64]*OrgMemberUser{}
+	users := map[int64]*MemberUser{}
 	defer rows.Close()
 	for rows.Next() {
-		mu := &OrgMemberUser{}
+		mu := &MemberUser{}
 		var emailID *int64
 		var email *string
 		var verified *bool
