@@ -221,10 +221,6 @@ func (a *Authenticator) RoleIn(ctx context.Context, userID int64, orgSlug string
 	return a.role(ctx, userID, orgSlug)
 }
 
-// roleOrder is the roles from least to most: each holds the scopes of
-// those before it.
-var roleOrder = []string{"member", "admin", "manager", "owner"}
-
 // CanAssign reports whether a member whose role is callerRole may give
 // role to a member, or change or remove a member who has it
 // (docs/members.md, "Members"): roles up to its own only, so that a
@@ -232,6 +228,6 @@ var roleOrder = []string{"member", "admin", "manager", "owner"}
 // never assignable. Whether the caller may manage members at all is its
 // scopes' (member:write or member:admin, routes.go).
 func CanAssign(callerRole, role string) bool {
-	c, r := slices.Index(roleOrder, callerRole), slices.Index(roleOrder, role)
+	c, r := slices.Index(store.Roles, callerRole), slices.Index(store.Roles, role)
 	return c >= 0 && r >= 0 && r <= c
 }

@@ -68,13 +68,10 @@ type memberOut struct {
 	InviterName  *string        `json:"inviterName"`
 }
 
-// roleNames are the roles' names as Sentry writes them.
-var roleNames = map[string]string{"member": "Member", "admin": "Admin", "manager": "Manager", "owner": "Owner"}
-
 func newMemberOut(m store.OrgMember, now time.Time) memberOut {
 	out := memberOut{
 		ID: strconv.FormatInt(m.ID, 10), Email: m.Email, Name: m.Email,
-		OrgRole: m.Role, Role: m.Role, RoleName: roleNames[m.Role],
+		OrgRole: m.Role, Role: m.Role, RoleName: orgRoleDescriptions[m.Role][0],
 		Pending:     m.Pending(),
 		Expired:     m.Pending() && (m.InviteExpiresAt == nil || !now.Before(*m.InviteExpiresAt)),
 		DateCreated: jsonTime(m.DateCreated),
@@ -102,35 +99,6 @@ type memberTeamRoleOut struct {
 	Role     *string `json:"role"`
 }
 
-// orgRoleOut is a role of Sentry's orgRoleList; Allowed says whether the
-// caller may assign it.
-type orgRoleOut struct {
-	ID                 string   `json:"id"`
-	Name               string   `json:"name"`
-	Desc               string   `json:"desc"`
-	Scopes             []string `json:"scopes"`
-	Allowed            bool     `json:"allowed"`
-	IsAllowed          bool     `json:"isAllowed"`
-	IsRetired          bool     `json:"isRetired"`
-	IsTeamRolesAllowed bool     `json:"isTeamRolesAllowed"`
-	IsGlobalSnake      bool     `json:"is_global"`
-	IsGlobal           bool     `json:"isGlobal"`
-	MinimumTeamRole    string   `json:"minimumTeamRole"`
-}
-
-// teamRoleOut is a role of Sentry's teamRoleList.
-type teamRoleOut struct {
-	ID                 string   `json:"id"`
-	Name               string   `json:"name"`
-	Desc               string   `json:"desc"`
-	Scopes             []string `json:"scopes"`
-	Allowed            bool     `json:"allowed"`
-	IsAllowed          bool     `json:"isAllowed"`
-	IsRetired          bool     `json:"isRetired"`
-	IsTeamRolesAllowed bool     `json:"isTeamRolesAllowed"`
-	IsMinimumRoleFor   *string  `json:"isMinimumRoleFor"`
-}
-
 // memberDetailOut is a member as its detail shows it. InviteLink is the
 // link of a pending member's invitation, for owners and managers only.
 type memberDetailOut struct {
@@ -139,51 +107,8 @@ type memberDetailOut struct {
 	TeamRoles    []memberTeamRoleOut `json:"teamRoles"`
 	InviteLink   *string             `json:"invite_link"`
 	IsOnlyOwner  bool                `json:"isOnlyOwner"`
-	OrgRoleList  []orgRoleOut        `json:"orgRoleList"`
-	TeamRoleList []teamRoleOut       `json:"teamRoleList"`
-}
-
-// roleDescriptions are Sentry's descriptions of the roles, as errata's
-// scopes make them true.
-var roleDescriptions = map[string]string{
-	"member":  "Members can view and act on events, as well as view most other data within the organization.",
-	"admin":   "Admins can manage projects and teams, but cannot invite members to the organization.",
-	"manager": "Managers have admin access to every team and project, and can add and remove members.",
-	"owner":   "Owners have unrestricted access to the organization, its data and its settings, and can add, change and remove members of any role.",
-}
-
-// memberOrgRoleList lists the roles, each marked with whether callerRole may
-// assign it: a role that manages members (member:write), up to its own.
-func memberOrgRoleList(callerRole string) []orgRoleOut {
-	manages := slices.Contains(authn.RoleScopes(callerRole), "member:write")
-	out := make([]orgRoleOut, 0, len(store.Roles))
-	for _, role := range store.Roles {
-		allowed := manages && authn.CanAssign(callerRole, role)
-		global := role == "manager" || role == "owner"
-		minimum := "admin"
-		if role == "member" {
-			minimum = "contributor"
-		}
-		out = append(out, orgRoleOut{ID: role, Name: roleNames[role], Desc: roleDescriptions[role],
-			Scopes: slices.Clone(authn.RoleScopes(role)), Allowed: allowed, IsAllowed: allowed,
-			IsTeamRolesAllowed: true, IsGlobalSnake: global, IsGlobal: global, MinimumTeamRole: minimum})
-	}
-	return out
-}
-
-// memberTeamRoleList lists Sentry's team roles: a contributor has a member's
-// scopes in the team, a team admin an admin's. Teams decide nothing of
-// access yet (docs/members.md).
-func memberTeamRoleList() []teamRoleOut {
-	member, admin := "member", "admin"
-	return []teamRoleOut{
-		{ID: "contributor", Name: "Contributor", Desc: "Contributors can view and act on the team's issues.",
-			Scopes: slices.Clone(authn.RoleScopes("member")), Allowed: true, IsAllowed: true, IsTeamRolesAllowed: true,
-			IsMinimumRoleFor: &member},
-		{ID: "admin", Name: "Team Admin", Desc: "Team admins manage the team's membership and projects.",
-			Scopes: slices.Clone(authn.RoleScopes("admin")), Allowed: true, IsAllowed: true, IsTeamRolesAllowed: true,
-			IsMinimumRoleFor: &admin},
-	}
+	OrgRoleList  []orgRoleJSON       `json:"orgRoleList"`
+	TeamRoleList []teamRoleJSON      `json:"teamRoleList"`
 }
 
 // memberID reads {member_id}: a membership's id, or "me" for the
@@ -256,7 +181,7 @@ func writeMemberDetail(d Deps, keys *authn.InviteKeys, w http.ResponseWriter, r 
 	now := d.Now()
 	out := memberDetailOut{memberOut: newMemberOut(m.OrgMember, now), Teams: []string{},
 		TeamRoles: []memberTeamRoleOut{}, IsOnlyOwner: m.IsOnlyOwner,
-		OrgRoleList: memberOrgRoleList(m.CallerRole), TeamRoleList: memberTeamRoleList()}
+		OrgRoleList: orgRoleList(m.CallerRole), TeamRoleList: teamRoleList(m.CallerRole)}
 	for _, t := range m.Teams {
 		out.Teams = append(out.Teams, t.Slug)
 		out.TeamRoles = append(out.TeamRoles, memberTeamRoleOut{TeamSlug: t.Slug, Role: t.Role})
