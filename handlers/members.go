@@ -93,10 +93,11 @@ func newMemberOut(m store.OrgMember, now time.Time) memberOut {
 	return out
 }
 
-// memberTeamRoleOut is a member's role in a team (null: the default).
+// memberTeamRoleOut is a member's role in a team, as Sentry answers it:
+// contributor or admin (docs/members.md, Teams).
 type memberTeamRoleOut struct {
-	TeamSlug string  `json:"teamSlug"`
-	Role     *string `json:"role"`
+	TeamSlug string `json:"teamSlug"`
+	Role     string `json:"role"`
 }
 
 // memberDetailOut is a member as its detail shows it. InviteLink is the
@@ -183,8 +184,8 @@ func writeMemberDetail(d Deps, keys *authn.InviteKeys, w http.ResponseWriter, r 
 		TeamRoles: []memberTeamRoleOut{}, IsOnlyOwner: m.IsOnlyOwner,
 		OrgRoleList: orgRoleList(m.CallerRole), TeamRoleList: teamRoleList(m.CallerRole)}
 	for _, t := range m.Teams {
-		out.Teams = append(out.Teams, t.Slug)
-		out.TeamRoles = append(out.TeamRoles, memberTeamRoleOut{TeamSlug: t.Slug, Role: t.Role})
+		out.Teams = append(out.Teams, t.TeamSlug)
+		out.TeamRoles = append(out.TeamRoles, memberTeamRoleOut{TeamSlug: t.TeamSlug, Role: t.Role})
 	}
 	if out.Pending && !out.Expired && (m.CallerRole == "owner" || m.CallerRole == "manager") {
 		link := inviteLink(d, r, m.ID, keys.Token(m.ID, *m.InviteExpiresAt))

@@ -64,16 +64,18 @@ type UserEmail struct {
 	Verified bool
 }
 
-// MemberDetail is a member with its teams, whether it is the
-// organization's only owner, and the role of the caller who reads it.
+// MemberDetail is a member with its teams and its team roles there
+// (teamRole), whether it is the organization's only owner, and the role of
+// the caller who reads it.
 type MemberDetail struct {
 	OrgMember
-	Teams       []MemberTeam
+	Teams       []MemberTeamRole
 	IsOnlyOwner bool
 	CallerRole  string
 }
 
-// MemberTeam is a team of a member and its role there (nil: the default).
+// MemberTeam is a team to put a member on and the team role to store for
+// it there (nil: the default, which teamRole answers).
 type MemberTeam struct {
 	Slug string
 	Role *string
@@ -224,17 +226,8 @@ func (s *Store) MemberDetail(ctx context.Context, userID int64, orgSlug string, 
 			return err
 		}
 		d.IsOnlyOwner = d.Role == "owner" && !d.Pending() && owners == 1
-		rows, err := q.Query(ctx, `
-			SELECT t.slug, tm.role FROM team_members tm JOIN teams t ON t.id = tm.team_id
-			WHERE tm.membership_id = $1 ORDER BY t.slug`, d.ID)
-		if err != nil {
-			return err
-		}
-		d.Teams, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (MemberTeam, error) {
-			var t MemberTeam
-			err := row.Scan(&t.Slug, &t.Role)
-			return t, err
-		})
+		roles, err := teamRolesOf(ctx, q, userID, orgSlug, []int64{d.ID})
+		d.Teams = roles[d.ID]
 		return err
 	})
 	return d, err

@@ -375,11 +375,11 @@ func (s *Store) SetTeamRole(ctx context.Context, userID int64, c MemberTeamChang
 	return answered, err
 }
 
-// MemberTeamRole is a team of a member and the team role stored for it
-// (nil for the default), Sentry's teamRoles entry.
+// MemberTeamRole is a team of a member and the member's team role there
+// as Sentry answers it (teamRole): Sentry's teamRoles entry.
 type MemberTeamRole struct {
 	TeamSlug string
-	Role     *string
+	Role     string
 }
 
 // TeamRolesOf returns, by membership id, the teams and team roles of the
@@ -387,11 +387,17 @@ type MemberTeamRole struct {
 // belongs to, by team slug; a membership of another organization, or on
 // no team, has no entry.
 func (s *Store) TeamRolesOf(ctx context.Context, userID int64, orgSlug string, membershipIDs []int64) (map[int64][]MemberTeamRole, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT tm.membership_id, t.slug, tm.role
+	return teamRolesOf(ctx, s.pool, userID, orgSlug, membershipIDs)
+}
+
+// teamRolesOf is TeamRolesOf in q.
+func teamRolesOf(ctx context.Context, q querier, userID int64, orgSlug string, membershipIDs []int64) (map[int64][]MemberTeamRole, error) {
+	rows, err := q.Query(ctx, `
+		SELECT tm.membership_id, t.slug, `+teamRole+`
 		FROM teams t JOIN organizations o ON o.id = t.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
 		JOIN team_members tm ON tm.team_id = t.id
+		JOIN memberships mm ON mm.id = tm.membership_id
 		WHERE o.slug = $2 AND tm.membership_id = ANY($3)
 		ORDER BY tm.membership_id, t.slug`, userID, orgSlug, membershipIDs)
 	if err != nil {
