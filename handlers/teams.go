@@ -386,21 +386,15 @@ func handleTeamMembers(d Deps) apiFunc {
 }
 
 // memberTeamChange reads the path values of a member–team route:
-// {member_id} is a membership id or "me", the caller's own.
+// {member_id} as the member routes read it (memberID).
 func memberTeamChange(r *http.Request) (store.MemberTeamChange, error) {
 	org, team, err := orgTeamSlugs(r)
 	if err != nil {
 		return store.MemberTeamChange{}, err
 	}
 	c := store.MemberTeamChange{OrgSlug: org, TeamRef: team, MayManage: caller(r).HasAny(manageMemberTeams)}
-	if id := r.PathValue("member_id"); id != "me" {
-		n, err := strconv.ParseInt(id, 10, 64)
-		if err != nil || n <= 0 {
-			return c, invalid(valueErr, "Enter a member id or me", "path", "member_id")
-		}
-		c.MemberID = n
-	}
-	return c, nil
+	c.MemberID, err = memberID(r)
+	return c, err
 }
 
 // errOtherMember answers a change of another member's teams by a caller
