@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -367,6 +369,78 @@ func upgraded(t *testing.T, db string) *errataServer {
 	s.serve(t)
 	s.token = s.cli(t, "admin", "create-token", "--email", "dev@example.com", "--scopes", "project:releases")
 	return s
+}
+
+// TestMigrateFromTheSixthSchemaKeepsRoles upgrades a database made by the
+// previous main (schema version 6, testdata/schema_v6.sql), before members
+// could be invited and teams made, whose organization has an owner, a
+// manager, an admin and a member, each with an admin-CLI token of every
+// scope. After errata migrate each membership keeps its role, and each token
+// keeps working within it: the owner's does everything it did, the others
+// what their role grants and no more.
+func TestMigrateFromTheSixthSchemaKeepsRoles(t *testing.T) {
+	t.Parallel()
+	roles := []string{"member", "admin", "manager", "owner"} // lowest first
+	every := "{" + strings.Join(authn.Scopes, ",") + "}"
+	tokens := map[string]string{}
+	// The project web has id 1, given by oldDatabase: the sequence, which
+	// the previous main's own inserts moved, goes on after it.
+	seed := `INSERT INTO releases (organization_id, version) VALUES (1, 'web@1.0.0');
+		SELECT setval('projects_id_seq', 1);` + "\n"
+	for i, role := range roles {
+		tok, hash := authn.NewToken()
+		tokens[role] = tok
+		user := 1 // dev@example.com, the owner of oldDatabase
+		if role != "owner" {
+			user = 2 + i
+			seed += fmt.Sprintf(`INSERT INTO users (id, email, name) VALUES (%[1]d, '%[2]s@example.com', '%[2]s');
+				INSERT INTO memberships (organization_id, user_id, role) VALUES (1, %[1]d, '%[2]s');`, user, role)
+		}
+		seed += fmt.Sprintf("INSERT INTO api_tokens (user_id, token_hash, scopes, label) VALUES (%d, decode('%x', 'hex'), '%s', 'admin cli');\n",
+			user, hash, every)
+	}
+	s := upgraded(t, oldDatabase(t, "testdata/schema_v6.sql", seed))
+
+	for _, role := range roles {
+		email := role + "@example.com"
+		if role == "owner" {
+			email = "dev@example.com"
+		}
+		if n := s.count(t, `SELECT count(*) FROM memberships m JOIN users u ON u.id = m.user_id
+			WHERE u.email = $1 AND m.role = $2`, email, role); n != 1 {
+			t.Errorf("%s is no longer %s after the upgrade", email, role)
+		}
+	}
+
+	// Requests of each token, in order, and the lowest role that may make
+	// each; a lower role's token is 403.
+	for _, role := range roles {
+		t.Run("the "+role+"'s token", func(t *testing.T) {
+			c := withToken(s, tokens[role])
+			project := "api-" + role
+			for _, r := range []struct {
+				method, path string
+				body         any
+				status       int
+				lowest       string
+			}{
+				{"GET", "/api/0/organizations/acme/", nil, http.StatusOK, "member"},
+				{"GET", "/api/0/organizations/acme/releases/web@1.0.0/", nil, http.StatusOK, "member"},
+				{"PUT", "/api/0/projects/acme/web/", map[string]string{"name": "Web"}, http.StatusOK, "admin"},
+				{"POST", "/api/0/organizations/acme/projects/", map[string]string{"name": project, "slug": project}, http.StatusCreated, "admin"},
+				{"DELETE", "/api/0/projects/acme/" + project + "/", nil, http.StatusNoContent, "admin"},
+				{"PUT", "/api/0/organizations/acme/", map[string]string{"name": "Acme"}, http.StatusOK, "manager"},
+			} {
+				want := r.status
+				if slices.Index(roles, role) < slices.Index(roles, r.lowest) {
+					want = http.StatusForbidden
+				}
+				if status, body := c.api(t, r.method, r.path, r.body); status != want {
+					t.Errorf("%s %s: %d %s, want %d", r.method, r.path, status, body, want)
+				}
+			}
+		})
+	}
 }
 
 // TestMigrateFromTheFourthSchemaReadsSectionTables upgrades a database made

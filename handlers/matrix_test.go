@@ -391,19 +391,26 @@ func (f *matrixFixture) sendQuery(t *testing.T, pattern, query string, values ma
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	res := f.exchange(t, req)
+	res.header.Del("Date")
+	res.header.Del("X-Request-Id")
+	if link := res.header.Get("Link"); link != "" {
+		res.header.Set("Link", strings.ReplaceAll(link, path, "<path>"))
+	}
+	return res
+}
+
+// exchange sends req to the server and returns its whole answer.
+func (f *matrixFixture) exchange(t *testing.T, req *http.Request) response {
+	t.Helper()
 	res, err := f.srv.Client().Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	res.Header.Del("Date")
-	res.Header.Del("X-Request-Id")
-	if link := res.Header.Get("Link"); link != "" {
-		res.Header.Set("Link", strings.ReplaceAll(link, path, "<path>"))
 	}
 	return response{status: res.StatusCode, header: res.Header, body: b}
 }

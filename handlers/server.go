@@ -176,11 +176,22 @@ func directDispatch(d Deps, drts []directRoute) func(*http.Request) http.Handler
 // (GET and HEAD), its access rule and the text error adapter. The handler
 // may name the request by a route below its own (handleDebuginfod).
 func adaptDirect(d Deps, rt directRoute) http.Handler {
+	_, p, _ := strings.Cut(rt.pattern, " ")
+	prefix, _, _ := strings.Cut(p, "{")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Pattern = rt.pattern
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			writeTextError(w, r, d.Log, errMethodNotAllowed)
 			return
+		}
+		// A path below a direct route's prefix names the organization
+		// first, as the handler reads it (symbolkey); the mux did not read
+		// it, so authorize is told: the caller's scopes there are capped
+		// by its role there, as on every other route.
+		if rest, ok := strings.CutPrefix(r.URL.Path, prefix); ok {
+			if org, _, _ := strings.Cut(rest, "/"); org != "" {
+				r.SetPathValue("organization_slug", org)
+			}
 		}
 		ctx, err := authorize(d, rt.access, r)
 		if err != nil {
