@@ -221,16 +221,13 @@ type acceptIn struct {
 // /_allauth/{client}/v1/auth/login does: for a browser (a request with the
 // csrftoken cookie, which must then pass the CSRF check) with the session
 // cookie, else for an app with meta.session_token. An address that has an
-// account is 409: its person signs in and accepts. A token is 403: a
-// person accepts, not a token. A wrong, used or expired token is 404.
+// account is 409: its person signs in and accepts. A token is 403
+// (optionalSession): a person accepts, not a token. A wrong, used or expired token is 404.
 func handleInvitationAccept(d Deps) apiFunc {
 	d = invitationDeps(d)
 	signIn := allauth.New(allauth.Deps{Store: d.Store, Auth: d.Auth, Log: d.Log, TrustedProxies: d.TrustedProxies})
 	return func(w http.ResponseWriter, r *http.Request) error {
-		c, signedIn := authn.CallerFrom(r.Context())
-		if signedIn && c.SessionID == 0 {
-			return errPermissionDenied
-		}
+		c, signedIn := authn.CallerFrom(r.Context()) // a session: a token is refused by the route's rule
 		id, hash, err := invitationOf(r)
 		if err != nil {
 			return err

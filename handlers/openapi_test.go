@@ -147,6 +147,8 @@ func security(a access) []any {
 		return []any{}
 	case a.recentSession:
 		return []any{map[string]any{"session": []any{}}}
+	case a.sessionOnly:
+		return []any{map[string]any{}, map[string]any{"session": []any{}}}
 	case !a.token:
 		return []any{map[string]any{}, map[string]any{"bearer": []any{}}}
 	case len(a.scopes) == 0:
@@ -210,7 +212,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 			responses, _ := o.op["responses"].(map[string]any)
 			for status, want := range map[string]bool{
 				"401": !rule.open,
-				"403": len(rule.scopes) > 0 || rule.recentSession,
+				"403": len(rule.scopes) > 0 || rule.recentSession || rule.sessionOnly,
 			} {
 				if _, got := responses[status]; got != want {
 					t.Errorf("documents %s: %t, want %t", status, got, want)

@@ -29,6 +29,9 @@ type access struct {
 	// (a token is 403) whose person authenticated within
 	// authn.RecentAuthentication (else 401 "Reauthentication required").
 	recentSession bool
+	// sessionOnly: without token, a credential, when one is sent, must be
+	// a signed-in session (a token is 403): a person acts, not a token.
+	sessionOnly bool
 }
 
 var (
@@ -37,6 +40,9 @@ var (
 	// optionalToken routes answer anyone but read a token when one is sent;
 	// an invalid one is still 401.
 	optionalToken = access{}
+	// optionalSession routes answer anyone without a credential, or a
+	// signed-in session; a token is 403.
+	optionalSession = access{sessionOnly: true}
 	// anyToken routes need a valid token and no particular scope.
 	anyToken = access{token: true}
 	// recentSession routes manage credentials: only a session that
@@ -123,7 +129,7 @@ func routes(d Deps) []route {
 		{"DELETE /api/0/organizations/{organization_slug}/members/{member_id}/{$}", memberRead, handleMemberDelete(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/members/{$}", projectRead, handleMembers(d, true)},
 		{"GET /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", open, handleInvitation(d)},
-		{"POST /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", optionalToken, handleInvitationAccept(d)},
+		{"POST /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", optionalSession, handleInvitationAccept(d)},
 
 		// Teams (docs/members.md, Teams), with the scopes of Sentry's
 		// document: they group members and projects and decide no access.

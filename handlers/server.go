@@ -285,6 +285,9 @@ func authorize(d Deps, a access, r *http.Request) (context.Context, error) {
 	case err != nil:
 		return nil, err
 	}
+	if a.sessionOnly && c.SessionID == 0 {
+		return nil, errPermissionDenied // a person acts, not a token
+	}
 	if a.recentSession {
 		// Credential management: a session, never a token, that proved
 		// who it is recently (docs/accounts.md).
