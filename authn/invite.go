@@ -1,38 +1,41 @@
 package authn
 
 import (
-	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"strconv"
-	"time"
 )
 
 // InviteKeys makes the tokens of invitations (docs/members.md,
-// "Invitations"): HMAC-SHA256, under a key derived from the server secret
-// for this purpose alone, of the pending member's id and the invitation's
-// expiry. A token is thus 256 bits that nobody without the secret can
-// compute, and the database keeps only its SHA-256 (Hash), through which
-// it is found, spent and expired. Owners and managers can be shown the
-// link again (invite_link) without errata keeping the token; a new
-// invitation of the same member has a new expiry, and so a new token,
-// and the old one stops working.
+// "Invitations"): 256 random bits each. The database keeps the token's
+// SHA-256 (Hash), through which it is found, spent and expired, and the
+// token sealed with AES-256-GCM under a key derived from the server secret
+// for this purpose alone, bound to the pending member's id, so that owners
+// and managers can be shown the link again (invite_link). A new invitation
+// of the same member has a new token, and the old one stops working.
 type InviteKeys struct {
-	key []byte
+	cipher userCipher
 }
 
 // NewInviteKeys returns the invitation keys of secret.
 func NewInviteKeys(secret string) *InviteKeys {
-	return &InviteKeys{key: deriveKey(secret, "invitation tokens")}
+	return &InviteKeys{cipher: newUserCipher(secret, "invitation token encryption")}
 }
 
-// Token returns the token of the invitation of member memberID that
-// expires at expires (to the microsecond, as PostgreSQL keeps it): 43
-// characters of unpadded base64url.
-func (k *InviteKeys) Token(memberID int64, expires time.Time) string {
-	m := hmac.New(sha256.New, k.key)
-	m.Write([]byte(strconv.FormatInt(memberID, 10) + ":" + strconv.FormatInt(expires.UnixMicro(), 10)))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+// New returns a fresh token for the invitation of member memberID (43
+// characters of unpadded base64url) with what the database keeps of it:
+// its hash and its sealed form.
+func (k *InviteKeys) New(memberID int64) (token string, hash, sealed []byte) {
+	b := make([]byte, sha256.Size)
+	rand.Read(b)
+	token = base64.RawURLEncoding.EncodeToString(b)
+	return token, Hash(token), k.cipher.seal(memberID, []byte(token))
+}
+
+// Open returns the token that New sealed for memberID.
+func (k *InviteKeys) Open(memberID int64, sealed []byte) (string, error) {
+	token, err := k.cipher.open(memberID, sealed)
+	return string(token), err
 }
 
 // WellFormedInviteToken reports whether token has the form of Token's:

@@ -47,13 +47,13 @@ func inviteLink(d Deps, r *http.Request, id int64, token string) string {
 // invitationKeys gives the store the token of an invitation and, when
 // send, its mail.
 func invitationKeys(d Deps, r *http.Request, keys *authn.InviteKeys, send bool) store.InviteKeys {
-	return func(id int64, expires time.Time) ([]byte, *store.Mail, error) {
-		token := keys.Token(id, expires)
+	return func(id int64, expires time.Time) ([]byte, []byte, *store.Mail, error) {
+		token, hash, sealed := keys.New(id)
 		if !send {
-			return authn.Hash(token), nil, nil
+			return hash, sealed, nil, nil
 		}
 		m, err := invitationMail(inviteLink(d, r, id, token), r.PathValue("organization_slug"), expires)
-		return authn.Hash(token), m, err
+		return hash, sealed, m, err
 	}
 }
 

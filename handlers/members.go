@@ -188,8 +188,12 @@ func writeMemberDetail(d Deps, keys *authn.InviteKeys, w http.ResponseWriter, r 
 		out.TeamRoles = append(out.TeamRoles, memberTeamRoleOut{TeamSlug: t.TeamSlug, Role: t.Role})
 	}
 	if out.Pending && !out.Expired && (m.CallerRole == "owner" || m.CallerRole == "manager") {
-		link := inviteLink(d, r, m.ID, keys.Token(m.ID, *m.InviteExpiresAt))
-		out.InviteLink = &link
+		// A token sealed under another SECRET_KEY no longer opens: the
+		// link is then unknown (null), and a reinvite makes a new one.
+		if token, err := keys.Open(m.ID, m.InviteTokenSealed); err == nil {
+			link := inviteLink(d, r, m.ID, token)
+			out.InviteLink = &link
+		}
 	}
 	writeJSON(w, r, d.Log, http.StatusOK, out)
 	return nil

@@ -72,6 +72,9 @@ type MemberDetail struct {
 	Teams       []MemberTeamRole
 	IsOnlyOwner bool
 	CallerRole  string
+	// InviteTokenSealed is a pending member's token, sealed
+	// (authn.InviteKeys); nil for a member who joined.
+	InviteTokenSealed []byte
 }
 
 // MemberTeam is a team to put a member on and the team role to store for
@@ -226,6 +229,9 @@ func (s *Store) MemberDetail(ctx context.Context, userID int64, orgSlug string, 
 			return err
 		}
 		d.IsOnlyOwner = d.Role == "owner" && !d.Pending() && owners == 1
+		if err := q.QueryRow(ctx, `SELECT invite_token_sealed FROM memberships WHERE id = $1`, d.ID).Scan(&d.InviteTokenSealed); err != nil {
+			return err
+		}
 		roles, err := teamRolesOf(ctx, q, userID, orgSlug, []int64{d.ID})
 		d.Teams = roles[d.ID]
 		return err
@@ -298,7 +304,7 @@ func keepOwner(ctx context.Context, tx pgx.Tx, org int64, t target) error {
 // InviteKeys gives an invitation its token: the SHA-256 of the token of
 // the member memberID's invitation that expires at expires, and, when the
 // invitation is to be mailed, the mail that carries its link.
-type InviteKeys func(memberID int64, expires time.Time) (tokenHash []byte, mail *Mail, err error)
+type InviteKeys func(memberID int64, expires time.Time) (tokenHash, tokenSealed []byte, mail *Mail, err error)
 
 // Invitation is an invitation to make: an address, the role it offers,
 // until when its link works, and whether an address invited already is
@@ -386,14 +392,14 @@ func (s *Store) InviteMember(ctx context.Context, callerID int64, orgSlug string
 // invite gives the pending member id a new token that expires at
 // expires, and queues its mail to the invited address when keys makes one.
 func invite(ctx context.Context, tx pgx.Tx, id int64, expires time.Time, keys InviteKeys) error {
-	hash, mail, err := keys(id, expires)
+	hash, sealed, mail, err := keys(id, expires)
 	if err != nil {
 		return err
 	}
 	var email string
 	err = tx.QueryRow(ctx, `
-		UPDATE memberships SET invite_token_hash = $2, invite_expires_at = $3
-		WHERE id = $1 AND user_id IS NULL RETURNING email`, id, hash, expires).Scan(&email)
+		UPDATE memberships SET invite_token_hash = $2, invite_token_sealed = $4, invite_expires_at = $3
+		WHERE id = $1 AND user_id IS NULL RETURNING email`, id, hash, expires, sealed).Scan(&email)
 	if err != nil || mail == nil {
 		return err
 	}
@@ -570,7 +576,7 @@ func accept(ctx context.Context, tx pgx.Tx, orgSlug string, memberID int64, toke
 		return ErrAlreadyMember
 	}
 	tag, err := tx.Exec(ctx, `
-		UPDATE memberships m SET user_id = $4, email = NULL, invite_token_hash = NULL, invite_expires_at = NULL
+		UPDATE memberships m SET user_id = $4, email = NULL, invite_token_hash = NULL, invite_token_sealed = NULL, invite_expires_at = NULL
 		FROM organizations o
 		WHERE o.id = m.organization_id AND `+invitationWhere, memberID, orgSlug, tokenHash, userID)
 	if errors.Is(wrap(err), ErrConflict) {

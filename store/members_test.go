@@ -17,7 +17,7 @@ import (
 func invited(t *testing.T, st *store.Store, ownerID int64, email, token string) int64 {
 	t.Helper()
 	hash := sha256.Sum256([]byte(token))
-	keys := func(int64, time.Time) ([]byte, *store.Mail, error) { return hash[:], nil, nil }
+	keys := func(int64, time.Time) ([]byte, []byte, *store.Mail, error) { return hash[:], nil, nil, nil }
 	m, err := st.InviteMember(context.Background(), ownerID, "acme", store.Invitation{
 		Email: email, Role: "member", Expires: time.Now().Add(time.Hour), Reinvite: true},
 		func(string, string) bool { return true }, keys)
