@@ -99,6 +99,8 @@ type config struct {
 	orgCreation     string
 	sessionIdle     time.Duration
 	sessionLifetime time.Duration
+	// inviteTTL is how long an invitation's link works.
+	inviteTTL time.Duration
 }
 
 // httpTimeouts bound how long one connection may hold the server: a client
@@ -241,6 +243,7 @@ func settings(c *config, cmd string, getenv func(string) string) []setting {
 		{"ORG_CREATION", "org-creation", "superuser", "superuser: only superusers create organizations through POST /api/0/organizations/; open: every signed-in person may, and owns what it creates", oneOf(&c.orgCreation, "superuser", "open")},
 		{"SESSION_IDLE_TIMEOUT", "session-idle-timeout", "24h0m0s", "a signed-in session unused this long ends", positiveDuration(&c.sessionIdle)},
 		{"SESSION_LIFETIME", "session-lifetime", "336h0m0s", "a signed-in session ends this long after sign-in, used or not", positiveDuration(&c.sessionLifetime)},
+		{"INVITE_TTL", "invite-ttl", "168h0m0s", "an invitation's link works this long after it was sent", positiveDuration(&c.inviteTTL)},
 		{"DEBUG_FILE_CACHE_BYTES", "debug-file-cache-bytes", strconv.FormatInt(symbolication.DefaultDebugFileCacheBytes, 10), "most bytes of parsed debug files that native resolutions keep in memory", positive(&c.debugFileCacheBytes)},
 	}
 }

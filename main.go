@@ -204,6 +204,8 @@ func runServe(ctx context.Context, cmd string, args []string, getenv func(string
 		SignupOpen:      cfg.signup == "open",
 		OrgCreationOpen: cfg.orgCreation == "open",
 		Passwords:       authn.NewHasher(0, 5*time.Second),
+		// Invitations: how long their links work.
+		InviteTTL: cfg.inviteTTL,
 	})
 
 	// Serve, until ctx ends or a server fails.

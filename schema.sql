@@ -596,14 +596,18 @@ ALTER TABLE throttle_events ADD COLUMN IF NOT EXISTS id bigserial PRIMARY KEY;
 -- membership is a person's (user_id) or, while its invitation waits, an
 -- address's (user_id NULL, email set): Sentry's pending member, whose id
 -- stays when the invitation is accepted. The invitation's token is kept by
--- its SHA-256 only, single-use (cleared when accepted), until
--- invite_expires_at.
+-- its SHA-256 (by which it is found and spent), single-use (cleared when
+-- accepted), until invite_expires_at.
 ALTER TABLE memberships ALTER COLUMN user_id DROP NOT NULL;
 ALTER TABLE memberships ADD COLUMN IF NOT EXISTS email text CHECK (length(email) BETWEEN 3 AND 254);
 ALTER TABLE memberships ADD COLUMN IF NOT EXISTS invite_token_hash bytea UNIQUE
     CHECK (length(invite_token_hash) = 32);
 ALTER TABLE memberships ADD COLUMN IF NOT EXISTS invite_expires_at timestamptz;
 ALTER TABLE memberships ADD COLUMN IF NOT EXISTS inviter_id bigint REFERENCES users (id) ON DELETE SET NULL;
+-- The invitation's token itself, sealed like recovery seeds under a key
+-- derived from SECRET_KEY and bound to the membership id, so that owners
+-- and managers can be shown the link again; cleared with the hash.
+ALTER TABLE memberships ADD COLUMN IF NOT EXISTS invite_token_sealed bytea;
 CREATE UNIQUE INDEX IF NOT EXISTS memberships_pending_email_key
     ON memberships (organization_id, lower(email)) WHERE user_id IS NULL;
 -- Sentry's require2FA: members without TOTP are refused the organization's

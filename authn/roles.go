@@ -212,3 +212,22 @@ func (a *Authenticator) rememberRole(key roleKey, c cachedRoles) {
 	}
 	a.roleCache[key] = c
 }
+
+// RoleIn returns the role of userID in the organization orgSlug, through
+// the cache ScopesIn reads; store.ErrNotFound when it is not a member.
+// Routes that count an action against a throttle ask it first, so that a
+// caller who is no member counts nothing.
+func (a *Authenticator) RoleIn(ctx context.Context, userID int64, orgSlug string) (string, error) {
+	return a.role(ctx, userID, orgSlug)
+}
+
+// CanAssign reports whether a member whose role is callerRole may give
+// role to a member, or change or remove a member who has it
+// (docs/members.md, "Members"): roles up to its own only, so that a
+// manager never makes, changes or removes an owner. An unknown role is
+// never assignable. Whether the caller may manage members at all is its
+// scopes' (member:write or member:admin, routes.go).
+func CanAssign(callerRole, role string) bool {
+	c, r := slices.Index(store.Roles, callerRole), slices.Index(store.Roles, role)
+	return c >= 0 && r >= 0 && r <= c
+}

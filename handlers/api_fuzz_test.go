@@ -82,6 +82,11 @@ var apiFuzzRoutes = []apiFuzzRoute{
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate-jvm/", contentType: "application/json"},
 	// Native resolution (docs/resolution.md).
 	{method: "POST", path: "/api/0/projects/acme/web/symbolicate/", contentType: "application/json"},
+	// Members and invitations (docs/members.md).
+	{method: "POST", path: "/api/0/organizations/acme/members/", contentType: "application/json"},
+	{method: "PUT", path: "/api/0/organizations/acme/members/{}/", contentType: "application/json"},
+	{method: "GET", path: "/api/0/organizations/acme/members/?{}"},
+	{method: "GET", path: "/api/0/accept-invite/acme/1/{}/"},
 	// A new organization (its creator is no superuser: every body is refused
 	// or invalid, never a 5xx).
 	{method: "POST", path: "/api/0/organizations/", contentType: "application/json"},

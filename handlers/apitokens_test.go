@@ -369,6 +369,7 @@ func annTokenID(t *testing.T, f *docFixture, in store.TokenInput) string {
 // document: each request is a session's, ann's unless said otherwise.
 var apiTokenDocCases = map[string]operationCases{
 	"listApiTokens": {
+		ownFixture: true, // ann's session is a sign-in
 		// The newest token alone: the one of the example.
 		request: func(t *testing.T, f *docFixture, r *docRequest) {
 			asSessionOf(t, f, r, "ann@example.com")

@@ -533,8 +533,9 @@ var missingValues = map[string]string{
 	"user_id":           "999999999",
 	"bundle_id":         "00000000-0000-0000-0000-000000000000",
 	"repo_id":           "999999999",
-	"team_slug":         "no-such-team",
 	"member_id":         "999999999",
+	"token":             strings.Repeat("A", 43),
+	"team_slug":         "no-such-team",
 }
 
 // globalIDs are path values that are unique across organizations: the
@@ -706,6 +707,37 @@ func matrixEntries() map[string]matrixEntry {
 			f.project("rival", slug)
 			return f.on(http.StatusNoContent, noBody, "project_slug", slug)
 		}},
+		// Members and invitations: the victim reads its own membership,
+		// promotes a new member, and a new owner leaves (member:read
+		// removes the caller alone). An invitation's token is its proof.
+		"GET /api/0/organizations/{organization_slug}/members/{$}": standing(http.StatusOK, noBody),
+		"POST /api/0/organizations/{organization_slug}/members/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusCreated, jsonBody(map[string]any{"email": f.name("invited") + "@example.com"}))
+		}},
+		"GET /api/0/organizations/{organization_slug}/members/{member_id}/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			return f.on(http.StatusOK, noBody, "member_id", f.membershipID(t, f.victim.id))
+		}},
+		"PUT /api/0/organizations/{organization_slug}/members/{member_id}/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			u := f.member(t, "promoted")
+			return f.on(http.StatusOK, jsonBody(map[string]any{"orgRole": "admin"}), "member_id", f.membershipID(t, u.id))
+		}},
+		"DELETE /api/0/organizations/{organization_slug}/members/{member_id}/{$}": {prepare: func(t *testing.T, f *matrixFixture) matrixRequest {
+			email := f.name("leaver") + "@acme.example"
+			u := f.account(t, email)
+			f.testAPI.member("acme", email, "owner")
+			r := f.on(http.StatusNoContent, noBody, "member_id", f.membershipID(t, u.id))
+			r.owner = u
+			return r
+		}},
+		"GET /api/0/projects/{organization_slug}/{project_slug}/members/{$}": standing(http.StatusOK, noBody),
+		"GET /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}": {
+			prepare: invitationRequest(http.StatusOK, noBody), special: invitationIsItsOwnProof,
+			note: "another invitation's token or member, or another organization, is answered as no invitation"},
+		"POST /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}": {
+			prepare: invitationRequest(http.StatusOK, jsonBody(map[string]any{"password": "correct horse battery staple"})),
+			special: invitationIsItsOwnProof,
+			note:    "another invitation's token or member, or another organization, is answered as no invitation"},
+
 		// Teams, their members and their projects (teams_test.go): a team
 		// of the same name in both organizations; a member joins, steps
 		// down and leaves itself.
@@ -890,6 +922,65 @@ func matrixEntries() map[string]matrixEntry {
 			}))
 		}},
 	}
+}
+
+// membershipID is the id of the membership of the user id in acme.
+func (f *matrixFixture) membershipID(t *testing.T, id int64) string {
+	t.Helper()
+	var m int64
+	if err := f.conn.QueryRow(context.Background(), `
+		SELECT m.id FROM memberships m JOIN organizations o ON o.id = m.organization_id
+		WHERE o.slug = 'acme' AND m.user_id = $1`, id).Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatInt(m, 10)
+}
+
+// invitation has the owner of org invite a new address, and returns the
+// path values of its link.
+func (f *matrixFixture) invitation(t *testing.T, org string) map[string]string {
+	t.Helper()
+	email := f.name("invited") + "@example.com"
+	f.send(t, "POST /api/0/organizations/{organization_slug}/members/{$}", map[string]string{"organization_slug": org},
+		jsonBody(map[string]any{"email": email}), f.ownerOf(org)).expect(t, http.StatusCreated, nil)
+	ms, err := f.st.Outbox(context.Background(), email)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("the invitation of %s: %v %v", email, ms, err)
+	}
+	m := regexp.MustCompile(`/accept-invite/([^/\s]+)/([0-9]+)/([A-Za-z0-9_-]+)/`).FindStringSubmatch(ms[0].Text)
+	if m == nil {
+		t.Fatalf("no link in %q", ms[0].Text)
+	}
+	return map[string]string{"organization_slug": m[1], "member_id": m[2], "token": m[3]}
+}
+
+// invitationRequest is the request of an accept-invite route on a new
+// invitation of acme, without a credential.
+func invitationRequest(want int, body matrixBody) func(t *testing.T, f *matrixFixture) matrixRequest {
+	return func(t *testing.T, f *matrixFixture) matrixRequest {
+		return matrixRequest{owner: f.victim, values: f.invitation(t, "acme"), body: body, want: want}
+	}
+}
+
+// invitationIsItsOwnProof checks that an accept-invite route answers
+// another invitation's token, another invitation's member id, and the
+// invitation in another organization exactly as a token of no invitation,
+// changing nothing; the invitation's own link then works.
+func invitationIsItsOwnProof(t *testing.T, f *matrixFixture, pattern string) {
+	r := invitationRequest(0, noBody)(t, f)
+	if strings.HasPrefix(pattern, "POST") {
+		r.body = jsonBody(map[string]any{"password": "correct horse battery staple"})
+	}
+	other := f.invitation(t, "rival")
+	send := func(values map[string]string) response { return f.send(t, pattern, values, r.body, "") }
+	before := f.snapshot(t)
+	missing := send(with(r.values, "token", missingValues["token"]))
+	missing.expect(t, http.StatusNotFound, `{"detail":"Not Found"}`)
+	sameAnswer(t, "another invitation's token", missing, send(with(r.values, "token", other["token"])))
+	sameAnswer(t, "another invitation's member id", missing, send(with(r.values, "member_id", other["member_id"])))
+	sameAnswer(t, "the invitation in another organization", missing, send(with(r.values, "organization_slug", "rival")))
+	unchanged(t, "requests without the invitation's own token", before, f.snapshot(t))
+	send(r.values).expect(t, http.StatusOK, nil)
 }
 
 // noRecord is the request of a route that names no record.

@@ -147,6 +147,8 @@ func security(a access) []any {
 		return []any{}
 	case a.recentSession:
 		return []any{map[string]any{"session": []any{}}}
+	case a.sessionOnly:
+		return []any{map[string]any{}, map[string]any{"session": []any{}}}
 	case !a.token:
 		return []any{map[string]any{}, map[string]any{"bearer": []any{}}}
 	case len(a.scopes) == 0:
@@ -210,7 +212,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 			responses, _ := o.op["responses"].(map[string]any)
 			for status, want := range map[string]bool{
 				"401": !rule.open,
-				"403": len(rule.scopes) > 0 || rule.recentSession,
+				"403": len(rule.scopes) > 0 || rule.recentSession || rule.sessionOnly,
 			} {
 				if _, got := responses[status]; got != want {
 					t.Errorf("documents %s: %t, want %t", status, got, want)
@@ -934,6 +936,10 @@ type operationCases struct {
 	// responses get documented responses that have no example, keyed by
 	// status and media type ("200 application/octet-stream", "304").
 	responses map[string]exampleCase
+	// ownFixture gives a GET its own fixture: its request changes what the
+	// other GETs, which share one, read (a sign-in sets a user's
+	// lastLogin and a member's lastActive; an invitation adds a member).
+	ownFixture bool
 }
 
 func withJSON(v any) exampleCase {
@@ -1298,6 +1304,45 @@ var docCases = map[string]operationCases{
 		},
 		"422 invalidChecksum": withJSON(map[string]any{"checksum": sha1Hex([]byte("hello")), "chunks": []string{"hello"}}),
 	}},
+
+	// Members and invitations: ann (the only owner) changes and removes
+	// ben; the invitation routes take the link of a new invitation,
+	// without a credential.
+	"addOrganizationMember": {examples: map[string]exampleCase{
+		"409 member":       withJSON(map[string]any{"email": "ben@example.com"}),
+		"422 missingEmail": withJSON(map[string]any{}),
+	}},
+	"updateOrganizationMember": {request: namingBen},
+	"deleteOrganizationMember": {request: namingBen},
+	"getInvitation":            {request: namingInvitation, ownFixture: true},
+	"acceptInvitation": {request: namingInvitation, examples: map[string]exampleCase{
+		"422 missingPassword": withJSON(map[string]any{}),
+	}},
+}
+
+// namingBen makes a member route name ben's membership.
+func namingBen(t *testing.T, f *docFixture, r *docRequest) {
+	r.values["member_id"] = strconv.Itoa(f.count(`SELECT m.id FROM memberships m JOIN users u ON u.id = m.user_id
+		WHERE u.email = 'ben@example.com'`))
+}
+
+// namingInvitation has ann invite cal@example.com and makes an
+// accept-invite route name its link, without a credential.
+func namingInvitation(t *testing.T, f *docFixture, r *docRequest) {
+	res := sendDocRequest(t, f.srv.URL, docRequest{method: "POST", path: "/api/0/organizations/acme/members/", token: f.ann,
+		body: []byte(`{"email": "cal@example.com"}`), contentType: "application/json"})
+	if res.status != http.StatusCreated {
+		t.Fatalf("invitation: %d %s", res.status, res.body)
+	}
+	ms, err := f.st.Outbox(context.Background(), "cal@example.com")
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("the invitation's mail: %v %v", ms, err)
+	}
+	m := regexp.MustCompile(`/accept-invite/acme/([0-9]+)/([A-Za-z0-9_-]+)/`).FindStringSubmatch(ms[0].Text)
+	if m == nil {
+		t.Fatalf("no link in %q", ms[0].Text)
+	}
+	r.values["member_id"], r.values["token"], r.token = m[1], m[2], ""
 }
 
 // docExample is one response example of an operation.
@@ -1361,8 +1406,9 @@ func (doc openAPIDoc) ordinaryRequest(t *testing.T, f *docFixture, o docOperatio
 		"organization_slug": "acme", "project_slug": "web", "version": "1.0.0",
 		"file_id": strconv.FormatInt(f.fileID, 10), "name": "production", "user_id": "me", "key": f.homeKey,
 		"bundle_id": matrixBundleID, "repo_id": strconv.FormatInt(f.repoID, 10),
-		"token_id":  "0", // apiTokenDocCases make the token
-		"team_slug": "backend", "member_id": "me",
+		"token_id":  "0",               // apiTokenDocCases make the token
+		"member_id": "me", "token": "", // memberDocCases name another member or an invitation
+		"team_slug": "backend",
 	}
 	for _, name := range doc.pathParameters(t, o) {
 		v, ok := fixture[name]
@@ -1491,11 +1537,11 @@ func TestOpenAPIExamplesAreWhatHandlersAnswer(t *testing.T) {
 		o := ops[key]
 		t.Run(key, func(t *testing.T) {
 			t.Parallel()
+			cases := docCases[o.id]
 			f := shared
-			if o.method != "GET" {
+			if o.method != "GET" || cases.ownFixture {
 				f = newDocFixture(t, dead)
 			}
-			cases := docCases[o.id]
 			base := doc.ordinaryRequest(t, f, o)
 			if cases.request != nil {
 				cases.request(t, f, &base)

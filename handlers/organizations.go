@@ -448,8 +448,8 @@ type roleJSON struct {
 	IsTeamRolesAllowed bool     `json:"isTeamRolesAllowed"`
 }
 
-// orgRoleJSON is a role of Sentry's orgRoleList: a caller may give the
-// roles up to its own.
+// orgRoleJSON is a role of Sentry's orgRoleList (orgRoleList says which
+// the caller may give).
 type orgRoleJSON struct {
 	roleJSON
 	IsGlobalSnake   bool   `json:"is_global"`
@@ -465,23 +465,26 @@ type teamRoleJSON struct {
 	IsMinimumRoleFor *string `json:"isMinimumRoleFor"`
 }
 
-// orgRoleDescriptions are the names and descriptions of the roles, in the
-// order of store.Roles.
+// orgRoleDescriptions are the names and descriptions of the roles, in
+// Sentry's words where errata's scopes make them true (teams decide no
+// access: an admin's scopes hold in every team).
 var orgRoleDescriptions = map[string][2]string{
 	"member":  {"Member", "Members can view and act on events, as well as view most other data within the organization."},
-	"admin":   {"Admin", "Admin privileges on any teams of which they're a member; they can create and change projects and teams."},
-	"manager": {"Manager", "Gains admin access on all teams as well as the ability to add and remove members."},
-	"owner":   {"Owner", "Unrestricted access to the organization, its data, and its settings, including its deletion."},
+	"admin":   {"Admin", "Admins can manage projects and teams, but cannot invite members to the organization."},
+	"manager": {"Manager", "Managers have admin access to every team and project, and can add and remove members."},
+	"owner":   {"Owner", "Owners have unrestricted access to the organization, its data and its settings, and can add, change and remove members of any role."},
 }
 
 // orgRoleList is Sentry's list of organization roles for a caller of role
-// callerRole: each may be given by a caller of that role or above.
+// callerRole: allowed says whether the caller may give the role, that is
+// whether its role manages members (member:write) and authn.CanAssign
+// lets it give that role (roles up to its own).
 func orgRoleList(callerRole string) []orgRoleJSON {
-	rank := slices.Index(store.Roles, callerRole)
+	manages := slices.Contains(authn.RoleScopes(callerRole), "member:write")
 	out := make([]orgRoleJSON, 0, len(store.Roles))
-	for i, role := range store.Roles {
+	for _, role := range store.Roles {
 		d := orgRoleDescriptions[role]
-		allowed := i <= rank
+		allowed := manages && authn.CanAssign(callerRole, role)
 		global := role == "manager" || role == "owner"
 		minimum := "admin"
 		if role == "member" {
@@ -496,14 +499,17 @@ func orgRoleList(callerRole string) []orgRoleJSON {
 
 // teamRoleList is Sentry's list of team roles for a caller of role
 // callerRole: a team admin is named by those who hold team:admin in the
-// organization.
+// organization. A contributor is the least team role of an organization
+// member, a team admin that of an admin and above (teamRole in
+// store/teams.go).
 func teamRoleList(callerRole string) []teamRoleJSON {
 	mayAdmin := slices.Contains(authn.RoleScopes(callerRole), "team:admin")
-	admin := "admin"
+	member, admin := "member", "admin"
 	return []teamRoleJSON{
 		{roleJSON: roleJSON{ID: "contributor", Name: "Contributor",
 			Desc:   "Contributors can view and act on events, as well as view most other data within the team's projects.",
-			Scopes: slices.Clip(authn.RoleScopes("member")), Allowed: true, IsAllowed: true, IsTeamRolesAllowed: true}},
+			Scopes: slices.Clip(authn.RoleScopes("member")), Allowed: true, IsAllowed: true, IsTeamRolesAllowed: true},
+			IsMinimumRoleFor: &member},
 		{roleJSON: roleJSON{ID: "admin", Name: "Team Admin", Desc: "Admin privileges on the team, its members and its projects.",
 			Scopes: slices.Clip(authn.RoleScopes("admin")), Allowed: mayAdmin, IsAllowed: mayAdmin, IsTeamRolesAllowed: true},
 			IsMinimumRoleFor: &admin},

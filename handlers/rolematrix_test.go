@@ -212,6 +212,8 @@ func (f *matrixFixture) sendAs(t *testing.T, pattern string, c roleCredential) r
 // SECURITY.md.
 func expectedAccess(a access, inOrg bool, roleScopes []string, c roleCredential) bool {
 	switch {
+	case a.sessionOnly:
+		return c.sessionID != ""
 	case !a.token:
 		return true
 	case a.recentSession:
@@ -238,6 +240,8 @@ func expectedAccess(a access, inOrg bool, roleScopes []string, c roleCredential)
 // of authn.Scopes, or what else it needs.
 func accessGroup(a access) string {
 	switch {
+	case a.sessionOnly:
+		return "no credential or a session"
 	case !a.token:
 		return "no credential"
 	case a.recentSession:

@@ -29,6 +29,9 @@ type access struct {
 	// (a token is 403) whose person authenticated within
 	// authn.RecentAuthentication (else 401 "Reauthentication required").
 	recentSession bool
+	// sessionOnly: without token, a credential, when one is sent, must be
+	// a signed-in session (a token is 403): a person acts, not a token.
+	sessionOnly bool
 }
 
 var (
@@ -37,6 +40,9 @@ var (
 	// optionalToken routes answer anyone but read a token when one is sent;
 	// an invalid one is still 401.
 	optionalToken = access{}
+	// optionalSession routes answer anyone without a credential, or a
+	// signed-in session; a token is 403.
+	optionalSession = access{sessionOnly: true}
 	// anyToken routes need a valid token and no particular scope.
 	anyToken = access{token: true}
 	// recentSession routes manage credentials: only a session that
@@ -66,6 +72,9 @@ var (
 	// token as a Basic password: libcurl does for the user:TOKEN@host
 	// URLs that debuginfod clients are given.
 	debuggerRead = access{token: true, basic: true, scopes: releaseReader.scopes}
+	// memberRead and memberWrite are Sentry's member scopes.
+	memberRead  = scopes("member:read", "member:write", "member:admin")
+	memberWrite = scopes("member:write", "member:admin")
 )
 
 // routes lists every route of errata. Each pattern is exact (it ends in
@@ -105,6 +114,22 @@ func routes(d Deps) []route {
 		{"POST /api/0/organizations/{organization_slug}/projects/{$}", projectWrite, handleProjectCreate(d)},
 		{"PUT /api/0/projects/{organization_slug}/{project_slug}/{$}", projectWrite, handleProjectUpdate(d)},
 		{"DELETE /api/0/projects/{organization_slug}/{project_slug}/{$}", projectAdmin, handleProjectDelete(d)},
+
+		// Members and invitations (docs/members.md). {member_id} is a
+		// membership's id, or "me" for the caller's. Which roles a caller
+		// may assign, and to whom, is authn.CanAssign's; any member may
+		// leave (DELETE of its own membership takes member:read), and the
+		// last owner stays. The accept-invite routes read the invitation's
+		// token as their proof: GET reads no credential; POST joins a
+		// signed-in session's person, or creates a new person's account.
+		{"GET /api/0/organizations/{organization_slug}/members/{$}", memberRead, handleMembers(d, false)},
+		{"POST /api/0/organizations/{organization_slug}/members/{$}", memberWrite, handleMemberInvite(d)},
+		{"GET /api/0/organizations/{organization_slug}/members/{member_id}/{$}", memberRead, handleMember(d)},
+		{"PUT /api/0/organizations/{organization_slug}/members/{member_id}/{$}", memberWrite, handleMemberUpdate(d)},
+		{"DELETE /api/0/organizations/{organization_slug}/members/{member_id}/{$}", memberRead, handleMemberDelete(d)},
+		{"GET /api/0/projects/{organization_slug}/{project_slug}/members/{$}", projectRead, handleMembers(d, true)},
+		{"GET /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", open, handleInvitation(d)},
+		{"POST /api/0/accept-invite/{organization_slug}/{member_id}/{token}/{$}", optionalSession, handleInvitationAccept(d)},
 
 		// Teams (docs/members.md, Teams), with the scopes of Sentry's
 		// document: they group members and projects and decide no access.

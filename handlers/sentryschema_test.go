@@ -440,6 +440,11 @@ func TestSentrySchema(t *testing.T) {
 	}
 	orgUpload, orgUploadType := upload("~/org.js")
 	projUpload, projUploadType := upload("~/proj.js")
+	// A member of acme whom the member calls read, change and remove.
+	a.user("member@example.com")
+	a.member("acme", "member@example.com", "member")
+	member := fmt.Sprint("/api/0/organizations/acme/members/",
+		a.count(`SELECT m.id FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'member@example.com'`), "/")
 	calls := []sentryCall{
 		{method: "GET", path: "/api/0/organizations/", status: 200},
 		{method: "GET", path: "/api/0/organizations/acme/", status: 200},
@@ -500,6 +505,13 @@ func TestSentrySchema(t *testing.T) {
 		{method: "DELETE", path: "/api/0/projects/acme/web/teams/backend/", status: 200},
 		{method: "POST", path: "/api/0/organizations/acme/teams/", body: map[string]any{"slug": "doomed"}, status: 201},
 		{method: "DELETE", path: "/api/0/teams/acme/doomed/", status: 204},
+		{method: "GET", path: "/api/0/organizations/acme/members/", status: 200},
+		{method: "POST", path: "/api/0/organizations/acme/members/", body: map[string]any{"email": "new@example.com", "orgRole": "member"}, status: 201},
+		{method: "GET", path: member, status: 200},
+		{method: "PUT", path: member, body: map[string]any{"orgRole": "admin"}, status: 200},
+		{method: "PUT", path: member, body: map[string]any{"orgRole": "boss"}, status: 422, documented: 400},
+		{method: "GET", path: "/api/0/projects/acme/web/members/", status: 200},
+		{method: "DELETE", path: member, status: 204},
 		// The deletes come last: they remove what the others read.
 		{method: "DELETE", path: "/api/0/projects/acme/mobile/", status: 204},
 		{method: "DELETE", path: projRel + "files/" + file.ID + "/", status: 204},

@@ -72,6 +72,9 @@ type Deps struct {
 	// SignupOpen lets anyone sign up through the sign-in API
 	// (SIGNUP=open); else people join by invitation.
 	SignupOpen bool
+	// InviteTTL is how long an invitation's link works; 0 is
+	// DefaultInviteTTL.
+	InviteTTL time.Duration
 	// OrgCreationOpen lets every signed-in person create organizations
 	// (ORG_CREATION=open); else only superusers may.
 	OrgCreationOpen bool
@@ -281,6 +284,9 @@ func authorize(d Deps, a access, r *http.Request) (context.Context, error) {
 		return nil, errPermissionDenied
 	case err != nil:
 		return nil, err
+	}
+	if a.sessionOnly && c.SessionID == 0 {
+		return nil, errPermissionDenied // a person acts, not a token
 	}
 	if a.recentSession {
 		// Credential management: a session, never a token, that proved

@@ -344,81 +344,18 @@ func handleTeamDelete(d Deps) apiFunc {
 	}
 }
 
-// memberFlags are Sentry's flags of a member: errata has no identity
-// provider, SSO, member limit or partnership.
-var memberFlags = map[string]bool{"idp:provisioned": false, "idp:role-restricted": false, "sso:linked": false,
-	"sso:invalid": false, "member-limit:restricted": false, "partnership:restricted": false}
-
-// memberUserJSON is the user of a member as Sentry writes it: what errata
-// has no concept of (avatars, staff, managed or suspended accounts,
-// experiments, activity apart from sign-in) is Sentry's empty value.
-type memberUserJSON struct {
-	ID              string            `json:"id"`
-	Name            string            `json:"name"`
-	Username        string            `json:"username"`
-	Email           string            `json:"email"`
-	AvatarURL       string            `json:"avatarUrl"`
-	IsActive        bool              `json:"isActive"`
-	IsSuspended     bool              `json:"isSuspended"`
-	HasPasswordAuth bool              `json:"hasPasswordAuth"`
-	IsManaged       bool              `json:"isManaged"`
-	DateJoined      jsonTime          `json:"dateJoined"`
-	LastLogin       *jsonTime         `json:"lastLogin"`
-	Has2FA          bool              `json:"has2fa"`
-	LastActive      *jsonTime         `json:"lastActive"`
-	IsSuperuser     bool              `json:"isSuperuser"`
-	IsStaff         bool              `json:"isStaff"`
-	Experiments     map[string]string `json:"experiments"`
-	Emails          []memberEmailJSON `json:"emails"`
-}
-
-// memberEmailJSON is an address of a member's user.
-type memberEmailJSON struct {
-	ID         string `json:"id"`
-	Email      string `json:"email"`
-	IsVerified bool   `json:"is_verified"`
-}
-
-// teamMemberJSON is a member on a team, as listTeamMembers writes it: a
-// joined member (the list leaves out invitations), with its team role and
-// the team's slug.
-type teamMemberJSON struct {
-	ID           string          `json:"id"`
-	Email        string          `json:"email"`
-	Name         string          `json:"name"`
-	User         memberUserJSON  `json:"user"`
-	OrgRole      string          `json:"orgRole"`
-	Pending      bool            `json:"pending"`
-	Expired      bool            `json:"expired"`
-	Flags        map[string]bool `json:"flags"`
-	DateCreated  jsonTime        `json:"dateCreated"`
-	InviteStatus string          `json:"inviteStatus"`
-	InviterName  *string         `json:"inviterName"`
-	TeamRole     string          `json:"teamRole"`
-	TeamSlug     string          `json:"teamSlug"`
-}
-
-func newTeamMemberJSON(m store.TeamMember, teamSlug string) teamMemberJSON {
-	u := m.User
-	emails := make([]memberEmailJSON, 0, len(u.Emails))
-	for _, e := range u.Emails {
-		emails = append(emails, memberEmailJSON{ID: strconv.FormatInt(e.ID, 10), Email: e.Email, IsVerified: e.IsVerified})
-	}
-	return teamMemberJSON{
-		ID: strconv.FormatInt(m.MembershipID, 10), Email: u.Email, Name: u.Name, OrgRole: m.OrgRole,
-		Flags: memberFlags, DateCreated: jsonTime(m.DateCreated), InviteStatus: "approved",
-		TeamRole: m.TeamRole, TeamSlug: teamSlug,
-		User: memberUserJSON{
-			ID: strconv.FormatInt(u.ID, 10), Name: u.Name, Username: u.Email, Email: u.Email,
-			IsActive: u.IsActive, HasPasswordAuth: u.HasPasswordAuth, DateJoined: jsonTime(u.DateJoined),
-			LastLogin: timeOrNil(u.LastLogin), Has2FA: u.Has2FA, IsSuperuser: u.IsSuperuser,
-			Experiments: map[string]string{}, Emails: emails,
-		},
-	}
+// teamMemberOut is a member on a team, as listTeamMembers writes it: the
+// member of the member routes (memberOut), with its team role and the
+// team's slug.
+type teamMemberOut struct {
+	memberOut
+	TeamRole string `json:"teamRole"`
+	TeamSlug string `json:"teamSlug"`
 }
 
 // handleTeamMembers serves GET teams/{org}/{team}/members/: the members on
-// the team, newest membership first, without pending invitations.
+// the team, newest membership first, pending ones an invitation put on it
+// included.
 func handleTeamMembers(d Deps) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		org, team, err := orgTeamSlugs(r)
@@ -437,9 +374,10 @@ func handleTeamMembers(d Deps) apiFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]teamMemberJSON, 0, len(members))
+		now := d.Now()
+		out := make([]teamMemberOut, 0, len(members))
 		for _, m := range members {
-			out = append(out, newTeamMemberJSON(m, t.Slug))
+			out = append(out, teamMemberOut{memberOut: newMemberOut(m.OrgMember, now), TeamRole: m.TeamRole, TeamSlug: t.Slug})
 		}
 		setPageHeaders(w, r, d.PublicURL, info)
 		writeJSON(w, r, d.Log, http.StatusOK, out)
@@ -448,21 +386,15 @@ func handleTeamMembers(d Deps) apiFunc {
 }
 
 // memberTeamChange reads the path values of a member–team route:
-// {member_id} is a membership id or "me", the caller's own.
+// {member_id} as the member routes read it (memberID).
 func memberTeamChange(r *http.Request) (store.MemberTeamChange, error) {
 	org, team, err := orgTeamSlugs(r)
 	if err != nil {
 		return store.MemberTeamChange{}, err
 	}
 	c := store.MemberTeamChange{OrgSlug: org, TeamRef: team, MayManage: caller(r).HasAny(manageMemberTeams)}
-	if id := r.PathValue("member_id"); id != "me" {
-		n, err := strconv.ParseInt(id, 10, 64)
-		if err != nil || n <= 0 {
-			return c, invalid(valueErr, "Enter a member id or me", "path", "member_id")
-		}
-		c.MemberID = n
-	}
-	return c, nil
+	c.MemberID, err = memberID(r)
+	return c, err
 }
 
 // errOtherMember answers a change of another member's teams by a caller

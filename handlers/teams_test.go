@@ -396,3 +396,47 @@ func FuzzTeamInputs(f *testing.F) {
 		checkContractAnswer(t, rt, target, w)
 	})
 }
+
+// TestPendingMemberTeams: an invitation's teamRoles put the pending member
+// on the team. The team's members list it (pending, user null), its
+// memberCount counts the members who joined alone, and the member–team
+// routes act on it as on any other member: a plain member may not take it
+// off, an admin may.
+func TestPendingMemberTeams(t *testing.T) {
+	f := newTeamsFixture(t)
+	f.do("POST", "/api/0/organizations/acme/teams/", f.ann, map[string]any{"slug": "backend"}).expect(t, http.StatusCreated, nil)
+	res := f.do("POST", "/api/0/organizations/acme/members/", f.ann, map[string]any{"email": "dan@example.com",
+		"teamRoles": []any{map[string]any{"teamSlug": "backend", "role": nil}}, "sendInvite": false})
+	res.expect(t, http.StatusCreated, nil)
+	dan := res.field(t, "id").(string)
+	members := func() map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, m := range f.do("GET", "/api/0/teams/acme/backend/members/", f.ben, nil).json(t).([]any) {
+			out[m.(map[string]any)["id"].(string)] = m.(map[string]any)
+		}
+		return out
+	}
+	t.Run("the team lists the pending member, and counts the joined", func(t *testing.T) {
+		got := members()
+		m, ok := got[dan]
+		if len(got) != 2 || !ok || m["pending"] != true || m["user"] != nil || m["teamRole"] != "contributor" ||
+			m["email"] != "dan@example.com" {
+			t.Errorf("the team's members %v, want ann and dan pending with no user, a contributor", got)
+		}
+		if n := f.do("GET", "/api/0/teams/acme/backend/", f.ben, nil).field(t, "memberCount"); n != 1.0 {
+			t.Errorf("memberCount %v, want 1 (ann; dan has not joined)", n)
+		}
+		detail := f.do("GET", "/api/0/organizations/acme/members/"+dan+"/", f.ann, nil)
+		if teams := detail.field(t, "teams"); len(teams.([]any)) != 1 || teams.([]any)[0] != "backend" {
+			t.Errorf("dan's teams %v, want [backend]", teams)
+		}
+	})
+	t.Run("a member may not take it off, an admin may", func(t *testing.T) {
+		link := "/api/0/organizations/acme/members/" + dan + "/teams/backend/"
+		f.do("DELETE", link, f.ben, nil).expect(t, http.StatusForbidden, nil)
+		f.do("DELETE", link, f.cat, nil).expect(t, http.StatusOK, nil)
+		if _, ok := members()[dan]; ok {
+			t.Errorf("dan is still on the team")
+		}
+	})
+}

@@ -33,12 +33,12 @@ type MailJob struct {
 // queueMail puts m, a message for the user userID, in the outbox and
 // enqueues the job that delivers it, both in q's transaction: the message
 // exists exactly when the data that asked for it does, and goes with its
-// user.
+// user (0 for a message of nobody's account yet: an invitation).
 func queueMail(ctx context.Context, q querier, userID int64, m Mail) error {
 	var id int64
 	err := q.QueryRow(ctx, `
 		INSERT INTO mail_outbox (to_address, subject, text_body, html_body, user_id)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		VALUES ($1, $2, $3, $4, nullif($5::bigint, 0)) RETURNING id`,
 		m.To, m.Subject, m.Text, m.HTML, userID).Scan(&id)
 	if err != nil {
 		return err

@@ -9,7 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Roles a member can have in an organization.
+// Roles a member can have in an organization, from least to most: each
+// holds the scopes of those before it (authn.CanAssign reads the order).
 var Roles = []string{"member", "admin", "manager", "owner"}
 
 // CreateOrganization creates an organization owned by the user with

@@ -16,29 +16,8 @@ import (
 func (s *Store) SignUp(ctx context.Context, email, passwordHash string, mail func(userID int64) (Mail, error)) (int64, error) {
 	var id int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var taken bool
-		err := tx.QueryRow(ctx, `
-			SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1))
-			    OR EXISTS (SELECT 1 FROM email_addresses WHERE lower(email) = lower($1) AND is_verified)`,
-			email).Scan(&taken)
-		if err != nil {
-			return err
-		}
-		if taken {
-			return ErrEmailTaken
-		}
-		err = tx.QueryRow(ctx, `
-			INSERT INTO users (email, password_hash) VALUES ($1, $2) RETURNING id`,
-			email, passwordHash).Scan(&id)
-		if errors.Is(wrap(err), ErrConflict) {
-			return ErrEmailTaken
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `
-			INSERT INTO email_addresses (user_id, email, is_verified, is_primary)
-			VALUES ($1, $2, false, true)`, id, email)
+		var err error
+		id, err = createPasswordUser(ctx, tx, email, "", passwordHash, false)
 		if err != nil {
 			return err
 		}
@@ -50,6 +29,48 @@ func (s *Store) SignUp(ctx context.Context, email, passwordHash string, mail fun
 		return queueMail(ctx, tx, id, m)
 	})
 	return id, err
+}
+
+// createPasswordUser creates an active user of the address email, which
+// becomes its primary address (verified or not), with name and the
+// password hash passwordHash, and returns its id. An address that an
+// account has already (addressTaken) is ErrEmailTaken.
+func createPasswordUser(ctx context.Context, tx pgx.Tx, email, name, passwordHash string, verified bool) (int64, error) {
+	taken, err := addressTaken(ctx, tx, email)
+	if err != nil {
+		return 0, err
+	}
+	if taken {
+		return 0, ErrEmailTaken
+	}
+	var id int64
+	err = tx.QueryRow(ctx, `
+		INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING id`,
+		email, name, passwordHash).Scan(&id)
+	if errors.Is(wrap(err), ErrConflict) {
+		return 0, ErrEmailTaken
+	}
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO email_addresses (user_id, email, is_verified, is_primary)
+		VALUES ($1, $2, $3, true)`, id, email, verified)
+	if errors.Is(wrap(err), ErrConflict) {
+		return 0, ErrEmailTaken
+	}
+	return id, err
+}
+
+// addressTaken reports whether an account has the address email already:
+// as its own, or verified (compared without case).
+func addressTaken(ctx context.Context, q querier, email string) (bool, error) {
+	var taken bool
+	err := q.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($1))
+		    OR EXISTS (SELECT 1 FROM email_addresses WHERE lower(email) = lower($1) AND is_verified)`,
+		email).Scan(&taken)
+	return taken, err
 }
 
 // UserPasswordHash returns the address and the password hash ("" for

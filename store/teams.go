@@ -218,65 +218,58 @@ func (s *Store) DeleteTeam(ctx context.Context, userID int64, orgSlug, teamRef s
 	return nil
 }
 
-// TeamMember is a member of an organization on one of its teams.
+// TeamMember is a member of an organization on one of its teams, in the
+// member's shape of the member routes, with its team role there
+// (teamRole). A pending member that an invitation put on the team is one.
 type TeamMember struct {
-	MembershipID int64
-	OrgRole      string
-	TeamRole     string // Sentry's answer: contributor or admin
-	DateCreated  time.Time
-	User         MemberUser
-}
-
-// MemberUser is the user of a membership as other members see it.
-type MemberUser struct {
-	ID              int64
-	Email           string
-	Name            string
-	HasPasswordAuth bool
-	IsActive        bool
-	IsSuperuser     bool
-	Has2FA          bool
-	DateJoined      time.Time
-	LastLogin       *time.Time
-	Emails          []MemberEmail
-}
-
-// MemberEmail is one address of a user.
-type MemberEmail struct {
-	ID         int64
-	Email      string
-	IsVerified bool
+	OrgMember
+	TeamRole string // Sentry's answer: contributor or admin
 }
 
 // TeamMembers lists a page of the members on the team teamRef of the
-// organization orgSlug that userID belongs to, newest membership first;
-// pending invitations are left out. A team the caller cannot see is
+// organization orgSlug that userID belongs to, newest membership first,
+// pending ones that an invitation put on it included (a team's
+// memberCount counts those who joined). A team the caller cannot see is
 // ErrNotFound.
 func (s *Store) TeamMembers(ctx context.Context, userID int64, orgSlug, teamRef string, page Page) ([]TeamMember, PageInfo, error) {
-	return list(ctx, s.pool, listQuery{
-		cols: `mm.id, mm.role, ` + teamRole + `, mm.date_created,
-			u.id, u.email, u.name, u.password_hash IS NOT NULL, u.is_active, u.is_superuser,
-			EXISTS (SELECT 1 FROM totp_authenticators ta WHERE ta.user_id = u.id), u.date_joined, u.last_login,
-			(SELECT coalesce(json_agg(json_build_object('id', e.id, 'email', e.email, 'isVerified', e.is_verified)
-				ORDER BY e.id), '[]') FROM email_addresses e WHERE e.user_id = u.id)`,
-		from: `FROM teams t JOIN organizations o ON o.id = t.organization_id
-			JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-			JOIN team_members tm ON tm.team_id = t.id
-			JOIN memberships mm ON mm.id = tm.membership_id
-			JOIN users u ON u.id = mm.user_id
-			WHERE o.slug = $2` + teamNamed,
-		args:       []any{userID, orgSlug, teamRef},
-		createdCol: "mm.date_created", idCol: "mm.id",
-		scope:   `SELECT 1 ` + teamFrom + teamNamed,
-		missing: fmt.Errorf("team %q/%q: %w", orgSlug, teamRef, ErrNotFound),
-	}, page, func(rows pgx.Rows) (TeamMember, Key, error) {
-		var tm TeamMember
-		u := &tm.User
-		err := rows.Scan(&tm.MembershipID, &tm.OrgRole, &tm.TeamRole, &tm.DateCreated,
-			&u.ID, &u.Email, &u.Name, &u.HasPasswordAuth, &u.IsActive, &u.IsSuperuser, &u.Has2FA, &u.DateJoined, &u.LastLogin,
-			&u.Emails)
-		return tm, Key{Created: tm.DateCreated, ID: tm.MembershipID}, err
+	var members []TeamMember
+	var info PageInfo
+	err := s.read(ctx, func(q querier) error {
+		var err error
+		members, info, err = list(ctx, q, listQuery{
+			cols: memberCols + `, (SELECT ` + teamRole + ` FROM memberships mm WHERE mm.id = m.id)`,
+			from: `FROM teams t JOIN organizations o ON o.id = t.organization_id
+				JOIN memberships c ON c.organization_id = o.id AND c.user_id = $1
+				JOIN team_members tm ON tm.team_id = t.id
+				JOIN memberships m ON m.id = tm.membership_id
+				LEFT JOIN users i ON i.id = m.inviter_id
+				WHERE o.slug = $2` + teamNamed,
+			args:       []any{userID, orgSlug, teamRef},
+			createdCol: "m.date_created", idCol: "m.id",
+			scope:   `SELECT 1 ` + teamFrom + teamNamed,
+			missing: fmt.Errorf("team %q/%q: %w", orgSlug, teamRef, ErrNotFound),
+		}, page, func(rows pgx.Rows) (TeamMember, Key, error) {
+			var tm TeamMember
+			var err error
+			tm.OrgMember, err = scanMember(rowWith{rows, []any{&tm.TeamRole}})
+			return tm, Key{Created: tm.DateCreated, ID: tm.ID}, err
+		})
+		if err != nil {
+			return err
+		}
+		oms := make([]OrgMember, len(members))
+		for i, m := range members {
+			oms[i] = m.OrgMember
+		}
+		if err := memberUsers(ctx, q, oms); err != nil {
+			return err
+		}
+		for i := range members {
+			members[i].OrgMember = oms[i]
+		}
+		return nil
 	})
+	return members, info, err
 }
 
 // MemberTeamChange names a link of a member to a team: the membership
@@ -291,12 +284,13 @@ type MemberTeamChange struct {
 }
 
 // memberTeamTarget selects, for the caller $1 in the organization $2, the
-// team $3 (by slug or id) and the joined membership $4 (0: the caller's),
-// with whether that membership is the caller's own.
-const memberTeamTarget = `SELECT t.id, target.id, target.user_id = $1
+// team $3 (by slug or id) and the membership $4 (0: the caller's), joined
+// or pending (an invitation puts a pending member on teams), with whether
+// that membership is the caller's own.
+const memberTeamTarget = `SELECT t.id, target.id, target.user_id IS NOT NULL AND target.user_id = $1
 	FROM teams t JOIN organizations o ON o.id = t.organization_id
 	JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
-	JOIN memberships target ON target.organization_id = o.id AND target.user_id IS NOT NULL
+	JOIN memberships target ON target.organization_id = o.id
 		AND CASE WHEN $4::bigint = 0 THEN target.user_id = $1 ELSE target.id = $4 END
 	WHERE o.slug = $2` + teamNamed
 
@@ -381,11 +375,11 @@ func (s *Store) SetTeamRole(ctx context.Context, userID int64, c MemberTeamChang
 	return answered, err
 }
 
-// MemberTeamRole is a team of a member and the team role stored for it
-// (nil for the default), Sentry's teamRoles entry.
+// MemberTeamRole is a team of a member and the member's team role there
+// as Sentry answers it (teamRole): Sentry's teamRoles entry.
 type MemberTeamRole struct {
 	TeamSlug string
-	Role     *string
+	Role     string
 }
 
 // TeamRolesOf returns, by membership id, the teams and team roles of the
@@ -393,11 +387,17 @@ type MemberTeamRole struct {
 // belongs to, by team slug; a membership of another organization, or on
 // no team, has no entry.
 func (s *Store) TeamRolesOf(ctx context.Context, userID int64, orgSlug string, membershipIDs []int64) (map[int64][]MemberTeamRole, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT tm.membership_id, t.slug, tm.role
+	return teamRolesOf(ctx, s.pool, userID, orgSlug, membershipIDs)
+}
+
+// teamRolesOf is TeamRolesOf in q.
+func teamRolesOf(ctx context.Context, q querier, userID int64, orgSlug string, membershipIDs []int64) (map[int64][]MemberTeamRole, error) {
+	rows, err := q.Query(ctx, `
+		SELECT tm.membership_id, t.slug, `+teamRole+`
 		FROM teams t JOIN organizations o ON o.id = t.organization_id
 		JOIN memberships m ON m.organization_id = o.id AND m.user_id = $1
 		JOIN team_members tm ON tm.team_id = t.id
+		JOIN memberships mm ON mm.id = tm.membership_id
 		WHERE o.slug = $2 AND tm.membership_id = ANY($3)
 		ORDER BY tm.membership_id, t.slug`, userID, orgSlug, membershipIDs)
 	if err != nil {
