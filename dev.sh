@@ -100,6 +100,22 @@ install_js_tools() {
 	export NODE_TRACE_MAPPING=$tools/trace-mapping-0.3.25/node_modules/@jridgewell/trace-mapping
 }
 
+# install_page_tools brings what the browser tests of the pages
+# (pages_test.go) drive Chromium with: playwright-core, which never
+# downloads a browser of its own (it is given Debian's chromium), and
+# axe-core, which checks each page against WCAG 2.1 A and AA.
+install_page_tools() {
+	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} dir=pages-1
+	if [ ! -d "$tools/$dir/node_modules/playwright-core" ] || [ ! -f "$tools/$dir/node_modules/axe-core/axe.min.js" ]; then
+		command -v npm >/dev/null 2>&1 || apt_install npm
+		log "installing playwright-core 1.65.1 and axe-core 4.14.1 from npm"
+		mkdir -p "$tools/$dir"
+		(cd "$tools/$dir" && npm install --no-audit --no-fund --silent playwright-core@1.65.1 axe-core@4.14.1 >/dev/null)
+	fi
+	export PLAYWRIGHT_CORE=$tools/$dir/node_modules/playwright-core
+	export AXE_CORE=$tools/$dir/node_modules/axe-core/axe.min.js
+}
+
 # install_native_tools brings the compilers, binutils and oracles of the
 # native resolution tests (native_test.go): gcc, clang-14 and lld-14 build
 # the fixtures, objcopy and strip split them, llvm-symbolizer, llvm-objdump
@@ -168,6 +184,7 @@ install_test_tools() {
 	/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || apt_install python3-aiosmtpd
 	export SMTP_PYTHON=/usr/bin/python3
 	command -v chromium >/dev/null 2>&1 || apt_install chromium
+	install_page_tools
 	# The debuginfod clients and the ELF tools of the symbol route tests.
 	command -v debuginfod-find >/dev/null 2>&1 || apt_install debuginfod elfutils
 	command -v gdb >/dev/null 2>&1 || apt_install gdb

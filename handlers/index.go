@@ -2,10 +2,8 @@ package handlers
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"errata/authn"
@@ -67,37 +65,6 @@ func handleIndex(d Deps) apiFunc {
 			resp.Auth = &indexAuth{Scopes: append([]string{}, c.Scopes...)}
 		}
 		writeJSON(w, r, d.Log, http.StatusOK, resp)
-		return nil
-	}
-}
-
-// handleHome serves GET /: a short text page naming the version, the API
-// root, the OpenAPI document and the two symbol bases, for a person who
-// opens the server's address. It is no API route (routes.go serves it
-// before the mux), and HEAD has its headers alone.
-func handleHome(d Deps) apiFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		base := publicBase(r, d.PublicURL)
-		version := d.Version
-		if version == "" {
-			version = "unknown"
-		}
-		body := "errata " + version + "\n\n" +
-			"API root:          " + base + "/api/0/\n" +
-			"OpenAPI document:  " + base + "/api/0/openapi.json\n" +
-			"debuginfod:        " + base + "/debuginfod/{organization_slug}/  (DEBUGINFOD_URLS=" +
-			strings.Replace(base, "://", "://errata:TOKEN@", 1) + "/debuginfod/{organization_slug})\n" +
-			"symbol server:     " + base + "/symbols/{organization_slug}/  (srv*C:\\symbols*" + base + "/symbols/{organization_slug})\n\n" +
-			"Every route but this page and the probes needs a token (Authorization: Bearer TOKEN)\n" +
-			"or a signed-in session: " + base + "/_allauth/app/v1/auth/login (docs/accounts.md).\n"
-		hd := w.Header()
-		hd.Set("Content-Type", "text/plain; charset=utf-8")
-		hd.Set("Content-Length", strconv.Itoa(len(body)))
-		hd.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		if r.Method != http.MethodHead {
-			io.WriteString(w, body) //nolint:errcheck // the client went away
-		}
 		return nil
 	}
 }

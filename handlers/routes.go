@@ -5,6 +5,7 @@ import (
 
 	"errata/authn"
 	"errata/handlers/allauth"
+	"errata/handlers/pages"
 	"errata/handlers/symbolkey"
 	"errata/store"
 )
@@ -313,6 +314,41 @@ func signInRoutes(d Deps) []route {
 	}
 }
 
+// pageRoutes lists the pages for people (handlers/pages,
+// docs/pages.md). A pattern has no method: a page answers GET and HEAD,
+// and POST for its forms, which post back to it. Open pages are the ones
+// a signed-out person needs; every other page asks the API as its
+// visitor, and a signed-out visitor is sent to sign-in. api is the
+// API's mux, which the pages call in-process.
+func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
+	p := pages.New(pages.Deps{API: api, Auth: d.Auth, Log: d.Log, Version: d.Version, PublicURL: d.PublicURL})
+	const open, signedIn = true, false
+	return p, []pageRoute{
+		// Sign-in at / (or the person's home).
+		{"/{$}", open, p.Home},
+
+		// Signing in, out and back (handlers/pages/signin.go).
+
+		// The person's account (handlers/pages/account.go).
+
+		// An organization's pages (handlers/pages/organization.go).
+
+		// Resolving a stack trace (handlers/pages/resolve.go).
+	}
+}
+
+// pageRoute is a page of pageRoutes.
+type pageRoute struct {
+	pattern string
+	open    bool
+	serve   func(*pages.Visit) error
+}
+
+// handler wraps the page with the rules of every page (pages.Handler).
+func (rt pageRoute) handler(p *pages.Pages) http.Handler {
+	return p.Handler(pages.Route{Pattern: rt.pattern, Open: rt.open, Serve: rt.serve})
+}
+
 // directRoute is a route that the server dispatches before the mux
 // (directRoutes).
 type directRoute struct {
@@ -325,7 +361,8 @@ type directRoute struct {
 // their requests. A request below /debuginfod/ is named by the route its
 // path parses as (debuginfodRoutes), or patDebuginfod until it does.
 const (
-	patHome       = "GET /{$}"
+	patStylesheet = "GET /static/errata.css"
+	patFavicon    = "GET /static/favicon.svg"
 	patDebuginfod = "GET /debuginfod/{path...}"
 	patDebuginfo  = "GET /debuginfod/{organization_slug}/buildid/{id}/debuginfo"
 	patExecutable = "GET /debuginfod/{organization_slug}/buildid/{id}/executable"
@@ -345,8 +382,6 @@ const (
 // names the Basic scheme.
 func directRoutes(d Deps) []directRoute {
 	return []directRoute{
-		// A short page for a person who opens the server's address.
-		{patHome, open, handleHome(d)},
 		// debuginfod, by build id: debuginfodRoutes lists its routes.
 		{patDebuginfod, debuggerRead, handleDebuginfod(d)},
 		// The symbol server of Windows debuggers and symbolicators, by

@@ -119,9 +119,19 @@ func serve(d Deps, rts []route) http.Handler {
 	for _, rt := range rts {
 		mux.Handle(rt.pattern, adapt(d, rt, bodies))
 	}
+	pg, prts := pageRoutes(d, mux)
+	for _, rt := range prts {
+		mux.Handle(rt.pattern, rt.handler(pg))
+	}
+	mux.Handle(patStylesheet, pg.Stylesheet())
+	mux.Handle(patFavicon, pg.Favicon())
 	drts := directRoutes(d)
 	if d.Metrics != nil {
 		tracked := slices.Clone(rts)
+		for _, rt := range prts {
+			tracked = append(tracked, route{pattern: rt.pattern})
+		}
+		tracked = append(tracked, route{pattern: patStylesheet}, route{pattern: patFavicon})
 		for _, rt := range drts {
 			tracked = append(tracked, route{pattern: rt.pattern})
 		}
