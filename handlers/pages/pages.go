@@ -196,8 +196,9 @@ func (v *Visit) LocalNext(fallback string) string {
 // View is what the layout shows around a page's content.
 type View struct {
 	Title string
-	// Org is the organization the page belongs to: its slug and name,
-	// for the organization's links.
+	// Org is the slug of the organization the page belongs to, which
+	// shows the organization's links; OrgName is its name when the page
+	// read it (else the links name the slug).
 	Org, OrgName string
 	// Error and Notice are shown above the content.
 	Error, Notice string
@@ -275,17 +276,69 @@ func (e *APIError) Error() string { return strconv.Itoa(e.Status) + " " + e.Deta
 // token (the page's own POST passed authn.CheckCSRF already); the
 // cookies the API sets go to the visitor.
 func (v *Visit) Call(method, path string, body, out any) (int, error) {
+	status, _, err := v.call(method, path, body, out)
+	return status, err
+}
+
+// Pager is where a list's neighbouring pages are: the cursors of the
+// API's Link header, "" where there is no such page.
+type Pager struct{ Previous, Next string }
+
+// List asks the API for one page of a list, at the request's own
+// ?cursor=, and decodes it into out: a page of a list shows what the
+// API's page shows, and links to its neighbours by the API's cursors.
+func (v *Visit) List(path string, out any) (Pager, error) {
+	if c := v.R.URL.Query().Get("cursor"); c != "" {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "cursor=" + url.QueryEscape(c)
+	}
+	_, h, err := v.call("GET", path, nil, out)
+	if err != nil {
+		return Pager{}, err
+	}
+	var p Pager
+	for _, link := range strings.Split(h.Get("Link"), ",") {
+		rel, results, cursor := linkParam(link, "rel"), linkParam(link, "results"), linkParam(link, "cursor")
+		if results != "true" || cursor == "" {
+			continue
+		}
+		switch rel {
+		case "previous":
+			p.Previous = cursor
+		case "next":
+			p.Next = cursor
+		}
+	}
+	return p, nil
+}
+
+// linkParam is the value of the parameter name="value" of one link of a
+// Link header.
+func linkParam(link, name string) string {
+	_, rest, ok := strings.Cut(link, "; "+name+"=\"")
+	if !ok {
+		return ""
+	}
+	value, _, _ := strings.Cut(rest, "\"")
+	return value
+}
+
+// call is Call, also returning the answer's header.
+func (v *Visit) call(method, path string, body, out any) (int, http.Header, error) {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(v.R.Context(), method, path, rd)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	req.RemoteAddr, req.Host, req.TLS = v.R.RemoteAddr, v.R.Host, v.R.TLS
 	for _, h := range []string{"Origin", "Sec-Fetch-Site", "X-Forwarded-For", "User-Agent"} {
@@ -312,14 +365,14 @@ func (v *Visit) Call(method, path string, body, out any) (int, error) {
 		}
 	}
 	if rec.status >= 400 {
-		return rec.status, apiError(rec.status, rec.body.Bytes())
+		return rec.status, rec.header, apiError(rec.status, rec.body.Bytes())
 	}
 	if out != nil && rec.body.Len() > 0 {
 		if err := json.Unmarshal(rec.body.Bytes(), out); err != nil {
-			return rec.status, err
+			return rec.status, rec.header, err
 		}
 	}
-	return rec.status, nil
+	return rec.status, rec.header, nil
 }
 
 // apiError reads the message of an API error: Sentry's {"detail"}, a
