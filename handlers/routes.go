@@ -103,6 +103,8 @@ func routes(d Deps) []route {
 		{"GET /api/0/organizations/{$}", orgRead, handleOrganizations(d)},
 		{"GET /api/0/organizations/{organization_slug}/{$}", orgRead, handleOrganization(d)},
 		{"GET /api/0/organizations/{organization_slug}/projects/{$}", orgRead, handleProjects(d)},
+		// What the organization stores (docs/storage.md), errata's own.
+		{"GET /api/0/organizations/{organization_slug}/storage/{$}", orgRead, handleOrganizationStorage(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/{$}", projectRead, handleProject(d)},
 		// Their management without the admin CLI. A project is created
 		// through its organization or a team (below); project:read, which
