@@ -334,6 +334,12 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		// The person's account (handlers/pages/account.go).
 
 		// An organization's pages (handlers/pages/organization.go).
+		{"/organizations/{organization_slug}/{$}", signedIn, p.OrgHome},
+		{"/organizations/{organization_slug}/members/{$}", signedIn, p.Members},
+		{"/organizations/{organization_slug}/members/{member_id}/{$}", signedIn, p.Member},
+		{"/organizations/{organization_slug}/teams/{$}", signedIn, p.Teams},
+		{"/organizations/{organization_slug}/teams/{team_slug}/{$}", signedIn, p.Team},
+		{"/organizations/{organization_slug}/projects/{$}", signedIn, p.Projects},
 
 		// Resolving a stack trace (handlers/pages/resolve.go).
 	}
