@@ -58,6 +58,7 @@ type frameView struct {
 	Where    string // file:line:col
 	AbsPath  string // when it says more than Where
 	Sent     string // the frame as sent: minified or obfuscated
+	SentAs   string // what Sent is: "Minified", "Obfuscated", "Address"
 	InApp    string
 	Notes    []string
 	Context  []contextLine
@@ -433,7 +434,9 @@ func (r *resolveRequest) result(ans *resolveAnswer) *resolveResult {
 		case e.UUID != "":
 			res.Errors = append(res.Errors, "ProGuard mapping "+e.UUID+": "+e.Type)
 		default:
-			res.Errors = append(res.Errors, e.AbsPath+": "+e.Type)
+			if _, seen := jsErrors[e.AbsPath]; !seen {
+				res.Errors = append(res.Errors, e.AbsPath+": "+e.Type)
+			}
 			jsErrors[e.AbsPath] = e.Type
 		}
 	}
@@ -493,7 +496,7 @@ func frame(kind string, f answeredFrame, in *sentFrame, jsErrors map[string]stri
 			fv.Status = "not resolved"
 		}
 		if in != nil {
-			fv.Sent = strings.TrimSpace(deref(in.Function) + " " + location(deref(in.AbsPath), in.Lineno, in.Colno))
+			fv.SentAs, fv.Sent = "Minified", strings.TrimSpace(deref(in.Function)+" at "+location(deref(in.AbsPath), in.Lineno, in.Colno))
 		}
 	case kindJVM:
 		if m := deref(f.Module); m != "" {
@@ -501,18 +504,19 @@ func frame(kind string, f answeredFrame, in *sentFrame, jsErrors map[string]stri
 		}
 		fv.Status = "not remapped"
 		if in != nil {
-			sent := deref(in.Module) + "." + deref(in.Function)
-			if sent != fv.Function {
+			fv.SentAs, fv.Sent = "Obfuscated", deref(in.Module)+"."+deref(in.Function)+" at "+location(deref(in.Filename), in.Lineno, nil)
+			// The API answers a frame its mapping does not know as it
+			// came: any change is the mapping's.
+			if fv.Sent != fv.Function+" at "+fv.Where {
 				fv.Status, fv.Resolved = "remapped", true
 			}
-			fv.Sent = sent + " " + location(deref(in.Filename), in.Lineno, nil)
 		}
 		if f.MethodSynthesized {
 			fv.Notes = append(fv.Notes, "a method the compiler synthesized")
 		}
 	case kindNative:
 		fv.Status, fv.Resolved = f.Status, f.Status == "symbolicated"
-		fv.Sent = strings.TrimSpace(f.InstructionAddr + " " + deref(f.Package))
+		fv.SentAs, fv.Sent = "Address", strings.TrimSpace(f.InstructionAddr+" "+deref(f.Package))
 	}
 	if f.FramesOmitted > 0 {
 		fv.Notes = append(fv.Notes, strconv.Itoa(f.FramesOmitted)+" more inlined frames left out")

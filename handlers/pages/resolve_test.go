@@ -205,9 +205,9 @@ func TestResultOrder(t *testing.T) {
 	res := req.result(&ans)
 	got := res.Traces[0]
 	want := traceView{Title: "Stack trace 1", Message: "Error: x", Frames: []frameView{
-		{Status: "missing_sourcemap", Function: "s", Where: "https://a/m.js:1:5", Sent: "s https://a/m.js:1:5"},
+		{Status: "missing_sourcemap", Function: "s", Where: "https://a/m.js:1:5", SentAs: "Minified", Sent: "s at https://a/m.js:1:5"},
 		{Status: "resolved", Resolved: true, Function: "outer", Where: "src/a.js:3:1", AbsPath: "https://a/src/a.js",
-			Sent: "t https://a/m.js:1:9", Context: []contextLine{{1, "a", false}, {2, "b", false}, {3, "c", true}, {4, "d", false}}},
+			SentAs: "Minified", Sent: "t at https://a/m.js:1:9", Context: []contextLine{{1, "a", false}, {2, "b", false}, {3, "c", true}, {4, "d", false}}},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
