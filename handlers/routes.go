@@ -342,6 +342,7 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		{"/organizations/{organization_slug}/projects/{$}", signedIn, p.Projects},
 
 		// Resolving a stack trace (handlers/pages/resolve.go).
+		{"/organizations/{organization_slug}/resolve/{$}", signedIn, p.Resolve},
 	}
 }
 
