@@ -7,7 +7,7 @@ import (
 
 // member is a member of the API's lists (GET organizations/{org}/members/):
 // a person who joined, or a pending invitation (User null).
-type member struct {
+type orgMember struct {
 	ID      string `json:"id"`
 	Email   string `json:"email"`
 	Name    string `json:"name"`
@@ -23,7 +23,7 @@ type member struct {
 // the member, its teams, the link of its invitation (to owners and
 // managers, while it is pending) and the roles the visitor may give.
 type memberDetail struct {
-	member
+	orgMember
 	Teams       []string  `json:"teams"`
 	InviteLink  *string   `json:"invite_link"`
 	IsOnlyOwner bool      `json:"isOnlyOwner"`
@@ -52,7 +52,7 @@ func givable(list []orgRole) []orgRole {
 // membersView is the members page.
 type membersView struct {
 	Org     orgDetail
-	Members []member
+	Members []orgMember
 	Pager   Pager
 	// MeID is the visitor's membership.
 	MeID string
@@ -76,7 +76,7 @@ func (p *Pages) Members(v *Visit) error {
 	var notice, problem string
 	if v.R.Method == http.MethodPost {
 		view.Email, view.Role = v.Form("email"), v.Form("role")
-		var invited member
+		var invited orgMember
 		_, err := v.Call("POST", orgAPI(v)+"members/", map[string]string{"email": view.Email, "orgRole": view.Role}, &invited)
 		if problem, err = refusal(err); err != nil {
 			return err

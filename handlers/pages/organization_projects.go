@@ -5,10 +5,10 @@ import (
 )
 
 // project is a project of the API's GET organizations/{org}/projects/.
-type project struct {
-	Slug          string `json:"slug"`
-	Name          string `json:"name"`
-	Teams         []team `json:"teams"`
+type orgProject struct {
+	Slug          string    `json:"slug"`
+	Name          string    `json:"name"`
+	Teams         []orgTeam `json:"teams"`
 	LatestRelease *struct {
 		Version string `json:"version"`
 	} `json:"latestRelease"`
@@ -17,7 +17,7 @@ type project struct {
 // projectsView is the projects page.
 type projectsView struct {
 	Org      orgDetail
-	Projects []project
+	Projects []orgProject
 	Pager    Pager
 	// MayCreate shows the form that creates a project; Name and Slug are
 	// its fields, kept when the API refused it.
@@ -38,7 +38,7 @@ func (p *Pages) Projects(v *Visit) error {
 		if view.Slug != "" {
 			body["slug"] = view.Slug
 		}
-		var created project
+		var created orgProject
 		_, err := v.Call("POST", orgAPI(v)+"projects/", body, &created)
 		if problem, err = refusal(err); err != nil {
 			return err

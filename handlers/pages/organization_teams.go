@@ -6,7 +6,7 @@ import (
 )
 
 // team is a team of the API's lists.
-type team struct {
+type orgTeam struct {
 	Slug        string `json:"slug"`
 	Name        string `json:"name"`
 	MemberCount int    `json:"memberCount"`
@@ -16,7 +16,7 @@ type team struct {
 // teamsView is the teams page.
 type teamsView struct {
 	Org   orgDetail
-	Teams []team
+	Teams []orgTeam
 	Pager Pager
 	// MayCreate shows the form that creates a team; Name is its field,
 	// kept when the API refused it.
@@ -32,7 +32,7 @@ func (p *Pages) Teams(v *Visit) error {
 	var problem string
 	if v.R.Method == http.MethodPost {
 		view.Name = v.Form("name")
-		var created team
+		var created orgTeam
 		_, err := v.Call("POST", orgAPI(v)+"teams/", map[string]string{"name": view.Name}, &created)
 		if problem, err = refusal(err); err != nil {
 			return err
@@ -66,7 +66,7 @@ func formStatus(problem string) int {
 
 // teamMember is a member of the API's GET teams/{org}/{team}/members/.
 type teamMember struct {
-	member
+	orgMember
 	TeamRole string `json:"teamRole"`
 }
 
@@ -79,13 +79,13 @@ type teamProject struct {
 // teamView is a team's page.
 type teamView struct {
 	Org      orgDetail
-	Team     team
+	Team     orgTeam
 	Members  []teamMember
 	Pager    Pager
 	Projects []teamProject
 	// Others are the organization's members and projects that the forms
 	// may add (the first page of each list).
-	OtherMembers  []member
+	OtherMembers  []orgMember
 	OtherProjects []teamProject
 	// MayManage shows the forms that add and remove other members and
 	// projects; a member may still join or leave itself.
@@ -139,13 +139,13 @@ func (p *Pages) Team(v *Visit) error {
 	if _, err := v.Call("GET", teamAPI+"projects/", nil, &view.Projects); err != nil {
 		return err
 	}
-	var me member
+	var me orgMember
 	if _, err := v.Call("GET", orgAPI(v)+"members/me/", nil, &me); err != nil {
 		return err
 	}
 	view.MeID = me.ID
 	if view.MayManage {
-		var all []member
+		var all []orgMember
 		if _, err := v.Call("GET", orgAPI(v)+"members/", nil, &all); err != nil {
 			return err
 		}
