@@ -72,29 +72,32 @@ func (p *Pages) APITokens(v *Visit) error {
 	}
 	view := View{Title: "API tokens"}
 	data := tokensView{Pager: pager, Scopes: scopeOptions(granted, nil)}
-	reread := func() error {
-		tokens = nil
-		data.Pager, err = v.List(tokensPath, &tokens)
-		return err
+	// refused shows the create form again as the person filled it, with
+	// msg as its error.
+	refused := func(status int, msg string) error {
+		data.Tokens = tokenRows(tokens)
+		data.Name, data.Expires = v.Form("name"), v.Form("expires")
+		data.Scopes = scopeOptions(granted, v.R.PostForm["scopes"])
+		view.Error, view.Data = msg, data
+		return v.RenderStatus(status, "account_tokens.html", view)
 	}
 	if v.R.Method == http.MethodPost {
 		switch v.Form("action") {
 		case "create":
-			chosen := v.R.PostForm["scopes"]
-			body := map[string]any{"name": v.Form("name"), "scopes": chosen}
-			expires := v.Form("expires")
-			if expires != "" {
+			// None checked is an empty list, which the API refuses by
+			// name.
+			body := map[string]any{"name": v.Form("name"), "scopes": append([]string{}, v.R.PostForm["scopes"]...)}
+			if expires := v.Form("expires"); expires != "" {
 				day, err := time.Parse(time.DateOnly, expires)
 				if err != nil {
-					return v.RenderStatus(http.StatusBadRequest, "account_tokens.html", tokensForm(view, data, tokens, v, granted,
-						"Expires should be a date, as 2030-12-31."))
+					return refused(http.StatusBadRequest, "Expires should be a date, as 2030-12-31.")
 				}
 				body["expiresAt"] = day.UTC().Format(time.RFC3339)
 			}
 			var made apiToken
 			_, err := v.Call("POST", tokensPath, body, &made)
 			if fe, ok := formError(err); ok {
-				return v.RenderStatus(fe.Status, "account_tokens.html", tokensForm(view, data, tokens, v, granted, fe.Detail))
+				return refused(fe.Status, fe.Detail)
 			}
 			if err != nil {
 				return err
@@ -102,32 +105,23 @@ func (p *Pages) APITokens(v *Visit) error {
 			data.New, data.NewName = made.Token, made.Name
 			view.Notice = "Your new token is made. Copy it now: errata shows it only this once."
 		case "revoke":
-			id := v.Form("id")
-			if _, err := v.Call("DELETE", tokensPath+url.PathEscape(id)+"/", nil, nil); err != nil {
+			if _, err := v.Call("DELETE", tokensPath+url.PathEscape(v.Form("id"))+"/", nil, nil); err != nil {
 				return err
 			}
 			view.Notice = "The token is revoked; it no longer works."
 		default:
-			view.Data = tokensForm(view, data, tokens, v, granted, "").Data
+			data.Tokens = tokenRows(tokens)
+			view.Data = data
 			return badForm(v, "account_tokens.html", view)
 		}
-		if err := reread(); err != nil {
+		tokens = nil
+		if data.Pager, err = v.List(tokensPath, &tokens); err != nil {
 			return err
 		}
 	}
 	data.Tokens = tokenRows(tokens)
 	view.Data = data
 	return v.Render("account_tokens.html", view)
-}
-
-// tokensForm is the tokens page showing the create form again as the
-// person filled it, with msg as its error.
-func tokensForm(view View, data tokensView, tokens []apiToken, v *Visit, granted []string, msg string) View {
-	data.Tokens = tokenRows(tokens)
-	data.Name, data.Expires = v.Form("name"), v.Form("expires")
-	data.Scopes = scopeOptions(granted, v.R.PostForm["scopes"])
-	view.Error, view.Data = msg, data
-	return view
 }
 
 // scopeOptions are the scopes of granted as the form's checkboxes, those

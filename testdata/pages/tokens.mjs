@@ -65,7 +65,12 @@ await run(async ({ newPage }) => {
   check(!(await page.content()).includes(token), 'the token is shown again');
   check(await row().count() === 1, 'the token is not listed');
 
-  // An expiry in the past is refused, the form kept.
+  // A token without a scope is refused; so is an expiry in the past, the
+  // form kept.
+  await page.getByLabel('Name').fill('No scope');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  check(await page.getByRole('alert').isVisible(), 'a token without a scope shows no error');
+  await audit(page, 'tokens-no-scope');
   await page.getByLabel('Name').fill('Old one');
   await page.getByLabel('org:read').check();
   await page.getByLabel('Expires').fill('2001-01-01');
