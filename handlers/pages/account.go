@@ -60,9 +60,48 @@ type emailAddress struct {
 	IsVerified bool   `json:"isVerified"`
 }
 
+// emailRow is an address as the email addresses page shows it: its
+// state, and the buttons of what may be done with it.
+type emailRow struct {
+	Email, State string
+	Actions      []emailAction
+}
+
+// emailAction is a button of an address: the form's action, the
+// button's text, its accessible name (naming the address), and its class.
+type emailAction struct {
+	Action, Text, Label, Class string
+}
+
+// emailRows are the addresses as the page shows them: the primary one
+// can only be replaced, a verified one made primary, another confirmed.
+func emailRows(as []emailAddress) []emailRow {
+	rows := make([]emailRow, len(as))
+	for i, a := range as {
+		r := emailRow{Email: a.Email}
+		switch {
+		case a.IsPrimary && a.IsVerified:
+			r.State = "Primary, verified"
+		case a.IsPrimary:
+			r.State = "Primary, not verified"
+		case a.IsVerified:
+			r.State = "Verified"
+			r.Actions = append(r.Actions, emailAction{"primary", "Make primary", "Make primary: " + a.Email, "secondary"})
+		default:
+			r.State = "Not verified yet"
+			r.Actions = append(r.Actions, emailAction{"resend", "Resend confirmation", "Resend confirmation to " + a.Email, "secondary"})
+		}
+		if !a.IsPrimary {
+			r.Actions = append(r.Actions, emailAction{"remove", "Remove", "Remove " + a.Email, "danger"})
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
 // emailsView is the email addresses page.
 type emailsView struct {
-	Addresses []emailAddress
+	Addresses []emailRow
 	// Email is the address the form to add one holds.
 	Email string
 }
@@ -100,7 +139,7 @@ func (p *Pages) Emails(v *Visit) error {
 			_, err = v.Call("DELETE", path, body, nil)
 			view.Notice = email + " is removed."
 		default:
-			view.Data = emailsView{Addresses: as}
+			view.Data = emailsView{Addresses: emailRows(as)}
 			return badForm(v, "account_emails.html", view)
 		}
 		if ae, ok := formError(err); ok {
@@ -109,7 +148,7 @@ func (p *Pages) Emails(v *Visit) error {
 			if v.Form("action") == "add" {
 				keep = email
 			}
-			view.Data = emailsView{Addresses: as, Email: keep}
+			view.Data = emailsView{Addresses: emailRows(as), Email: keep}
 			return v.RenderStatus(ae.Status, "account_emails.html", view)
 		}
 		if err != nil {
@@ -119,7 +158,7 @@ func (p *Pages) Emails(v *Visit) error {
 			return err
 		}
 	}
-	view.Data = emailsView{Addresses: as}
+	view.Data = emailsView{Addresses: emailRows(as)}
 	return v.Render("account_emails.html", view)
 }
 
