@@ -39,7 +39,7 @@ func (p *Pages) Account(v *Visit) error {
 		}
 		name := v.Form("name")
 		_, err := v.Call("PUT", "/api/0/users/me/", map[string]string{"name": name}, &u)
-		if ae, ok := formError(err); ok {
+		if ae, ok := correctable(err); ok {
 			view.Error = ae.Detail
 			view.Data = profileView{Email: u.Email, Name: name, NameError: ae.Detail}
 			return v.RenderStatus(ae.Status, "account_profile.html", view)
@@ -142,7 +142,7 @@ func (p *Pages) Emails(v *Visit) error {
 			view.Data = emailsView{Addresses: emailRows(as)}
 			return badForm(v, "account_emails.html", view)
 		}
-		if ae, ok := formError(err); ok {
+		if ae, ok := correctable(err); ok {
 			view.Notice, view.Error = "", ae.Detail
 			keep := ""
 			if v.Form("action") == "add" {
@@ -212,7 +212,7 @@ func (p *Pages) Password(v *Visit) error {
 	}
 	_, err := v.Call("POST", "/_allauth/browser/v1/account/password/change", map[string]string{
 		"current_password": v.Form("current_password"), "new_password": v.Form("new_password")}, nil)
-	if ae, ok := formError(err); ok {
+	if ae, ok := correctable(err); ok {
 		view.Error = ae.Detail
 		view.Data = passwordView{CurrentError: ae.Fields["current_password"], NewError: ae.Fields["new_password"]}
 		return v.RenderStatus(ae.Status, "account_password.html", view)
@@ -224,10 +224,10 @@ func (p *Pages) Password(v *Visit) error {
 	return v.Render("account_password.html", view)
 }
 
-// formError returns the API's answer to a form that a person can correct:
-// a 4xx other than 401 (signed out, or reauthentication), 403 and 404,
-// which the page's wrapper answers.
-func formError(err error) (*APIError, bool) {
+// correctable returns the API's answer to an account form that a person
+// can correct: a 4xx other than 401 (signed out, or reauthentication),
+// 403 and 404, which the page's wrapper answers.
+func correctable(err error) (*APIError, bool) {
 	var ae *APIError
 	if !errors.As(err, &ae) {
 		return nil, false

@@ -174,7 +174,7 @@ func (p *Pages) TOTP(v *Visit) error {
 		} `json:"meta"`
 	}
 	_, err = v.Call("POST", path, map[string]string{"code": v.Form("code")}, &answer)
-	if fe, ok := formError(err); ok {
+	if fe, ok := correctable(err); ok {
 		view.Error = fe.Detail
 		data.CodeError = fe.Detail
 		if fe.Status == http.StatusConflict {
@@ -228,7 +228,7 @@ func (p *Pages) RecoveryCodes(v *Visit) error {
 			return v.Render("account_recovery.html", view)
 		case "confirm":
 			_, err := v.Call("POST", "/api/0/generate-recovery-codes/", map[string]string{"code": v.Form("code")}, nil)
-			if fe, ok := formError(err); ok {
+			if fe, ok := correctable(err); ok {
 				// The set shown is the page's own: the API holds it until
 				// one of its codes comes back.
 				view.Error = fe.Detail

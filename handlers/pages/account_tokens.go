@@ -96,7 +96,7 @@ func (p *Pages) APITokens(v *Visit) error {
 			}
 			var made apiToken
 			_, err := v.Call("POST", tokensPath, body, &made)
-			if fe, ok := formError(err); ok {
+			if fe, ok := correctable(err); ok {
 				return refused(fe.Status, fe.Detail)
 			}
 			if err != nil {
