@@ -332,6 +332,15 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		// Signing in, out and back (handlers/pages/signin.go).
 
 		// The person's account (handlers/pages/account.go).
+		{"/account/{$}", signedIn, p.Account},
+		{"/account/emails/{$}", signedIn, p.Emails},
+		{"/account/notifications/{$}", signedIn, p.Notifications},
+		{"/account/password/{$}", signedIn, p.Password},
+		{"/account/security/{$}", signedIn, p.Security},
+		{"/account/security/totp/{$}", signedIn, p.TOTP},
+		{"/account/security/recovery-codes/{$}", signedIn, p.RecoveryCodes},
+		{"/account/sessions/{$}", signedIn, p.Sessions},
+		{"/account/api-tokens/{$}", signedIn, p.APITokens},
 
 		// An organization's pages (handlers/pages/organization.go).
 		{"/organizations/{organization_slug}/{$}", signedIn, p.OrgHome},

@@ -275,6 +275,9 @@ type APIError struct {
 	// Fields are the messages of allauth's errors by parameter ("" for
 	// the request as a whole).
 	Fields map[string]string
+	// Body is the answer as it came, for the answers that carry more
+	// than an error (allauth's 404 of TOTP offers a secret to enrol).
+	Body []byte
 }
 
 func (e *APIError) Error() string { return strconv.Itoa(e.Status) + " " + e.Detail }
@@ -399,7 +402,7 @@ func (v *Visit) call(method, path string, body, out any) (int, http.Header, erro
 // apiError reads the message of an API error: Sentry's {"detail"}, a
 // validation error's list, or allauth's {"errors": [{message, param}]}.
 func apiError(status int, body []byte) *APIError {
-	e := &APIError{Status: status, Fields: map[string]string{}}
+	e := &APIError{Status: status, Fields: map[string]string{}, Body: body}
 	var answer struct {
 		Detail any `json:"detail"`
 		Errors []struct {
