@@ -74,19 +74,6 @@ func signedIn(v *Visit) error {
 	return nil
 }
 
-// recent makes the 401 of a sign-in API route that needs a recent
-// sign-in, answered to a person the page knows to be signed in, the
-// "Reauthentication required" of the API (allauth answers it with the
-// reauthentication flows, not a message), so that the page's wrapper
-// sends the person to confirm who they are.
-func recent(err error) error {
-	var ae *APIError
-	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
-		ae.Reauthenticate = true
-	}
-	return err
-}
-
 // Security serves /account/security/: whether two-factor authentication
 // is on, a link to turn it on or a button to turn it off (DELETE
 // account/authenticators/totp, which removes the recovery codes too), and
@@ -107,7 +94,7 @@ func (p *Pages) Security(v *Visit) error {
 		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 			view.Error = "Two-factor authentication is off already."
 		case err != nil:
-			return recent(err)
+			return err
 		default:
 			view.Notice = "Two-factor authentication is off, and your recovery codes are removed."
 		}
@@ -184,7 +171,7 @@ func (p *Pages) TOTP(v *Visit) error {
 		return v.RenderStatus(fe.Status, "account_totp.html", view)
 	}
 	if err != nil {
-		return recent(err)
+		return err
 	}
 	v.Redirect("/account/security/recovery-codes/?from=totp")
 	return nil
@@ -257,7 +244,7 @@ func (p *Pages) RecoveryCodes(v *Visit) error {
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 	case err != nil:
-		return recent(err)
+		return err
 	}
 	switch v.R.URL.Query().Get("from") {
 	case "totp":

@@ -409,6 +409,9 @@ func apiError(status int, body []byte) *APIError {
 			Message string `json:"message"`
 			Param   string `json:"param"`
 		} `json:"errors"`
+		Meta struct {
+			IsAuthenticated bool `json:"is_authenticated"`
+		} `json:"meta"`
 	}
 	json.Unmarshal(body, &answer) //nolint:errcheck // an unreadable body keeps the status's text
 	switch d := answer.Detail.(type) {
@@ -435,7 +438,11 @@ func apiError(status int, body []byte) *APIError {
 	if e.Detail == "" {
 		e.Detail = http.StatusText(status)
 	}
-	e.Reauthenticate = status == http.StatusUnauthorized && e.Detail == "Reauthentication required"
+	// The API's 401 of a route that needs a recent sign-in: /api/0/'s
+	// message, or the sign-in API's 401 to a person who is signed in
+	// (allauth answers it with the reauthentication flows).
+	e.Reauthenticate = status == http.StatusUnauthorized &&
+		(e.Detail == "Reauthentication required" || answer.Meta.IsAuthenticated)
 	return e
 }
 
