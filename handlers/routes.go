@@ -333,6 +333,11 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 
 		// An organization's pages (handlers/pages/organization.go).
 
+		// Releases and debug files.
+		{"/organizations/{organization_slug}/releases/{$}", signedIn, p.Releases},
+		{"/organizations/{organization_slug}/releases/{version}/{$}", signedIn, p.Release},
+		{"/organizations/{organization_slug}/debug-files/{$}", signedIn, p.DebugFiles},
+
 		// Resolving a stack trace (handlers/pages/resolve.go).
 	}
 }
