@@ -1,9 +1,10 @@
 package pages
 
 import (
+	"html/template"
 	"net/url"
 	"strconv"
-	"strings"
+		"strings"
 )
 
 func init() {
@@ -20,26 +21,110 @@ func init() {
 // rest of the API's answer without building it, which keeps a page of
 // the list near the cost of the API's own page.
 
-// releaseRow is a release of the list, as the page shows it.
+// releaseRow is a release of the list, as the page shows it: the raw
+// JSON values of the API's answer, read as the row is written.
 type releaseRow struct {
-	Version     string `json:"version"`
-	DateCreated string `json:"dateCreated"`
-	Projects    []struct {
-		Slug string `json:"slug"`
-	} `json:"projects"`
-	DeployCount int `json:"deployCount"`
-	CommitCount int `json:"commitCount"`
-	LastDeploy  *struct {
-		Environment string `json:"environment"`
-	} `json:"lastDeploy"`
+	version, dateCreated     []byte // text
+	projects, lastDeploy     []byte // JSON
+	deployCount, commitCount []byte // integers
+}
+
+// releaseList is a page of the API's list of releases, as the rows of
+// the table (of the organization org).
+type releaseList struct {
+	org string
+	rows
+}
+
+func (l *releaseList) decodeAPI(b []byte) error {
+	l.start()
+	return jsonArray(b, func(b []byte, i int) (int, error) {
+		var r releaseRow
+		end, err := jsonObject(b, i, func(k, v []byte) error {
+			var err error
+			switch string(k) {
+			case "version":
+				r.version, err = jsonText(v)
+			case "dateCreated":
+				r.dateCreated, err = jsonText(v)
+			case "deployCount":
+				r.deployCount, err = jsonNumber(v)
+			case "commitCount":
+				r.commitCount, err = jsonNumber(v)
+			case "projects":
+				r.projects = v
+			case "lastDeploy":
+				r.lastDeploy = v
+			}
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		return end, l.write(r)
+	})
+}
+
+// write writes the table's row of r.
+func (l *releaseList) write(r releaseRow) error {
+	w := &l.rows
+	w.n++
+	w.raw(`<tr><td><a href="/organizations/`)
+	w.text(url.PathEscape(l.org))
+	w.raw(`/releases/`)
+	w.text(url.PathEscape(string(r.version)))
+	w.raw(`/">`)
+	w.bytes(r.version)
+	w.raw(`</a></td><td>`)
+	n := 0
+	err := jsonItems(r.projects, func(p []byte) error {
+		return jsonFields(p, func(k, v []byte) error {
+			if string(k) != "slug" {
+				return nil
+			}
+			slug, err := jsonText(v)
+			if n > 0 {
+				w.raw(", ")
+			}
+			n++
+			w.bytes(slug)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	w.raw(`</td><td>`)
+	w.time(r.dateCreated)
+	w.raw(`</td><td class="num">`)
+	w.b = append(w.b, r.deployCount...)
+	w.raw(`</td><td>`)
+	if r.lastDeploy != nil && string(r.lastDeploy) != "null" {
+		err := jsonFields(r.lastDeploy, func(k, v []byte) error {
+			if string(k) != "environment" {
+				return nil
+			}
+			env, err := jsonText(v)
+			w.bytes(env)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	w.raw(`</td><td class="num">`)
+	w.b = append(w.b, r.commitCount...)
+	w.raw("</td></tr>\n")
+	return nil
 }
 
 // releasesView is the releases page: a page of the list and its filter.
 type releasesView struct {
-	Releases []releaseRow
-	Query    string
-	Project  string
-	Pager    Pager
+	Count   int           // of releases on the page
+	Rows    template.HTML // releaseList.rows
+	Query   string
+	Project string
+	Pager   Pager
 	// Filter is the query string of the filter, which the pager's links
 	// keep ("" without one).
 	Filter string
@@ -64,11 +149,12 @@ func (p *Pages) Releases(v *Visit) error {
 	if view.Filter != "" {
 		path += "?" + view.Filter
 	}
-	pager, err := v.List(path, &view.Releases)
+	list := releaseList{org: org}
+	pager, err := v.List(path, &list)
+	view.Count, view.Rows, view.Pager = list.n, list.html(), pager
 	if err != nil {
 		return err
 	}
-	view.Pager = pager
 	return v.Render("releases.html", View{Title: "Releases", Org: org, Data: view})
 }
 
@@ -88,12 +174,45 @@ type releaseDetail struct {
 	CommitCount int `json:"commitCount"`
 }
 
-// releaseFile is a file of a release.
-type releaseFile struct {
-	Name        string  `json:"name"`
-	Dist        *string `json:"dist"`
-	Size        int64   `json:"size"`
-	DateCreated string  `json:"dateCreated"`
+// releaseFiles is a page of the API's list of a release's files, as
+// the rows of the table.
+type releaseFiles struct{ rows }
+
+func (l *releaseFiles) decodeAPI(b []byte) error {
+	l.start()
+	return jsonArray(b, func(b []byte, i int) (int, error) {
+		var name, dist, dateCreated []byte
+		var n int64
+		end, err := jsonObject(b, i, func(k, v []byte) error {
+			var err error
+			switch string(k) {
+			case "name":
+				name, err = jsonText(v)
+			case "dist":
+				dist, err = jsonText(v)
+			case "dateCreated":
+				dateCreated, err = jsonText(v)
+			case "size":
+				n, err = strconv.ParseInt(string(v), 10, 64)
+			}
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		w := &l.rows
+		w.n++
+		w.raw(`<tr><td><code>`)
+		w.bytes(name)
+		w.raw(`</code></td><td>`)
+		w.bytes(dist)
+		w.raw(`</td><td class="num">`)
+		w.raw(size(n))
+		w.raw(`</td><td>`)
+		w.time(dateCreated)
+		w.raw("</td></tr>\n")
+		return end, nil
+	})
 }
 
 // deploy is a deploy of a release.
@@ -121,8 +240,9 @@ type commit struct {
 // releaseView is the page of one release.
 type releaseView struct {
 	Release releaseDetail
-	Files   []releaseFile
-	Pager   Pager // of the files
+	Files   int           // on the page
+	Rows    template.HTML // of the files
+	Pager   Pager         // of the files
 	Deploys []deploy
 	Commits []commit
 	// MoreDeploys and MoreCommits say that the release has more than the
@@ -146,11 +266,12 @@ func (p *Pages) Release(v *Visit) error {
 	if _, err := v.Call("GET", base, nil, &view.Release); err != nil {
 		return err
 	}
-	pager, err := v.List(base+"files/", &view.Files)
+	var files releaseFiles
+	pager, err := v.List(base+"files/", &files)
+	view.Files, view.Rows, view.Pager = files.n, files.html(), pager
 	if err != nil {
 		return err
 	}
-	view.Pager = pager
 	if _, err := v.Call("GET", base+"deploys/?per_page=100", nil, &view.Deploys); err != nil {
 		return err
 	}
