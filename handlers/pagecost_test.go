@@ -254,10 +254,10 @@ func TestListPageCost(t *testing.T) {
 	e := newPageCostEnv(t)
 	for _, c := range e.cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			f := e.measure(t, c, 7, 100)
+			f := e.measure(t, c, 7, 60)
 			t.Logf("%s: %v", c.name, f)
 			if f.ratio() > maxPageCost {
-				f = e.measure(t, c, 7, 100)
+				f = e.measure(t, c, 7, 60)
 				t.Logf("%s, measured again: %v", c.name, f)
 			}
 			if f.ratio() > maxPageCost {

@@ -4,7 +4,7 @@ import (
 	"html/template"
 	"net/url"
 	"strconv"
-		"strings"
+	"strings"
 )
 
 func init() {
