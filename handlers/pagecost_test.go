@@ -245,9 +245,6 @@ func (e *pageCostEnv) measure(tb testing.TB, c pageCost, rounds, n int) pageCost
 // API's requests of the same data. A measurement that fails is taken
 // again once: a busy machine may have weighed on one side of a round.
 func TestListPageCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures CPU over many requests")
-	}
 	if processCPU(t) == 0 {
 		t.Skip("no getrusage(2) here")
 	}

@@ -72,7 +72,7 @@ func (l *debugFiles) decodeAPI(b []byte) error {
 		w.raw(`</td><td>`)
 		w.bytes(cpuName)
 		w.raw(`</td><td class="num">`)
-		w.raw(size(n))
+		w.text(size(n))
 		w.raw(`</td><td>`)
 		w.time(dateCreated)
 		w.raw("</td></tr>\n")

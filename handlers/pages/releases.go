@@ -97,7 +97,7 @@ func (l *releaseList) write(r releaseRow) error {
 	w.raw(`</td><td>`)
 	w.time(r.dateCreated)
 	w.raw(`</td><td class="num">`)
-	w.b = append(w.b, r.deployCount...)
+	w.bytes(r.deployCount)
 	w.raw(`</td><td>`)
 	if r.lastDeploy != nil && string(r.lastDeploy) != "null" {
 		err := jsonFields(r.lastDeploy, func(k, v []byte) error {
@@ -113,7 +113,7 @@ func (l *releaseList) write(r releaseRow) error {
 		}
 	}
 	w.raw(`</td><td class="num">`)
-	w.b = append(w.b, r.commitCount...)
+	w.bytes(r.commitCount)
 	w.raw("</td></tr>\n")
 	return nil
 }
@@ -207,7 +207,7 @@ func (l *releaseFiles) decodeAPI(b []byte) error {
 		w.raw(`</code></td><td>`)
 		w.bytes(dist)
 		w.raw(`</td><td class="num">`)
-		w.raw(size(n))
+		w.text(size(n))
 		w.raw(`</td><td>`)
 		w.time(dateCreated)
 		w.raw("</td></tr>\n")
