@@ -650,6 +650,7 @@ func matrixEntries() map[string]matrixEntry {
 
 		// Environments, releases and deploys.
 		"GET /api/0/organizations/{organization_slug}/environments/{$}":                    standing(http.StatusOK, noBody),
+		"GET /api/0/organizations/{organization_slug}/storage/{$}":                         standing(http.StatusOK, noBody),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{$}":          standing(http.StatusOK, noBody),
 		"PUT /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}":   standing(http.StatusOK, jsonBody(map[string]any{"isHidden": true})),
 		"GET /api/0/projects/{organization_slug}/{project_slug}/environments/{name}/{$}":   standing(http.StatusOK, noBody),

@@ -103,6 +103,8 @@ func routes(d Deps) []route {
 		{"GET /api/0/organizations/{$}", orgRead, handleOrganizations(d)},
 		{"GET /api/0/organizations/{organization_slug}/{$}", orgRead, handleOrganization(d)},
 		{"GET /api/0/organizations/{organization_slug}/projects/{$}", orgRead, handleProjects(d)},
+		// What the organization stores (docs/storage.md), errata's own.
+		{"GET /api/0/organizations/{organization_slug}/storage/{$}", orgRead, handleOrganizationStorage(d)},
 		{"GET /api/0/projects/{organization_slug}/{project_slug}/{$}", projectRead, handleProject(d)},
 		// Their management without the admin CLI. A project is created
 		// through its organization or a team (below); project:read, which
@@ -332,6 +334,12 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		// The person's account (handlers/pages/account.go).
 
 		// An organization's pages (handlers/pages/organization.go).
+		{"/organizations/{organization_slug}/{$}", signedIn, p.OrgHome},
+		{"/organizations/{organization_slug}/members/{$}", signedIn, p.Members},
+		{"/organizations/{organization_slug}/members/{member_id}/{$}", signedIn, p.Member},
+		{"/organizations/{organization_slug}/teams/{$}", signedIn, p.Teams},
+		{"/organizations/{organization_slug}/teams/{team_slug}/{$}", signedIn, p.Team},
+		{"/organizations/{organization_slug}/projects/{$}", signedIn, p.Projects},
 
 		// Releases and debug files.
 		{"/organizations/{organization_slug}/releases/{$}", signedIn, p.Releases},
@@ -339,6 +347,7 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		{"/organizations/{organization_slug}/debug-files/{$}", signedIn, p.DebugFiles},
 
 		// Resolving a stack trace (handlers/pages/resolve.go).
+		{"/organizations/{organization_slug}/resolve/{$}", signedIn, p.Resolve},
 	}
 }
 

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -41,23 +43,28 @@ type StorageReport struct {
 	Tables map[string]int64
 }
 
+// fileKinds is a query of the kinds of file f, by the tables that refer
+// to it (fileReferences), or 'unreferenced': a file of a bundle and a
+// release both counts once in each.
+func fileKinds() string {
+	kinds := make([]string, 0, len(fileReferences)+1)
+	none := make([]string, 0, len(fileReferences))
+	for _, ref := range fileReferences {
+		kinds = append(kinds, `SELECT '`+ref.kind+`' WHERE EXISTS (SELECT 1 FROM `+ref.table+` x WHERE x.file_id = f.id)`)
+		none = append(none, `NOT EXISTS (SELECT 1 FROM `+ref.table+` x WHERE x.file_id = f.id)`)
+	}
+	kinds = append(kinds, `SELECT 'unreferenced' WHERE `+strings.Join(none, " AND "))
+	return strings.Join(kinds, " UNION ALL ")
+}
+
 // Storage reports what storage holds.
 func (s *Store) Storage(ctx context.Context) (StorageReport, error) {
 	var r StorageReport
 	err := s.read(ctx, func(q querier) error {
-		var kinds []string
-		for _, ref := range fileReferences {
-			kinds = append(kinds, `SELECT '`+ref.kind+`' WHERE EXISTS (SELECT 1 FROM `+ref.table+` x WHERE x.file_id = f.id)`)
-		}
-		var none []string
-		for _, ref := range fileReferences {
-			none = append(none, `NOT EXISTS (SELECT 1 FROM `+ref.table+` x WHERE x.file_id = f.id)`)
-		}
-		kinds = append(kinds, `SELECT 'unreferenced' WHERE `+strings.Join(none, " AND "))
 		rows, err := q.Query(ctx, `
 			SELECT o.slug, k.kind, count(*), COALESCE(sum(f.size), 0)::bigint
 			FROM files f JOIN organizations o ON o.id = f.organization_id
-			CROSS JOIN LATERAL (`+strings.Join(kinds, " UNION ALL ")+`) AS k (kind)
+			CROSS JOIN LATERAL (`+fileKinds()+`) AS k (kind)
 			GROUP BY o.slug, k.kind ORDER BY o.slug, k.kind`)
 		if err != nil {
 			return err
@@ -108,4 +115,52 @@ func (s *Store) Storage(ctx context.Context) (StorageReport, error) {
 		return nil
 	})
 	return r, err
+}
+
+// OrganizationStorage is what one organization stores: its files per kind
+// as uploaded (as in StorageUse), its blobs each counted once (what the
+// quota bounds), and the quota, 0 when there is none.
+type OrganizationStorage struct {
+	Uses         []StorageUse
+	Blobs, Bytes int64
+	Quota        int64
+}
+
+// OrganizationStorage reports what the organization orgSlug that userID
+// belongs to stores, in one statement; another organization is
+// ErrNotFound.
+func (s *Store) OrganizationStorage(ctx context.Context, userID int64, orgSlug string) (OrganizationStorage, error) {
+	// The first row, of kind NULL, is the organization's blobs; there is
+	// none when the user is not a member.
+	rows, err := s.pool.Query(ctx, `
+		WITH org AS (`+memberOrg+`)
+		SELECT NULL::text, count(b.sha1), COALESCE(sum(b.size), 0)::bigint
+		FROM org LEFT JOIN blob_owners bo ON bo.organization_id = org.id
+		LEFT JOIN blobs b ON b.sha1 = bo.sha1
+		GROUP BY org.id
+		UNION ALL
+		(SELECT k.kind, count(*), COALESCE(sum(f.size), 0)::bigint
+		 FROM org JOIN files f ON f.organization_id = org.id
+		 CROSS JOIN LATERAL (`+fileKinds()+`) AS k (kind)
+		 GROUP BY k.kind)`, userID, orgSlug)
+	if err != nil {
+		return OrganizationStorage{}, wrap(err)
+	}
+	r := OrganizationStorage{Quota: max(s.orgQuota, 0)}
+	found := false
+	var kind *string
+	var files, bytes int64
+	_, err = pgx.ForEachRow(rows, []any{&kind, &files, &bytes}, func() error {
+		if kind == nil {
+			found, r.Blobs, r.Bytes = true, files, bytes
+		} else {
+			r.Uses = append(r.Uses, StorageUse{Org: orgSlug, Kind: *kind, Files: files, Bytes: bytes})
+		}
+		return nil
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("organization %q: %w", orgSlug, ErrNotFound)
+	}
+	slices.SortFunc(r.Uses, func(a, b StorageUse) int { return strings.Compare(a.Kind, b.Kind) })
+	return r, wrap(err)
 }
