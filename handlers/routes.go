@@ -350,6 +350,11 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		{"/organizations/{organization_slug}/teams/{team_slug}/{$}", signedIn, p.Team},
 		{"/organizations/{organization_slug}/projects/{$}", signedIn, p.Projects},
 
+		// Releases and debug files.
+		{"/organizations/{organization_slug}/releases/{$}", signedIn, p.Releases},
+		{"/organizations/{organization_slug}/releases/{version}/{$}", signedIn, p.Release},
+		{"/organizations/{organization_slug}/debug-files/{$}", signedIn, p.DebugFiles},
+
 		// Resolving a stack trace (handlers/pages/resolve.go).
 		{"/organizations/{organization_slug}/resolve/{$}", signedIn, p.Resolve},
 	}

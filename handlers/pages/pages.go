@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"errata/authn"
 )
@@ -239,8 +240,9 @@ func (v *Visit) RenderStatus(status int, page string, view View) error {
 	view.CSRF = v.cookies[authn.CSRFCookieName]
 	view.SignedIn = view.SignedIn || !v.open
 	view.Version = v.p.d.Version
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout", view); err != nil {
+	buf := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(buf)
+	if err := t.ExecuteTemplate(buf, "layout", view); err != nil {
 		return err
 	}
 	v.done = true
@@ -378,7 +380,8 @@ func (v *Visit) call(method, path string, body, out any) (int, http.Header, erro
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	rec := &recorder{header: http.Header{}}
+	rec := &recorder{header: http.Header{}, body: buffers.Get().(*bytes.Buffer)}
+	defer putBuffer(rec.body)
 	v.p.d.API.ServeHTTP(rec, req)
 	for _, c := range (&http.Response{Header: rec.header}).Cookies() {
 		http.SetCookie(v.w, c)
@@ -392,11 +395,38 @@ func (v *Visit) call(method, path string, body, out any) (int, http.Header, erro
 		return rec.status, rec.header, apiError(rec.status, rec.body.Bytes())
 	}
 	if out != nil && rec.body.Len() > 0 {
-		if err := json.Unmarshal(rec.body.Bytes(), out); err != nil {
+		var err error
+		if d, ok := out.(apiDecoder); ok {
+			err = d.decodeAPI(rec.body.Bytes())
+		} else {
+			err = json.Unmarshal(rec.body.Bytes(), out)
+		}
+		if err != nil {
 			return rec.status, rec.header, err
 		}
 	}
 	return rec.status, rec.header, nil
+}
+
+// apiDecoder is an out of Call or List that reads the API's JSON itself:
+// a long list whose page shows a few fields of each item skips the rest
+// rather than having encoding/json check and decode all of it. It keeps
+// nothing of body, whose buffer is reused.
+type apiDecoder interface {
+	decodeAPI(body []byte) error
+}
+
+// buffers recycles the buffers of the API's answers and of the pages
+// rendered: a list's are tens of kilobytes, which would otherwise be
+// allocated and collected for every page shown.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBuffer returns b to buffers, unless it grew beyond a list's size.
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		b.Reset()
+		buffers.Put(b)
+	}
 }
 
 // apiError reads the message of an API error: Sentry's {"detail"}, a
@@ -450,7 +480,7 @@ func apiError(status int, body []byte) *APIError {
 type recorder struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	body   *bytes.Buffer
 }
 
 func (r *recorder) Header() http.Header { return r.header }
