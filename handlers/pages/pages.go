@@ -265,6 +265,10 @@ type APIError struct {
 	// Fields are the messages of allauth's errors by parameter ("" for
 	// the request as a whole).
 	Fields map[string]string
+	// Pending is the flow of allauth's 401 that waits for the visitor
+	// ("mfa_authenticate" while a sign-in waits for its second factor),
+	// "" when none does.
+	Pending string
 }
 
 func (e *APIError) Error() string { return strconv.Itoa(e.Status) + " " + e.Detail }
@@ -385,6 +389,12 @@ func apiError(status int, body []byte) *APIError {
 			Message string `json:"message"`
 			Param   string `json:"param"`
 		} `json:"errors"`
+		Data struct {
+			Flows []struct {
+				ID        string `json:"id"`
+				IsPending bool   `json:"is_pending"`
+			} `json:"flows"`
+		} `json:"data"`
 	}
 	json.Unmarshal(body, &answer) //nolint:errcheck // an unreadable body keeps the status's text
 	switch d := answer.Detail.(type) {
@@ -406,6 +416,11 @@ func apiError(status int, body []byte) *APIError {
 		}
 		if _, seen := e.Fields[fe.Param]; !seen {
 			e.Fields[fe.Param] = fe.Message
+		}
+	}
+	for _, f := range answer.Data.Flows {
+		if f.IsPending {
+			e.Pending = f.ID
 		}
 	}
 	if e.Detail == "" {
