@@ -298,7 +298,7 @@ func (p *Pages) AcceptInvitation(v *Visit) error {
 	if v.R.Method != http.MethodPost {
 		return v.Render("signin_invite.html", view)
 	}
-	var body map[string]string
+	body := map[string]string{} // the signed-in person joins as they are
 	if who.User == nil {
 		body = map[string]string{"name": v.Form("name"), "password": v.Form("password")}
 	}
