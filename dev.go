@@ -56,6 +56,7 @@ func seedDemo(ctx context.Context, st *store.Store, addr net.Addr, cfg *config, 
 	fmt.Fprintf(stdout, "token: %s\n", token)
 	fmt.Fprintf(stdout, "try:   curl -H 'Authorization: Bearer %s' %s/api/0/\n", token, base)
 	fmt.Fprintf(stdout, "password of %s: %s\n", email, password)
+	fmt.Fprintf(stdout, "browser: open %s/ and sign in as %s with that password\n", base, email)
 	fmt.Fprintf(stdout, "sign in: curl -H 'Content-Type: application/json' -d '{\"email\": \"%s\", \"password\": \"%s\"}' %s/_allauth/app/v1/auth/login\n", email, password, base)
 	// gdb, valgrind, debuginfod-find and llvm-symbolizer read this
 	// variable; libcurl sends the token of the URL as Basic.

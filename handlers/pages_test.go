@@ -158,5 +158,27 @@ func TestPageRules(t *testing.T) {
 	}
 }
 
+// TestPageFormBound: a form larger than a page reads is 413, before
+// anything reads its fields.
+func TestPageFormBound(t *testing.T) {
+	a := newTestAPI(t)
+	csrf := authn.NewCSRFToken()
+	body := url.Values{authn.CSRFFormField: {csrf}, "stack": {strings.Repeat("x", 1<<20)}}.Encode()
+	req, err := http.NewRequest("POST", a.srv.URL+"/", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: authn.CSRFCookieName, Value: csrf})
+	res, err := a.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge || res.Header.Get("Content-Security-Policy") != pages.CSP {
+		t.Errorf("a form of 1 MiB and more: %d, want 413 with the CSP", res.StatusCode)
+	}
+}
+
 // csrfRefusal is what the page of a refused form says.
 const csrfRefusal = "security token did not match"

@@ -339,6 +339,7 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		// An organization's pages (handlers/pages/organization.go).
 
 		// Resolving a stack trace (handlers/pages/resolve.go).
+		{"/organizations/{organization_slug}/resolve/{$}", signedIn, p.Resolve},
 	}
 }
 

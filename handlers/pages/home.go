@@ -61,7 +61,7 @@ func (p *Pages) Home(v *Visit) error {
 	if err != nil {
 		return err
 	}
-	return v.Render("home.html", View{Title: "errata", SignedIn: true, Data: homeView{
+	return v.Render("home.html", View{Title: "Home", SignedIn: true, Data: homeView{
 		Name: who.User.Name, Email: who.User.Email, Organizations: orgs, Bases: p.bases(v.R)}})
 }
 

@@ -118,16 +118,24 @@ func (p *Pages) Handler(rt Route) http.Handler {
 			v.cookies[c.Name] = c.Value
 		}
 		if r.Method == http.MethodPost {
+			// The form is read first, within maxForm, so that the CSRF
+			// check reads its field from it.
 			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+			if err := r.ParseForm(); err != nil {
+				var tooLarge *http.MaxBytesError
+				if errors.As(err, &tooLarge) {
+					v.fail(http.StatusRequestEntityTooLarge, "The form is too large", "A form holds at most 1 MiB.")
+					return
+				}
+				v.fail(http.StatusBadRequest, "The form could not be read", "Reload the page and send the form again.")
+				return
+			}
 			if err := p.d.Auth.CheckCSRF(r); err != nil {
 				v.fail(http.StatusForbidden, "The form was refused",
 					"This form's security token did not match. Reload the page and send the form again.")
 				return
 			}
-			if err := r.ParseForm(); err != nil {
-				v.fail(http.StatusBadRequest, "The form could not be read", "Reload the page and send the form again.")
-				return
-			}
+			v.checked = true
 		}
 		err := rt.Serve(v)
 		var ae *APIError
@@ -155,8 +163,9 @@ func (p *Pages) Handler(rt Route) http.Handler {
 }
 
 // maxForm bounds the form of a page's POST; the resolve page's stack
-// trace is the largest field.
-const maxForm = 2 << 20
+// trace is the largest field. It is authn's bound on a form whose CSRF
+// field it reads.
+const maxForm = 1 << 20
 
 // Visit is one request to a page.
 type Visit struct {
@@ -167,6 +176,7 @@ type Visit struct {
 	// API calls made so far (sign-in rotates the session).
 	cookies map[string]string
 	open    bool // a page a signed-out person may open
+	checked bool // the request is a POST that passed authn.CheckCSRF
 	done    bool
 }
 
@@ -330,8 +340,19 @@ func linkParam(link, name string) string {
 	return value
 }
 
+// errUnsafeOnGet is a page's attempt to change something while it is
+// shown: only a form's POST, which passed the CSRF check, may.
+var errUnsafeOnGet = errors.New("pages: an unsafe API call outside a checked POST")
+
 // call is Call, also returning the answer's header.
 func (v *Visit) call(method, path string, body, out any) (int, http.Header, error) {
+	switch method {
+	case http.MethodGet, http.MethodHead:
+	default:
+		if !v.checked {
+			return 0, nil, errUnsafeOnGet
+		}
+	}
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, err := json.Marshal(body)
