@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,12 +198,7 @@ func TestSMTPDelivery(t *testing.T) {
 		if res.StatusCode != 200 || !strings.Contains(string(page), `<button type="submit"`) {
 			t.Fatalf("confirmation page: %d\n%s", res.StatusCode, page)
 		}
-		res, err = http.PostForm(link, map[string][]string{"key": {key}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, _ = io.ReadAll(res.Body)
-		res.Body.Close()
+		res, page = postPage(t, link, url.Values{"key": {key}})
 		if res.StatusCode != 200 {
 			t.Fatalf("posting the form: %d\n%s", res.StatusCode, page)
 		}

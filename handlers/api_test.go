@@ -49,8 +49,10 @@ func serveTestAPI(t *testing.T, st *store.Store, db string, extra ...route) *tes
 		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	d := Deps{Store: st, Auth: &authn.Authenticator{Store: st}, Log: log, Now: time.Now,
-		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now)}
-	h := serve(d, append(routes(d), extra...))
+		SecretKey: "test-secret", RecoverySeeds: authn.NewPendingSeeds(300*time.Second, time.Now),
+		Throttle: &authn.Throttle{Store: st}, Passwords: authn.NewHasher(0, 5*time.Second)}
+	// The sign-in API too, as New serves it: the pages ask it.
+	h := serve(d, append(append(routes(d), signInRoutes(d)...), extra...))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &testAPI{t: t, st: st, db: db, srv: srv, lg: log}

@@ -977,9 +977,6 @@ var releaseFileGetCases = operationCases{responses: map[string]exampleCase{
 	"200 application/octet-stream": func(t *testing.T, f *docFixture, r *docRequest) { r.query.Set("download", "1") },
 }}
 
-// badConfirmationKey is a confirmation key that errata did not sign.
-const badConfirmationKey = "djE6MTo5OTk5OTk5OTk5OmFubkBleGFtcGxlLmNvbQ.c2lnbmF0dXJl"
-
 var updateReleaseCases = operationCases{examples: map[string]exampleCase{
 	"422 invalidDate": withJSON(map[string]any{"dateReleased": "yesterday"}),
 }}
@@ -1190,20 +1187,6 @@ var docCases = map[string]operationCases{
 			r.header = http.Header{"If-None-Match": {res.header.Get("ETag")}}
 		},
 	}},
-	"showEmailConfirmationPage": {responses: map[string]exampleCase{
-		"400 text/html": func(t *testing.T, f *docFixture, r *docRequest) { r.values["key"] = badConfirmationKey },
-	}},
-	"submitEmailConfirmationPage": {
-		request: func(t *testing.T, f *docFixture, r *docRequest) {
-			r.body, r.contentType = []byte(url.Values{"key": {f.homeKey}}.Encode()), "application/x-www-form-urlencoded"
-		},
-		responses: map[string]exampleCase{
-			"400 text/html": func(t *testing.T, f *docFixture, r *docRequest) {
-				r.values["key"] = badConfirmationKey
-				r.body = []byte(url.Values{"key": {badConfirmationKey}}.Encode())
-			},
-		},
-	},
 	"getReleaseFile":           releaseFileGetCases,
 	"getProjectReleaseFile":    releaseFileGetCases,
 	"uploadReleaseFile":        releaseFileUploadCases,

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"errata/authn"
 	"errata/handlers/pages"
@@ -89,11 +88,6 @@ func pageRequest(t *testing.T, a *testAPI, method, path, sid, csrf string) (*htt
 
 func TestPageRules(t *testing.T) {
 	f := newMatrixFixture(t)
-	// The pages ask the sign-in API too: the fixture's server is given
-	// its routes.
-	f.testAPI = serveTestAPI(t, f.st, f.db, signInRoutes(Deps{Store: f.st, Auth: &authn.Authenticator{Store: f.st},
-		Log: f.lg, SecretKey: "test-secret", Now: time.Now, Throttle: &authn.Throttle{Store: f.st},
-		Passwords: authn.NewHasher(0, 5*time.Second)})...)
 	sid, _ := f.startSession(t, f.victim.id)
 	values := pageValues(f)
 	_, rts := pageRoutes(Deps{SecretKey: testSecret, Auth: &authn.Authenticator{Store: f.st}}, http.NotFoundHandler())

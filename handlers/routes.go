@@ -204,8 +204,6 @@ func routes(d Deps) []route {
 		{"GET /api/0/generate-recovery-codes/{$}", userWrite, handleRecoveryCodesGenerate(d)},
 		{"POST /api/0/generate-recovery-codes/{$}", userWrite, handleRecoveryCodesActivate(d)},
 		{"POST /api/0/auth/email/verify/{$}", open, handleEmailVerify(d)},
-		{"GET /profile/confirm-email/{key}/{$}", open, handleConfirmPage(d)},
-		{"POST /profile/confirm-email/{key}/{$}", open, handleConfirmSubmit(d)},
 
 		// The caller's own API tokens (docs/accounts.md): a session that
 		// authenticated within the last 5 minutes, never a token, so that
@@ -330,6 +328,13 @@ func pageRoutes(d Deps, api http.Handler) (*pages.Pages, []pageRoute) {
 		{"/{$}", open, p.Home},
 
 		// Signing in, out and back (handlers/pages/signin.go).
+		{"/auth/2fa/{$}", open, p.TwoFactor},
+		{"/auth/logout/{$}", signedIn, p.SignOut},
+		{"/account/recover/{$}", open, p.Recover},
+		{"/reset-password/{key}/{$}", open, p.ResetPassword},
+		{"/account/reauthenticate/{$}", signedIn, p.Reauthenticate},
+		{"/accept-invite/{organization_slug}/{member_id}/{token}/{$}", open, p.AcceptInvitation},
+		{"/profile/confirm-email/{key}/{$}", open, p.ConfirmEmail},
 
 		// The person's account (handlers/pages/account.go).
 		{"/account/{$}", signedIn, p.Account},

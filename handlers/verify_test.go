@@ -10,12 +10,23 @@ import (
 	"time"
 
 	"errata/authn"
+	"errata/handlers/pages"
 )
 
 // postForm posts the confirmation page's form as a browser does.
+// It carries the CSRF token in its cookie and its form, as every page's
+// form does.
 func (a *userAPI) postForm(path string, form url.Values) (int, string) {
 	a.t.Helper()
-	res, err := a.srv.Client().PostForm(a.srv.URL+path, form)
+	csrf := authn.NewCSRFToken()
+	form.Set(authn.CSRFFormField, csrf)
+	req, err := http.NewRequest("POST", a.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: authn.CSRFCookieName, Value: csrf})
+	res, err := a.srv.Client().Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -130,7 +141,7 @@ func TestConfirmPage(t *testing.T) {
 		if res.StatusCode != 200 {
 			t.Fatalf("status %d", res.StatusCode)
 		}
-		for _, want := range []string{`<form method="post">`, `name="key" value="` + key + `"`, `<button type="submit" id="confirm">Confirm work@example.com</button>`} {
+		for _, want := range []string{`<form method="post">`, `name="csrfmiddlewaretoken"`, `name="key" value="` + key + `"`, `<button type="submit" id="confirm">Confirm work@example.com</button>`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("page lacks %q:\n%s", want, body)
 			}
@@ -138,10 +149,12 @@ func TestConfirmPage(t *testing.T) {
 		if strings.Contains(strings.ToLower(body), "<script") {
 			t.Error("page has a script")
 		}
-		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
-			t.Errorf("Content-Security-Policy = %q", csp)
+		if csp := res.Header.Get("Content-Security-Policy"); csp != pages.CSP {
+			t.Errorf("Content-Security-Policy = %q, want %q", csp, pages.CSP)
 		}
-		if res.Header.Get("Referrer-Policy") != "no-referrer" {
+		// same-origin: the key goes to no other site (no-referrer would
+		// make a browser post the form with "Origin: null").
+		if res.Header.Get("Referrer-Policy") != "same-origin" {
 			t.Error("page may leak its key as a referrer")
 		}
 		if v, _ := a.addressState("work@example.com"); v {

@@ -87,10 +87,15 @@ func (a *API) checkEmailKey(key string) (authn.EmailKey, error) {
 }
 
 // VerifyEmailInfo serves GET /_allauth/{client}/v1/auth/email/verify with
-// the key in X-Email-Verification-Key: the address and user it confirms.
+// the key in X-Email-Verification-Key (or the query's key, as
+// auth/password/reset takes it): the address and user it confirms.
 func (a *API) VerifyEmailInfo() Handler {
 	return a.serve(func(w http.ResponseWriter, r request) error {
-		k, err := a.checkEmailKey(r.Header.Get("X-Email-Verification-Key"))
+		key := r.Header.Get("X-Email-Verification-Key")
+		if key == "" {
+			key = r.URL.Query().Get("key")
+		}
+		k, err := a.checkEmailKey(key)
 		if err != nil {
 			return err
 		}

@@ -280,6 +280,10 @@ type APIError struct {
 	// Body is the answer as it came, for the answers that carry more
 	// than an error (allauth's 404 of TOTP offers a secret to enrol).
 	Body []byte
+	// Pending is the flow of allauth's 401 that waits for the visitor
+	// ("mfa_authenticate" while a sign-in waits for its second factor),
+	// "" when none does.
+	Pending string
 }
 
 func (e *APIError) Error() string { return strconv.Itoa(e.Status) + " " + e.Detail }
@@ -442,6 +446,12 @@ func apiError(status int, body []byte) *APIError {
 		Meta struct {
 			IsAuthenticated bool `json:"is_authenticated"`
 		} `json:"meta"`
+		Data struct {
+			Flows []struct {
+				ID        string `json:"id"`
+				IsPending bool   `json:"is_pending"`
+			} `json:"flows"`
+		} `json:"data"`
 	}
 	json.Unmarshal(body, &answer) //nolint:errcheck // an unreadable body keeps the status's text
 	switch d := answer.Detail.(type) {
@@ -463,6 +473,11 @@ func apiError(status int, body []byte) *APIError {
 		}
 		if _, seen := e.Fields[fe.Param]; !seen {
 			e.Fields[fe.Param] = fe.Message
+		}
+	}
+	for _, f := range answer.Data.Flows {
+		if f.IsPending {
+			e.Pending = f.ID
 		}
 	}
 	if e.Detail == "" {
