@@ -52,7 +52,7 @@ func givable(list []orgRole) []orgRole {
 // membersView is the members page.
 type membersView struct {
 	Org     orgDetail
-	Members []orgMember
+	Members orgMembers
 	Pager   Pager
 	// MeID is the visitor's membership.
 	MeID string

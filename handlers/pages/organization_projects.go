@@ -17,7 +17,7 @@ type orgProject struct {
 // projectsView is the projects page.
 type projectsView struct {
 	Org      orgDetail
-	Projects []orgProject
+	Projects orgProjects
 	Pager    Pager
 	// MayCreate shows the form that creates a project; Name and Slug are
 	// its fields, kept when the API refused it.

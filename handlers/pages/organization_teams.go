@@ -11,12 +11,14 @@ type orgTeam struct {
 	Name        string `json:"name"`
 	MemberCount int    `json:"memberCount"`
 	IsMember    bool   `json:"isMember"`
+	// Href is the team's page, which the page sets.
+	Href string `json:"-"`
 }
 
 // teamsView is the teams page.
 type teamsView struct {
 	Org   orgDetail
-	Teams []orgTeam
+	Teams orgTeams
 	Pager Pager
 	// MayCreate shows the form that creates a team; Name is its field,
 	// kept when the API refused it.
@@ -49,6 +51,9 @@ func (p *Pages) Teams(v *Visit) error {
 	view.Org, view.MayCreate = o, o.may("org:write", "org:admin", "team:write")
 	if view.Pager, err = v.List(orgAPI(v)+"teams/", &view.Teams); err != nil {
 		return err
+	}
+	for i, t := range view.Teams {
+		view.Teams[i].Href = orgPage(v) + "teams/" + url.PathEscape(t.Slug) + "/"
 	}
 	page := orgView("Teams", o, view)
 	page.Error = problem

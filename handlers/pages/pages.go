@@ -436,7 +436,8 @@ func putBuffer(b *bytes.Buffer) {
 // apiError reads the message of an API error: Sentry's {"detail"}, a
 // validation error's list, or allauth's {"errors": [{message, param}]}.
 func apiError(status int, body []byte) *APIError {
-	e := &APIError{Status: status, Fields: map[string]string{}, Body: body}
+	// body is a pooled buffer's: what is kept is a copy.
+	e := &APIError{Status: status, Fields: map[string]string{}, Body: bytes.Clone(body)}
 	var answer struct {
 		Detail any `json:"detail"`
 		Errors []struct {
