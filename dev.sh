@@ -102,18 +102,25 @@ install_js_tools() {
 
 # install_page_tools brings what the browser tests of the pages
 # (pages_test.go) drive Chromium with: playwright-core, which never
-# downloads a browser of its own (it is given Debian's chromium), and
-# axe-core, which checks each page against WCAG 2.1 A and AA.
+# downloads a browser of its own (it is given Debian's chromium),
+# axe-core, which checks each page against WCAG 2.1 A and AA, and jsQR
+# with pngjs, which read the TOTP QR code from a screenshot.
 install_page_tools() {
-	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} dir=pages-1
-	if [ ! -d "$tools/$dir/node_modules/playwright-core" ] || [ ! -f "$tools/$dir/node_modules/axe-core/axe.min.js" ]; then
-		command -v npm >/dev/null 2>&1 || apt_install npm
-		log "installing playwright-core 1.65.1 and axe-core 4.14.1 from npm"
-		mkdir -p "$tools/$dir"
-		(cd "$tools/$dir" && npm install --no-audit --no-fund --silent playwright-core@1.65.1 axe-core@4.14.1 >/dev/null)
-	fi
+	local tools=${ERRATA_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/errata-tools} dir=pages-2 pkg
+	for pkg in playwright-core axe-core jsqr pngjs; do
+		if [ ! -d "$tools/$dir/node_modules/$pkg" ]; then
+			command -v npm >/dev/null 2>&1 || apt_install npm
+			log "installing playwright-core, axe-core, jsqr and pngjs from npm"
+			mkdir -p "$tools/$dir"
+			(cd "$tools/$dir" && npm install --no-audit --no-fund --silent \
+				playwright-core@1.65.1 axe-core@4.14.1 jsqr@1.4.0 pngjs@7.0.0 >/dev/null)
+			break
+		fi
+	done
 	export PLAYWRIGHT_CORE=$tools/$dir/node_modules/playwright-core
 	export AXE_CORE=$tools/$dir/node_modules/axe-core/axe.min.js
+	export JSQR=$tools/$dir/node_modules/jsqr
+	export PNGJS=$tools/$dir/node_modules/pngjs
 }
 
 # install_native_tools brings the compilers, binutils and oracles of the

@@ -19,7 +19,7 @@ import (
 func pageTools(t *testing.T) map[string]string {
 	t.Helper()
 	tools := map[string]string{}
-	for _, name := range []string{"CHROMIUM", "PLAYWRIGHT_CORE", "AXE_CORE"} {
+	for _, name := range []string{"CHROMIUM", "PLAYWRIGHT_CORE", "AXE_CORE", "JSQR", "PNGJS"} {
 		tools[name] = os.Getenv(name)
 		if tools[name] == "" {
 			t.Fatalf("%s is not set: run the tests with ./dev.sh test, which installs the browser tests' tools", name)

@@ -10,6 +10,8 @@ import { createHmac } from 'node:crypto';
 const require = createRequire(import.meta.url);
 const { chromium } = require(process.env.PLAYWRIGHT_CORE);
 const axeSource = readFileSync(process.env.AXE_CORE, 'utf8');
+const jsQR = require(process.env.JSQR);
+const { PNG } = require(process.env.PNGJS);
 
 // base is errata's address; fixture is what the Go test made for the flow.
 export const base = process.env.ERRATA_URL;
@@ -91,6 +93,14 @@ export async function signIn(page, email, password) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+// readQR reads the QR code of a PNG image (a screenshot) with jsQR,
+// null when it finds none.
+export function readQR(png) {
+  const img = PNG.sync.read(png);
+  const found = jsQR(new Uint8ClampedArray(img.data), img.width, img.height);
+  return found ? found.data : null;
 }
 
 // totp is the RFC 6238 code of the base32 secret at time (ms).

@@ -2,7 +2,7 @@
 // the secret the page shows (a QR code of it beside), sees the recovery
 // codes made with it, regenerates them through the generate-and-confirm,
 // and turns TOTP off.
-import { run, audit, check, signIn, expectPath, fixture, totp } from './lib.mjs';
+import { run, audit, check, signIn, expectPath, fixture, totp, readQR } from './lib.mjs';
 
 await run(async ({ newPage }) => {
   const page = await newPage();
@@ -22,6 +22,11 @@ await run(async ({ newPage }) => {
   check(await qr.isVisible(), 'no QR code image');
   const box = await qr.boundingBox();
   check(box && box.width >= 150 && box.width === box.height, `the QR code is ${JSON.stringify(box)}`);
+  // An authenticator app reads the code as drawn: jsQR reads the
+  // screenshot of it.
+  const uri = readQR(await qr.screenshot());
+  check(uri && uri.startsWith('otpauth://totp/') && new URL(uri).searchParams.get('secret') === secret,
+    `the QR code reads ${JSON.stringify(uri)}, not the otpauth:// address of ${secret}`);
   // The same session is offered the same secret again.
   await page.goto('/account/security/totp/');
   check((await page.locator('#totp-secret').textContent()).trim() === secret, 'a second visit offers another secret');
