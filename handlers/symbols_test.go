@@ -413,16 +413,22 @@ func TestDebugFilesFallBackToTheCodeID(t *testing.T) {
 	}
 }
 
-// TestHomePage holds GET / to the sign-in page for a signed-out visitor
-// (the home page of a signed-in person names errata's addresses: the
-// browser tests, pages_test.go at the root), and an unknown path to the
-// API's JSON 404.
+// TestHomePage holds GET / to the sign-in page for a signed-out visitor,
+// which names the API root, the OpenAPI document and the symbol bases
+// (as the home page of a signed-in person does: the browser tests), and
+// an unknown path to the API's JSON 404.
 func TestHomePage(t *testing.T) {
 	a := newTestAPI(t)
 	r := a.do("GET", "/", "", nil)
 	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") ||
 		!strings.Contains(string(r.body), "Sign in") || r.header.Get("Content-Security-Policy") == "" {
 		t.Fatalf("GET /: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	for _, want := range []string{a.srv.URL + "/api/0/<", a.srv.URL + "/api/0/openapi.json",
+		a.srv.URL + "/debuginfod/{organization_slug}/", a.srv.URL + "/symbols/{organization_slug}/"} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("GET / does not name %q:\n%s", want, r.body)
+		}
 	}
 	if r := a.do("HEAD", "/", "", nil); r.status != http.StatusOK || len(r.body) != 0 {
 		t.Errorf("HEAD /: %d, %d bytes", r.status, len(r.body))

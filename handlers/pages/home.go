@@ -32,10 +32,11 @@ type homeView struct {
 // page.
 type apiBase struct{ What, URL, Hint string }
 
-// signInView is the sign-in form.
+// signInView is the sign-in form, and errata's addresses for clients.
 type signInView struct {
 	Email string
 	Next  string
+	Bases []apiBase
 }
 
 // Home serves GET / and POST /: a signed-in person's home (their
@@ -50,7 +51,7 @@ func (p *Pages) Home(v *Visit) error {
 		return err
 	}
 	if who.User == nil {
-		return v.Render("signin.html", View{Title: "Sign in", Data: signInView{Next: v.LocalNext("")}})
+		return v.Render("signin.html", View{Title: "Sign in", Data: signInView{Next: v.LocalNext(""), Bases: p.bases(v.R)}})
 	}
 	var orgs []organization
 	_, err := v.Call("GET", "/api/0/organizations/", nil, &orgs)
@@ -86,7 +87,7 @@ func (p *Pages) signIn(v *Visit) error {
 		return nil
 	case errors.As(err, &ae) && ae.Status < 500:
 		return v.RenderStatus(ae.Status, "signin.html", View{Title: "Sign in", Error: ae.Detail,
-			Data: signInView{Email: v.Form("email"), Next: v.LocalNext("")}})
+			Data: signInView{Email: v.Form("email"), Next: v.LocalNext(""), Bases: p.bases(v.R)}})
 	}
 	return err
 }
