@@ -423,7 +423,9 @@ type apiDecoder interface {
 // buffers recycles the buffers of the API's answers and of the pages
 // rendered: a list's are tens of kilobytes, which would otherwise be
 // allocated and collected for every page shown.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// A new one starts at 64 KiB, a list's page of the API, so that it is not
+// grown step by step after each collection empties the pool.
+var buffers = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 64<<10)) }}
 
 // putBuffer returns b to buffers, unless it grew beyond a list's size.
 func putBuffer(b *bytes.Buffer) {

@@ -260,7 +260,7 @@ type rows struct {
 }
 
 // rowBuffers recycles the buffers of rows.
-var rowBuffers = sync.Pool{New: func() any { return new([]byte) }}
+var rowBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // start begins a table's rows.
 func (w *rows) start() {
