@@ -15,6 +15,20 @@ await run(async ({ newPage }) => {
   check(await page.getByRole('alert').isVisible(), 'a wrong password shows no error');
   await audit(page, 'sign-in-wrong-password');
 
+  // The same form without its CSRF token (as another site's form would
+  // post it) is refused, and signs nobody in.
+  await page.goto('/');
+  await page.getByLabel('Email').fill(fixture.email);
+  await page.getByLabel('Password').fill(fixture.password);
+  await page.evaluate(() => document.querySelector('input[name=csrfmiddlewaretoken]').remove());
+  const [refused] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST'),
+    page.getByRole('button', { name: 'Sign in' }).click(),
+  ]);
+  check(refused.status() === 403, `a sign-in without its CSRF token answered ${refused.status()}, want 403`);
+  check((await page.textContent('main')).includes('security token did not match'), 'the refusal does not say why');
+  await audit(page, 'sign-in-without-csrf-token');
+
   await signIn(page, fixture.email, fixture.password);
   expectPath(page, '/', 'after sign-in');
   await audit(page, 'home');
