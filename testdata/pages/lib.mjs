@@ -68,6 +68,7 @@ export async function newPage(browser, opts = {}) {
 // audit runs axe-core's WCAG 2.1 A and AA rules on the page and keeps a
 // screenshot of it named name.
 export async function audit(page, name) {
+  await page.waitForLoadState('load');
   await page.evaluate(axeSource);
   const result = await page.evaluate(() =>
     // eslint-disable-next-line no-undef
@@ -93,6 +94,7 @@ export async function signIn(page, email, password) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForLoadState('load');
 }
 
 // readQR reads the QR code of a PNG image (a screenshot) with jsQR,

@@ -20,7 +20,12 @@ async function resolve(page, release, text) {
   await page.getByLabel('Project').selectOption('web');
   await page.getByLabel('Release').fill(release);
   await page.getByLabel('Stack trace', { exact: true }).fill(text);
-  await page.getByRole('button', { name: 'Resolve' }).click();
+  // The answer is a long page: read it once it has loaded, not while
+  // the browser still parses it.
+  await Promise.all([
+    page.waitForNavigation({ waitUntil: 'load' }),
+    page.getByRole('button', { name: 'Resolve' }).click(),
+  ]);
 }
 
 await run(async ({ newPage }) => {
