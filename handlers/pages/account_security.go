@@ -60,18 +60,13 @@ func authenticators(v *Visit) (securityView, error) {
 	return s, nil
 }
 
-// signedIn answers the 401 of a signed-out visitor, which sends them to
-// sign in, before a page asks the sign-in API's account routes: those
-// answer a signed-out visitor as allauth does, with the flows.
+// signedIn answers the 401 of a signed-out visitor (whoIsSignedIn), which
+// sends them to sign in, before a page asks the sign-in API's account
+// routes: those answer a signed-out visitor as allauth does, with the
+// flows.
 func signedIn(v *Visit) error {
-	var who me
-	if _, err := v.Call("GET", "/api/0/", nil, &who); err != nil {
-		return err
-	}
-	if who.User == nil {
-		return &APIError{Status: http.StatusUnauthorized, Detail: "Not signed in"}
-	}
-	return nil
+	_, err := whoIsSignedIn(v)
+	return err
 }
 
 // Security serves /account/security/: whether two-factor authentication
