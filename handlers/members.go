@@ -172,8 +172,9 @@ func handleMember(d Deps) apiFunc {
 
 // writeMemberDetail answers 200 with the detail of the member id (0: the
 // caller). The invitation's link of a pending member is shown to owners
-// and managers alone, who may send it themselves where errata has no
-// mail; to others, and once it expired, it is null.
+// and managers who could send this invitation, who may send it
+// themselves where errata has no mail; to others, and once it expired,
+// it is null.
 func writeMemberDetail(d Deps, keys *authn.InviteKeys, w http.ResponseWriter, r *http.Request, id int64) error {
 	m, err := d.Store.MemberDetail(r.Context(), caller(r).UserID, r.PathValue("organization_slug"), id)
 	if err != nil {
@@ -187,7 +188,11 @@ func writeMemberDetail(d Deps, keys *authn.InviteKeys, w http.ResponseWriter, r 
 		out.Teams = append(out.Teams, t.TeamSlug)
 		out.TeamRoles = append(out.TeamRoles, memberTeamRoleOut{TeamSlug: t.TeamSlug, Role: t.Role})
 	}
-	if out.Pending && !out.Expired && (m.CallerRole == "owner" || m.CallerRole == "manager") {
+	// The link is as good as the invitation: only a caller who could send
+	// this one (a member scope, and a role of authn.CanAssign's, so never
+	// a manager an owner's) is shown it.
+	if out.Pending && !out.Expired && (m.CallerRole == "owner" || m.CallerRole == "manager") &&
+		authn.CanAssign(m.CallerRole, m.Role) && caller(r).HasAny(memberWrite.scopes) {
 		// A token sealed under another SECRET_KEY no longer opens: the
 		// link is then unknown (null), and a reinvite makes a new one.
 		if token, err := keys.Open(m.ID, m.InviteTokenSealed); err == nil {

@@ -126,6 +126,21 @@ func TestMembers(t *testing.T) {
 			}
 		}
 	})
+	t.Run("an owner's invitation's link is shown to no manager, nor to a token that cannot invite", func(t *testing.T) {
+		res := f.do("POST", members, f.owner, map[string]any{"email": "boss@example.com", "role": "owner"})
+		res.expect(t, http.StatusCreated, nil)
+		id := res.json(t).(map[string]any)["id"].(string)
+		if got := f.do("GET", members+id+"/", f.owner, nil).field(t, "invite_link"); got != f.outboxLink(t, "boss@example.com") {
+			t.Errorf("the owner: invite_link = %v, want the mailed link", got)
+		}
+		if got := f.do("GET", members+id+"/", f.manager, nil).field(t, "invite_link"); got != nil {
+			t.Errorf("a manager: invite_link = %v of an owner's invitation, want null", got)
+		}
+		reader := f.token("owner@acme.example", "member:read")
+		if got := f.do("GET", members+id+"/", reader, nil).field(t, "invite_link"); got != nil {
+			t.Errorf("the owner's member:read token: invite_link = %v, want null", got)
+		}
+	})
 	t.Run("inviting a member's address is 409", func(t *testing.T) {
 		f.do("POST", members, f.owner, map[string]any{"email": "MEMBER@acme.example"}).
 			expect(t, http.StatusConflict, nil)
