@@ -309,3 +309,28 @@ func TestPaginationOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestPathValuesThatAreNoText: an organization or project slug whose text
+// PostgreSQL cannot hold (NUL, invalid UTF-8) is pathSlug's 422 on every
+// route, an open one included, never a 500 from the statement that would
+// have received it; another path value is its handler's 4xx.
+func TestPathValuesThatAreNoText(t *testing.T) {
+	a := newTestAPI(t)
+	a.user("owner@acme.example")
+	a.org("acme", "owner@acme.example")
+	a.project("acme", "web")
+	tok := a.token("owner@acme.example", "org:read", "member:read", "project:read")
+	token := strings.Repeat("A", 43)
+	slug := func(name string) string { return invalidBody("value_error", []string{"path", name}, "Invalid slug") }
+	for _, c := range []struct{ method, path, token, want string }{
+		{"GET", "/api/0/accept-invite/%00/1/" + token + "/", "", slug("organization_slug")},
+		{"POST", "/api/0/accept-invite/ac%FFme/1/" + token + "/", "", slug("organization_slug")},
+		{"GET", "/api/0/organizations/%00/members/", tok, slug("organization_slug")},
+		{"GET", "/api/0/projects/acme/w%00eb/members/", tok, slug("project_slug")},
+	} {
+		a.do(c.method, c.path, c.token, nil).expect(t, http.StatusUnprocessableEntity, c.want)
+	}
+	if res := a.do("GET", "/api/0/organizations/acme/members/%FF/", tok, nil); res.status < 400 || res.status >= 500 {
+		t.Errorf("a member id of invalid UTF-8: %d %s", res.status, res.body)
+	}
+}

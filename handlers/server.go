@@ -221,6 +221,16 @@ func adaptDirect(d Deps, rt directRoute) http.Handler {
 // in flight per token and the error adapter.
 func adapt(d Deps, rt route, bodies *bodyLimiter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// An organization or project slug that PostgreSQL cannot hold as
+		// text (invalid UTF-8, NUL) is pathSlug's 422 before any
+		// statement, the role lookup of authorize's included, receives
+		// it; the handlers read the other path values themselves.
+		for _, name := range []string{"organization_slug", "project_slug"} {
+			if !isText(r.PathValue(name)) {
+				writeError(w, r, d.Log, invalid(valueErr, "Invalid slug", "path", name))
+				return
+			}
+		}
 		ctx, err := authorize(d, rt.access, r)
 		if err != nil {
 			writeError(w, r, d.Log, err)
