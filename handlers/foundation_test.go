@@ -334,3 +334,17 @@ func TestPathValuesThatAreNoText(t *testing.T) {
 		t.Errorf("a member id of invalid UTF-8: %d %s", res.status, res.body)
 	}
 }
+
+// TestDirectRoutePathsThatAreNoText: the debuginfod and symbol-server
+// routes refuse an organization that is no text before any statement.
+func TestDirectRoutePathsThatAreNoText(t *testing.T) {
+	a := newTestAPI(t)
+	a.user("owner@acme.example")
+	a.org("acme", "owner@acme.example")
+	tok := a.token("owner@acme.example", "project:read")
+	for _, path := range []string{"/debuginfod/%00/buildid/00ff/debuginfo", "/symbols/ac%FFme/a.pdb/0011/a.pdb"} {
+		if res := a.do("GET", path, tok, nil); res.status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", path, res.status, res.body)
+		}
+	}
+}

@@ -200,6 +200,10 @@ func adaptDirect(d Deps, rt directRoute) http.Handler {
 		// by its role there, as on every other route.
 		if rest, ok := strings.CutPrefix(r.URL.Path, prefix); ok {
 			if org, _, _ := strings.Cut(rest, "/"); org != "" {
+				if !isText(org) { // no statement is to receive it
+					writeTextError(w, r, d.Log, badRequest("Invalid organization slug"))
+					return
+				}
 				r.SetPathValue("organization_slug", org)
 			}
 		}
