@@ -230,3 +230,32 @@ func TestOrganizationCreate(t *testing.T) {
 		post("", map[string]any{"name": "Anon"}).expect(t, http.StatusUnauthorized, nil)
 	})
 }
+
+// TestOrganizationDetailProjectsNameTheirTeams: the projects of PUT
+// organization's answer (the detailed organization) name their teams, as
+// GET projects/ does.
+func TestOrganizationDetailProjectsNameTheirTeams(t *testing.T) {
+	a := newTestAPI(t)
+	a.user("owner@acme.example")
+	a.org("acme", "owner@acme.example")
+	a.project("acme", "web")
+	tok := a.token("owner@acme.example", "org:write", "org:admin", "project:write", "team:write", "team:admin")
+	a.do("POST", "/api/0/organizations/acme/teams/", tok, map[string]any{"slug": "frontend"}).expect(t, http.StatusCreated, nil)
+	a.do("POST", "/api/0/projects/acme/web/teams/frontend/", tok, nil).expect(t, http.StatusCreated, nil)
+	res := a.do("PUT", "/api/0/organizations/acme/", tok, map[string]any{"name": "Acme"})
+	res.expect(t, http.StatusOK, nil)
+	var out struct {
+		Projects []struct {
+			Slug  string `json:"slug"`
+			Teams []struct {
+				Slug string `json:"slug"`
+			} `json:"teams"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal(res.body, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Projects) != 1 || len(out.Projects[0].Teams) != 1 || out.Projects[0].Teams[0].Slug != "frontend" {
+		t.Errorf("the detailed organization's projects: %s", res.body)
+	}
+}

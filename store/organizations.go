@@ -297,7 +297,7 @@ type OrganizationDetail struct {
 func organizationDetail(ctx context.Context, q querier, userID int64, o Organization) (OrganizationDetail, error) {
 	d := OrganizationDetail{Organization: o}
 	rows, err := q.Query(ctx, `
-		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`
+		SELECT p.id, p.slug, p.name, p.platform, p.date_created, `+projectSummaryCols+`, `+projectTeamsCol+`
 		FROM projects p JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1
 		WHERE p.organization_id = $2
 		ORDER BY p.date_created DESC, p.id DESC`, userID, o.ID)
@@ -306,7 +306,7 @@ func organizationDetail(ctx context.Context, q querier, userID int64, o Organiza
 	}
 	d.Projects, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Project, error) {
 		var p Project
-		err := row.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease)
+		err := row.Scan(&p.ID, &p.Slug, &p.Name, &p.Platform, &p.DateCreated, &p.Environments, &p.LatestRelease, &p.Teams)
 		return p, err
 	})
 	if err != nil {
